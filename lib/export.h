@@ -1,0 +1,11 @@
+/* Internal: marks the definitions that form the public ABI. Everything else
+ * is hidden (-fvisibility=hidden); the version script (clmem.sym) is the
+ * second guard, and t/exported-symbols checks that the two agree. */
+#ifndef CLMEM_EXPORT_H
+#define CLMEM_EXPORT_H
+#if defined(__GNUC__)
+#define CLMEM_EXPORT __attribute__((visibility("default")))
+#else
+#define CLMEM_EXPORT
+#endif
+#endif

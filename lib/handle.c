@@ -1,0 +1,74 @@
+/* clmem_handle: an immutable, refcounted (cl_mem, queue, row pitch,
+ * anchor) value. It borrows the OpenCL objects; only the anchor is held. */
+#include "config.h"
+#include "clmem.h"
+#include "export.h"
+#include "handle.h"
+#include "refcount.h"
+
+#include <stdlib.h>
+
+struct clmem_handle {
+    clmem_refcount refs;
+    uint32_t row_pitch;
+    cl_mem mem;
+    cl_command_queue queue;
+    clmem_keepalive *keep_alive;
+};
+
+clmem_status handle_check_args(cl_mem mem, cl_command_queue queue, clmem_handle **out)
+{
+    if (out)
+        *out = NULL;
+    if (!mem || !queue || !out)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
+                               !mem ? "mem" : !queue ? "queue" : "out");
+    return CLMEM_OK;
+}
+
+clmem_status handle_create(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
+                           clmem_keepalive *keep_alive, clmem_handle **out)
+{
+    clmem_handle *h = malloc(sizeof *h);
+    if (!h)
+        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a handle failed.");
+    refcount_init(&h->refs);
+    h->row_pitch = row_pitch;
+    h->mem = mem;
+    h->queue = queue;
+    h->keep_alive = clmem_keepalive_ref(keep_alive);
+    *out = h;
+    return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_handle_wrap(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
+                                            clmem_keepalive *keep_alive, clmem_handle **out)
+{
+    clmem_status s = handle_check_args(mem, queue, out);
+    if (s != CLMEM_OK)
+        return s;
+    return handle_create(mem, queue, row_pitch, keep_alive, out);
+}
+
+CLMEM_EXPORT clmem_handle *clmem_handle_ref(clmem_handle *h)
+{
+    if (h)
+        refcount_get(&h->refs);
+    return h;
+}
+
+CLMEM_EXPORT void clmem_handle_unref(clmem_handle *h)
+{
+    clmem_keepalive *ka;
+
+    if (!h || !refcount_put(&h->refs))
+        return;
+    ka = h->keep_alive;
+    free(h);
+    clmem_keepalive_unref(ka);
+}
+
+CLMEM_EXPORT cl_mem clmem_handle_mem(const clmem_handle *h) { return h ? h->mem : NULL; }
+CLMEM_EXPORT cl_command_queue clmem_handle_queue(const clmem_handle *h) { return h ? h->queue : NULL; }
+CLMEM_EXPORT uint32_t clmem_handle_row_pitch(const clmem_handle *h) { return h ? h->row_pitch : 0; }
+CLMEM_EXPORT clmem_keepalive *clmem_handle_keep_alive(const clmem_handle *h) { return h ? h->keep_alive : NULL; }

@@ -1,0 +1,13 @@
+/* Internal: the two halves of clmem_handle_wrap, shared with the checked
+ * variant so both validate arguments and allocate the same way. */
+#ifndef CLMEM_HANDLE_H
+#define CLMEM_HANDLE_H
+#include "clmem.h"
+
+/* NULL checks; sets *out = NULL first when out is not NULL. */
+clmem_status handle_check_args(cl_mem mem, cl_command_queue queue, clmem_handle **out);
+
+/* Allocates the handle and takes the keep_alive reference. */
+clmem_status handle_create(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
+                           clmem_keepalive *keep_alive, clmem_handle **out);
+#endif

@@ -1,0 +1,136 @@
+/* Keep-alive anchors: refcounted objects whose last release runs a
+ * callback exactly once. Chains and the OpenCL anchor are anchors whose
+ * callback drops what they hold; they live in one allocation each. */
+#include "config.h"
+#include "clmem.h"
+#include "export.h"
+#include "refcount.h"
+
+#include <stdlib.h>
+
+struct clmem_keepalive {
+    clmem_refcount refs;
+    void (*release)(void *user);
+    void *user;
+};
+
+/* An anchor that holds two others; `base.user` points at itself. */
+struct chain_anchor {
+    struct clmem_keepalive base;
+    clmem_keepalive *first;
+    clmem_keepalive *then;
+};
+
+/* An anchor that holds retained OpenCL objects. */
+struct cl_anchor {
+    struct clmem_keepalive base;
+    cl_mem mem;
+    cl_command_queue queue;
+};
+
+static void *anchor_alloc(size_t size, void (*release)(void *), void *user)
+{
+    struct clmem_keepalive *ka = malloc(size);
+    if (!ka) {
+        clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating an anchor of %zu bytes failed.",
+                        size);
+        return NULL;
+    }
+    refcount_init(&ka->refs);
+    ka->release = release;
+    ka->user = user;
+    return ka;
+}
+
+CLMEM_EXPORT clmem_keepalive *clmem_keepalive_new(void (*release)(void *user), void *user)
+{
+    return anchor_alloc(sizeof(struct clmem_keepalive), release, user);
+}
+
+CLMEM_EXPORT clmem_keepalive *clmem_keepalive_ref(clmem_keepalive *ka)
+{
+    if (ka)
+        refcount_get(&ka->refs);
+    return ka;
+}
+
+CLMEM_EXPORT clmem_keepalive *clmem_keepalive_try_ref(clmem_keepalive *ka)
+{
+    if (ka && refcount_get_unless_zero(&ka->refs))
+        return ka;
+    return NULL;
+}
+
+CLMEM_EXPORT void clmem_keepalive_unref(clmem_keepalive *ka)
+{
+    if (!ka || !refcount_put(&ka->refs))
+        return;
+    if (ka->release)
+        ka->release(ka->user);
+    free(ka);
+}
+
+CLMEM_EXPORT void *clmem_keepalive_user_data(const clmem_keepalive *ka, void (*release)(void *user))
+{
+    if (!ka || !release || ka->release != release)
+        return NULL;
+    return ka->user;
+}
+
+static void chain_release(void *user)
+{
+    struct chain_anchor *c = user;
+    clmem_keepalive_unref(c->first);
+    clmem_keepalive_unref(c->then);
+}
+
+CLMEM_EXPORT clmem_keepalive *clmem_keepalive_chain(clmem_keepalive *first, clmem_keepalive *then)
+{
+    struct chain_anchor *c = anchor_alloc(sizeof *c, chain_release, NULL);
+    if (!c)
+        return NULL;
+    c->base.user = c;
+    c->first = clmem_keepalive_ref(first);
+    c->then = clmem_keepalive_ref(then);
+    return &c->base;
+}
+
+static void cl_anchor_release(void *user)
+{
+    struct cl_anchor *a = user;
+    clReleaseMemObject(a->mem);
+    clReleaseCommandQueue(a->queue);
+}
+
+CLMEM_EXPORT clmem_keepalive *clmem_keepalive_new_cl(cl_mem mem, cl_command_queue queue)
+{
+    struct cl_anchor *a;
+    cl_int err;
+
+    if (!mem || !queue) {
+        clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "clmem_keepalive_new_cl needs %s.",
+                        !mem ? "a cl_mem" : "a cl_command_queue");
+        return NULL;
+    }
+    a = anchor_alloc(sizeof *a, cl_anchor_release, NULL);
+    if (!a)
+        return NULL;
+    err = clRetainMemObject(mem);
+    if (err != CL_SUCCESS) {
+        clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clRetainMemObject", err, "mem is not a valid cl_mem.");
+        free(a);
+        return NULL;
+    }
+    err = clRetainCommandQueue(queue);
+    if (err != CL_SUCCESS) {
+        clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clRetainCommandQueue", err,
+                        "queue is not a valid cl_command_queue.");
+        clReleaseMemObject(mem);
+        free(a);
+        return NULL;
+    }
+    a->base.user = a;
+    a->mem = mem;
+    a->queue = queue;
+    return &a->base;
+}

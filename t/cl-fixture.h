@@ -1,0 +1,34 @@
+/* Test fixture: a real OpenCL platform, device, context and in-order queue.
+ * CLMEM_TEST_CL_PLATFORM (a substring of the platform name) picks one;
+ * otherwise the first platform with a device is used. */
+#ifndef CLMEM_CL_FIXTURE_H
+#define CLMEM_CL_FIXTURE_H
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <stddef.h>
+
+struct cl_fixture {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    char platform_name[256];
+    char device_name[256];
+};
+
+/* Opens the fixture or ends the program with "Bail out!" (a test machine
+ * without any OpenCL device is broken, not lacking a capability). */
+void cl_fixture_open(struct cl_fixture *f);
+void cl_fixture_close(struct cl_fixture *f);
+
+/* A buffer of `size` bytes in f's context; bails out on failure. */
+cl_mem cl_fixture_buffer(struct cl_fixture *f, size_t size);
+
+/* Builds `source` and returns kernel `name`; bails out with the build log on
+ * failure. */
+cl_kernel cl_fixture_kernel(struct cl_fixture *f, const char *source, const char *name);
+
+/* The reference counts OpenCL reports (for borrow/retain checks). */
+cl_uint cl_mem_refcount(cl_mem mem);
+cl_uint cl_queue_refcount(cl_command_queue queue);
+#endif

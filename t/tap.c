@@ -1,0 +1,88 @@
+#include "tap.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int tap_count;
+static int tap_failed;
+static int tap_planned = -1;
+
+void tap_plan(int count)
+{
+    tap_planned = count;
+    printf("1..%d\n", count);
+    fflush(stdout);
+}
+
+void tap_skip_all(const char *fmt, ...)
+{
+    va_list ap;
+    printf("1..0 # SKIP ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    exit(0);
+}
+
+bool tap_ok(bool cond, const char *fmt, ...)
+{
+    va_list ap;
+    tap_count++;
+    if (!cond)
+        tap_failed++;
+    printf("%s %d - ", cond ? "ok" : "not ok", tap_count);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    return cond;
+}
+
+void tap_skip(const char *why, const char *fmt, ...)
+{
+    va_list ap;
+    tap_count++;
+    printf("ok %d - ", tap_count);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf(" # SKIP %s\n", why);
+    fflush(stdout);
+}
+
+void tap_diag(const char *fmt, ...)
+{
+    va_list ap;
+    printf("# ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+}
+
+void tap_bail(const char *fmt, ...)
+{
+    va_list ap;
+    printf("Bail out! ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    exit(1);
+}
+
+int tap_done(void)
+{
+    if (tap_planned < 0)
+        printf("1..%d\n", tap_count);
+    else if (tap_planned != tap_count)
+        printf("# planned %d tests but ran %d\n", tap_planned, tap_count);
+    fflush(stdout);
+    return tap_failed || (tap_planned >= 0 && tap_planned != tap_count) ? 1 : 0;
+}

@@ -1,0 +1,27 @@
+/* A small TAP producer for the tests: each program prints its own plan,
+ * automake's tap-driver.sh reads it. */
+#ifndef CLMEM_TAP_H
+#define CLMEM_TAP_H
+#include <stdbool.h>
+
+/* The plan, when the count is known up front. */
+void tap_plan(int count);
+/* Skip the whole program: prints "1..0 # SKIP <why>" and exits 0. Only for a
+ * capability the machine lacks, named precisely. */
+void tap_skip_all(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* One test point; returns cond so callers can chain diagnostics. */
+bool tap_ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A test point skipped for a named missing capability. */
+void tap_skip(const char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A diagnostic line ("# ..."). */
+void tap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Stop at once with "Bail out!": the harness counts it as an error. */
+void tap_bail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Print the trailing plan when none was given and return the exit status:
+ * 0 when every point passed, 1 otherwise. */
+int tap_done(void);
+
+#define tap_is_int(got, want, ...)                                                                        \
+    (tap_ok((long long)(got) == (long long)(want), __VA_ARGS__) ||                                       \
+     (tap_diag("  got %lld, want %lld", (long long)(got), (long long)(want)), false))
+#endif
