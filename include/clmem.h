@@ -71,8 +71,10 @@ typedef enum clmem_api {
 /*
  * Every failing call records why in a per-thread record, like errno: read it
  * on the same thread right after a function returned something other than
- * CLMEM_OK. Successful calls leave it as it was. The strings are owned by the
- * library and stay valid until the next failing clmem call on this thread.
+ * CLMEM_OK; after a success its contents mean nothing (a call that succeeds
+ * may have recorded and recovered from an inner failure). The strings are
+ * owned by the library and stay valid until the next clmem call on this
+ * thread.
  *
  *   clmem_error_status()      the status the failing call returned
  *   clmem_error_api()         which API the native code belongs to

@@ -31,6 +31,17 @@ void cl_fixture_open(struct cl_fixture *f)
     }
     if (!f->device)
         tap_bail("no OpenCL device%s%s", want ? " on a platform matching " : "", want ? want : "");
+    cl_fixture_open_on(f, f->platform, f->device);
+}
+
+void cl_fixture_open_on(struct cl_fixture *f, cl_platform_id platform, cl_device_id device)
+{
+    cl_int err;
+
+    memset(f, 0, sizeof *f);
+    f->platform = platform;
+    f->device = device;
+    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof f->platform_name, f->platform_name, NULL);
     clGetDeviceInfo(f->device, CL_DEVICE_NAME, sizeof f->device_name, f->device_name, NULL);
     f->context = clCreateContext(NULL, 1, &f->device, NULL, NULL, &err);
     if (err != CL_SUCCESS)
@@ -90,4 +101,25 @@ cl_uint cl_queue_refcount(cl_command_queue queue)
     cl_uint n = 0;
     clGetCommandQueueInfo(queue, CL_QUEUE_REFERENCE_COUNT, sizeof n, &n, NULL);
     return n;
+}
+
+int cl_all_devices(cl_platform_id *platforms, cl_device_id *devices, int max)
+{
+    cl_platform_id ps[16];
+    cl_uint np = 0;
+    int count = 0;
+
+    if (clGetPlatformIDs(16, ps, &np) != CL_SUCCESS)
+        return 0;
+    for (cl_uint p = 0; p < np && p < 16; p++) {
+        cl_device_id ds[16];
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(ps[p], CL_DEVICE_TYPE_ALL, 16, ds, &nd) != CL_SUCCESS)
+            continue;
+        for (cl_uint d = 0; d < nd && d < 16 && count < max; d++) {
+            platforms[count] = ps[p];
+            devices[count++] = ds[d];
+        }
+    }
+    return count;
 }

@@ -21,6 +21,12 @@ struct cl_fixture {
 void cl_fixture_open(struct cl_fixture *f);
 void cl_fixture_close(struct cl_fixture *f);
 
+/* Opens the fixture on a given device (bails out on failure). */
+void cl_fixture_open_on(struct cl_fixture *f, cl_platform_id platform, cl_device_id device);
+
+/* Every OpenCL device on every platform, up to max; returns the count. */
+int cl_all_devices(cl_platform_id *platforms, cl_device_id *devices, int max);
+
 /* A buffer of `size` bytes in f's context; bails out on failure. */
 cl_mem cl_fixture_buffer(struct cl_fixture *f, size_t size);
 

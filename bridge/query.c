@@ -1,0 +1,102 @@
+#include "config.h"
+#include "query.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool cl_device_has_extension(cl_device_id device, const char *name)
+{
+    size_t size = 0, len = strlen(name);
+    char *all;
+    bool found = false;
+
+    if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS || size == 0)
+        return false;
+    all = malloc(size + 1);
+    if (!all)
+        return false;
+    if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, size, all, NULL) == CL_SUCCESS) {
+        all[size] = '\0';
+        for (const char *p = all; (p = strstr(p, name)) != NULL; p += len)
+            if ((p == all || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0')) {
+                found = true;
+                break;
+            }
+    }
+    free(all);
+    return found;
+}
+
+bool cl_device_lists_handle_type(cl_device_id device, cl_device_info query, cl_uint type)
+{
+    cl_uint types[64];
+    size_t bytes = 0;
+
+    if (clGetDeviceInfo(device, query, sizeof types, types, &bytes) != CL_SUCCESS)
+        return false;
+    for (size_t i = 0; i < bytes / sizeof types[0] && i < 64; i++)
+        if (types[i] == type)
+            return true;
+    return false;
+}
+
+bool cl_device_uuid(cl_device_id device, unsigned char uuid[16])
+{
+    if (!cl_device_has_extension(device, "cl_khr_device_uuid"))
+        return false;
+    return clGetDeviceInfo(device, CL_DEVICE_UUID_KHR, 16, uuid, NULL) == CL_SUCCESS;
+}
+
+bool cl_device_uses_host_memory(cl_device_id device)
+{
+    cl_device_type type = 0;
+    cl_bool unified = CL_FALSE;
+
+    if (clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL) == CL_SUCCESS &&
+        (type & CL_DEVICE_TYPE_CPU))
+        return true;
+    /* Deprecated in OpenCL 2.0, still answered by every implementation. */
+    return clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL) ==
+               CL_SUCCESS &&
+           unified;
+}
+
+void cl_device_names(cl_device_id device, char *device_name, size_t device_len, char *platform_name,
+                     size_t platform_len)
+{
+    cl_platform_id platform = NULL;
+
+    device_name[0] = platform_name[0] = '\0';
+    clGetDeviceInfo(device, CL_DEVICE_NAME, device_len, device_name, NULL);
+    if (clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL) == CL_SUCCESS)
+        clGetPlatformInfo(platform, CL_PLATFORM_NAME, platform_len, platform_name, NULL);
+    device_name[device_len - 1] = platform_name[platform_len - 1] = '\0';
+}
+
+bool vk_device_has_extension(VkPhysicalDevice pd, const char *name)
+{
+    uint32_t n = 0;
+    VkExtensionProperties *props;
+    bool found = false;
+
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0)
+        return false;
+    props = calloc(n, sizeof *props);
+    if (!props)
+        return false;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, props) >= VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = strcmp(props[i].extensionName, name) == 0;
+    free(props);
+    return found;
+}
+
+void vk_device_identity(VkPhysicalDevice pd, unsigned char uuid[VK_UUID_SIZE], char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE])
+{
+    VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id};
+
+    vkGetPhysicalDeviceProperties2(pd, &props);
+    memcpy(uuid, id.deviceUUID, VK_UUID_SIZE);
+    memcpy(name, props.properties.deviceName, VK_MAX_PHYSICAL_DEVICE_NAME_SIZE);
+}

@@ -1,0 +1,136 @@
+/* clmem_bridge_vk_buffer_create: the exportable buffer allocation every
+ * interop program writes, with the dedicated-allocation rules honoured:
+ * dedicated when Vulkan requires or prefers it for the buffer, or reports
+ * the export handle type as dedicated-only. */
+#include "config.h"
+#include "clmem-bridge.h"
+#include "export.h"
+#include "fault.h"
+
+#include <string.h>
+
+static bool export_needs_dedicated(VkPhysicalDevice pd, VkBufferUsageFlags usage,
+                                   VkExternalMemoryHandleTypeFlags export_types)
+{
+    for (uint32_t bit = 1; bit && bit <= export_types; bit <<= 1) {
+        VkPhysicalDeviceExternalBufferInfo info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO,
+                                                   .usage = usage,
+                                                   .handleType = (VkExternalMemoryHandleTypeFlagBits)bit};
+        VkExternalBufferProperties props = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+        if (!(export_types & bit))
+            continue;
+        vkGetPhysicalDeviceExternalBufferProperties(pd, &info, &props);
+        if (props.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT)
+            return true;
+    }
+    return false;
+}
+
+static uint32_t find_memory_type(VkPhysicalDevice pd, uint32_t allowed, VkMemoryPropertyFlags want)
+{
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+    for (uint32_t i = 0; i < mp.memoryTypeCount; i++)
+        if ((allowed & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want)
+            return i;
+    return UINT32_MAX;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(VkPhysicalDevice physical_device, VkDevice device,
+                                                        VkDeviceSize size, VkBufferUsageFlags usage,
+                                                        VkMemoryPropertyFlags property_flags,
+                                                        VkExternalMemoryHandleTypeFlags export_types,
+                                                        VkBuffer *buffer_out, clmem_vk_memory *memory_out)
+{
+    VkExternalMemoryBufferCreateInfo external = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                                 .handleTypes = export_types};
+    VkBufferCreateInfo create = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                                 .pNext = export_types ? &external : NULL,
+                                 .size = size,
+                                 .usage = usage,
+                                 .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VkMemoryDedicatedRequirements dedicated_req = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    VkMemoryRequirements2 req = {.sType = VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, .pNext = &dedicated_req};
+    VkBufferMemoryRequirementsInfo2 req_info = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2};
+    VkMemoryDedicatedAllocateInfo dedicated = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    VkExportMemoryAllocateInfo export_info = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+                                              .handleTypes = export_types};
+    VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    bool use_dedicated;
+    VkResult r;
+
+    if (buffer_out)
+        *buffer_out = VK_NULL_HANDLE;
+    if (memory_out)
+        memset(memory_out, 0, sizeof *memory_out);
+    if (!physical_device || !device || !buffer_out || !memory_out)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
+                               !physical_device ? "physical_device"
+                               : !device        ? "device"
+                               : !buffer_out    ? "buffer_out"
+                                                : "memory_out");
+    if (size == 0)
+        return clmem_error_set(CLMEM_ERR_ZERO_SIZE, CLMEM_API_NONE, NULL, 0, "The buffer size is zero.");
+
+    r = FAULT("vkCreateBuffer") ? VK_ERROR_OUT_OF_HOST_MEMORY : vkCreateBuffer(device, &create, NULL, &buffer);
+    if (r != VK_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkCreateBuffer", r,
+                               "Creating a %llu-byte buffer failed.", (unsigned long long)size);
+    req_info.buffer = buffer;
+    vkGetBufferMemoryRequirements2(device, &req_info, &req);
+    alloc.allocationSize = req.memoryRequirements.size;
+    alloc.memoryTypeIndex = find_memory_type(physical_device, req.memoryRequirements.memoryTypeBits, property_flags);
+    if (alloc.memoryTypeIndex == UINT32_MAX) {
+        vkDestroyBuffer(device, buffer, NULL);
+        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                               "No memory type with property flags 0x%x can hold this buffer (allowed types 0x%x).",
+                               (unsigned)property_flags, (unsigned)req.memoryRequirements.memoryTypeBits);
+    }
+    use_dedicated = dedicated_req.requiresDedicatedAllocation || dedicated_req.prefersDedicatedAllocation ||
+                    (export_types && export_needs_dedicated(physical_device, usage, export_types));
+    if (export_types)
+        alloc.pNext = &export_info;
+    if (use_dedicated) {
+        dedicated.buffer = buffer;
+        dedicated.pNext = alloc.pNext;
+        alloc.pNext = &dedicated;
+    }
+    r = FAULT("vkAllocateMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vkAllocateMemory(device, &alloc, NULL, &memory);
+    if (r != VK_SUCCESS) {
+        vkDestroyBuffer(device, buffer, NULL);
+        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkAllocateMemory", r,
+                               "Allocating %llu bytes of memory type %u failed.",
+                               (unsigned long long)alloc.allocationSize, alloc.memoryTypeIndex);
+    }
+    r = FAULT("vkBindBufferMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vkBindBufferMemory(device, buffer, memory, 0);
+    if (r != VK_SUCCESS) {
+        vkFreeMemory(device, memory, NULL);
+        vkDestroyBuffer(device, buffer, NULL);
+        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkBindBufferMemory", r,
+                               "Binding the buffer to its memory failed.");
+    }
+    {
+        VkPhysicalDeviceMemoryProperties mp;
+        vkGetPhysicalDeviceMemoryProperties(physical_device, &mp);
+        memory_out->property_flags = mp.memoryTypes[alloc.memoryTypeIndex].propertyFlags;
+    }
+    memory_out->device = device;
+    memory_out->memory = memory;
+    memory_out->allocation_size = alloc.allocationSize;
+    memory_out->export_types = export_types;
+    memory_out->dedicated = use_dedicated ? VK_TRUE : VK_FALSE;
+    *buffer_out = buffer;
+    return CLMEM_OK;
+}
+
+CLMEM_EXPORT void clmem_bridge_vk_buffer_destroy(VkBuffer buffer, const clmem_vk_memory *memory)
+{
+    if (!memory || !memory->device)
+        return;
+    if (buffer)
+        vkDestroyBuffer(memory->device, buffer, NULL);
+    if (memory->memory)
+        vkFreeMemory(memory->device, memory->memory, NULL);
+}

@@ -1,0 +1,57 @@
+/* Fixture for the bridge tests: a Vulkan context (tools/vkctx.h), a
+ * Vulkan anchor that really frees its buffer and memory and records when,
+ * an event-order log, and the round trip every path is tested with. */
+#ifndef CLMEM_BRIDGE_FIXTURE_H
+#define CLMEM_BRIDGE_FIXTURE_H
+#include "cl-fixture.h"
+#include "clmem-bridge.h"
+#include "vkctx.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/* Opens the Vulkan context or skips the whole test, naming why. */
+void bridge_open_vulkan(struct vkctx *vk);
+
+/* Ordered event log: event_log() appends, event_position() finds. */
+void event_log(const char *what);
+int event_position(const char *what); /* -1 when absent */
+void event_log_reset(void);
+
+/* A Vulkan buffer and its memory owned by an anchor: the anchor's release
+ * frees both (as an application's would) and logs "vulkan memory freed". */
+struct vk_owned {
+    struct vkctx *vk;
+    VkBuffer buffer;
+    clmem_vk_memory memory;
+    atomic_int released;
+};
+
+/* Creates the buffer (bails out on failure) and its anchor; the caller
+ * owns one reference on the returned anchor. */
+clmem_keepalive *vk_owned_new(struct vk_owned *o, struct vkctx *vk, VkDeviceSize size,
+                              VkMemoryPropertyFlags props, VkExternalMemoryHandleTypeFlags export_types);
+
+/* The properties and export types a path's buffer is made with. */
+VkMemoryPropertyFlags path_memory_props(clmem_path path);
+VkExternalMemoryHandleTypeFlags path_export_types(clmem_path path);
+
+/* Registers a destructor callback on mem that logs `what` when OpenCL
+ * destroys it. `what` must be a string literal. */
+void log_cl_destruction(cl_mem mem, const char *what);
+
+/* The in-place transform: p[i] = p[i] * 3 + 1 over `words` uints. */
+cl_kernel xform_kernel(struct cl_fixture *f);
+cl_int run_xform(struct cl_fixture *f, cl_kernel k, cl_mem mem, size_t words);
+
+/*
+ * The round trip: Vulkan fills an allocation of alloc_size bytes with
+ * `value`; [offset, offset + size) is imported through `path`, acquired, the
+ * kernel transforms it, released; Vulkan copies the whole allocation to a
+ * staging buffer and every word is checked (inside the range: value*3+1,
+ * outside: value). Then the handle goes, and the anchor must have freed the
+ * Vulkan memory. One TAP point; returns its result.
+ */
+bool round_trip(struct vkctx *vk, struct cl_fixture *f, cl_kernel k, clmem_path path, VkDeviceSize alloc_size,
+                VkDeviceSize offset, VkDeviceSize size, const char *label);
+#endif

@@ -1,0 +1,301 @@
+#include "vkctx.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static atomic_uint validation_errors;
+
+unsigned vkctx_validation_errors(void)
+{
+    return atomic_load(&validation_errors);
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                 VkDebugUtilsMessageTypeFlagsEXT types,
+                                                 const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
+{
+    (void)types;
+    (void)user;
+    if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
+        atomic_fetch_add(&validation_errors, 1);
+        printf("# validation error: %s\n", data->pMessage);
+        fflush(stdout);
+    }
+    return VK_FALSE;
+}
+
+static bool instance_has_layer(const char *name)
+{
+    uint32_t n = 0;
+    VkLayerProperties *layers;
+    bool found = false;
+    if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || !n)
+        return false;
+    layers = calloc(n, sizeof *layers);
+    if (layers && vkEnumerateInstanceLayerProperties(&n, layers) >= VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = strcmp(layers[i].layerName, name) == 0;
+    free(layers);
+    return found;
+}
+
+static bool device_has_extension(VkPhysicalDevice pd, const char *name)
+{
+    uint32_t n = 0;
+    VkExtensionProperties *ext;
+    bool found = false;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || !n)
+        return false;
+    ext = calloc(n, sizeof *ext);
+    if (ext && vkEnumerateDeviceExtensionProperties(pd, NULL, &n, ext) >= VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = strcmp(ext[i].extensionName, name) == 0;
+    free(ext);
+    return found;
+}
+
+static bool create_instance(struct vkctx *ctx)
+{
+    const char *layer = "VK_LAYER_KHRONOS_validation";
+    const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    const char *env = getenv("CLMEM_VALIDATION");
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                             .pApplicationName = "clmem",
+                             .apiVersion = VK_API_VERSION_1_1};
+    VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+    VkResult r;
+
+    ctx->validation = !(env && strcmp(env, "0") == 0) && instance_has_layer(layer);
+    if (ctx->validation) {
+        ci.enabledLayerCount = 1;
+        ci.ppEnabledLayerNames = &layer;
+        ci.enabledExtensionCount = 1;
+        ci.ppEnabledExtensionNames = &ext;
+    }
+    r = vkCreateInstance(&ci, NULL, &ctx->instance);
+    if (r != VK_SUCCESS) {
+        snprintf(ctx->error, sizeof ctx->error, "vkCreateInstance failed: %d (no Vulkan driver?)", r);
+        ctx->instance = VK_NULL_HANDLE;
+        return false;
+    }
+    if (ctx->validation) {
+        VkDebugUtilsMessengerCreateInfoEXT mi = {
+            .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+            .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
+            .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                           VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+            .pfnUserCallback = on_message};
+        PFN_vkCreateDebugUtilsMessengerEXT create =
+            (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(ctx->instance, "vkCreateDebugUtilsMessengerEXT");
+        if (!create || create(ctx->instance, &mi, NULL, &ctx->messenger) != VK_SUCCESS)
+            ctx->messenger = VK_NULL_HANDLE;
+    }
+    return true;
+}
+
+int vkctx_count_devices(struct vkctx *ctx)
+{
+    uint32_t n = 0;
+    memset(ctx, 0, sizeof *ctx);
+    if (!create_instance(ctx))
+        return -1;
+    vkEnumeratePhysicalDevices(ctx->instance, &n, NULL);
+    vkctx_close(ctx);
+    return (int)n;
+}
+
+static VkPhysicalDevice pick_device(struct vkctx *ctx, int index)
+{
+    VkPhysicalDevice devices[16];
+    uint32_t n = 16;
+    const char *want = getenv("CLMEM_VK_DEVICE");
+    VkPhysicalDevice chosen = VK_NULL_HANDLE;
+
+    if (vkEnumeratePhysicalDevices(ctx->instance, &n, devices) < VK_SUCCESS || n == 0) {
+        snprintf(ctx->error, sizeof ctx->error, "no Vulkan physical device");
+        return VK_NULL_HANDLE;
+    }
+    if (index >= 0) {
+        if ((uint32_t)index < n)
+            return devices[index];
+        snprintf(ctx->error, sizeof ctx->error, "no Vulkan physical device %d", index);
+        return VK_NULL_HANDLE;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(devices[i], &p);
+        if (want ? strstr(p.deviceName, want) != NULL : p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) {
+            chosen = devices[i];
+            break;
+        }
+    }
+    if (!chosen && want)
+        snprintf(ctx->error, sizeof ctx->error, "no Vulkan device name contains CLMEM_VK_DEVICE=%s", want);
+    else if (!chosen)
+        chosen = devices[0];
+    return chosen;
+}
+
+bool vkctx_open(struct vkctx *ctx, int index)
+{
+    const char *extensions[4];
+    uint32_t next = 0, nfam = 0;
+    VkQueueFamilyProperties fams[16];
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueCount = 1,
+                                   .pQueuePriorities = &priority};
+    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1,
+                              .pQueueCreateInfos = &qci};
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    VkPhysicalDeviceProperties props;
+    VkResult r;
+
+    memset(ctx, 0, sizeof *ctx);
+    if (!create_instance(ctx))
+        return false;
+    ctx->physical_device = pick_device(ctx, index);
+    if (!ctx->physical_device)
+        goto fail;
+    vkGetPhysicalDeviceProperties(ctx->physical_device, &props);
+    memcpy(ctx->device_name, props.deviceName, sizeof ctx->device_name);
+
+    nfam = 16;
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &nfam, fams);
+    for (ctx->queue_family = 0; ctx->queue_family < nfam; ctx->queue_family++)
+        if (fams[ctx->queue_family].queueFlags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT))
+            break;
+    if (ctx->queue_family == nfam) {
+        snprintf(ctx->error, sizeof ctx->error, "%s has no compute or graphics queue", ctx->device_name);
+        goto fail;
+    }
+    qci.queueFamilyIndex = ctx->queue_family;
+    if ((ctx->has_memory_fd = device_has_extension(ctx->physical_device, "VK_KHR_external_memory_fd")))
+        extensions[next++] = "VK_KHR_external_memory_fd";
+    if (ctx->has_memory_fd &&
+        (ctx->has_dma_buf = device_has_extension(ctx->physical_device, "VK_EXT_external_memory_dma_buf")))
+        extensions[next++] = "VK_EXT_external_memory_dma_buf";
+    if ((ctx->has_semaphore_fd = device_has_extension(ctx->physical_device, "VK_KHR_external_semaphore_fd")))
+        extensions[next++] = "VK_KHR_external_semaphore_fd";
+    dci.enabledExtensionCount = next;
+    dci.ppEnabledExtensionNames = extensions;
+    r = vkCreateDevice(ctx->physical_device, &dci, NULL, &ctx->device);
+    if (r != VK_SUCCESS) {
+        snprintf(ctx->error, sizeof ctx->error, "vkCreateDevice(%s) failed: %d", ctx->device_name, r);
+        ctx->device = VK_NULL_HANDLE;
+        goto fail;
+    }
+    vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+    pci.queueFamilyIndex = ctx->queue_family;
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    r = vkCreateCommandPool(ctx->device, &pci, NULL, &ctx->pool);
+    if (r != VK_SUCCESS) {
+        snprintf(ctx->error, sizeof ctx->error, "vkCreateCommandPool failed: %d", r);
+        ctx->pool = VK_NULL_HANDLE;
+        goto fail;
+    }
+    return true;
+fail:
+    {
+        char why[sizeof ctx->error];
+        memcpy(why, ctx->error, sizeof why);
+        vkctx_close(ctx);
+        memcpy(ctx->error, why, sizeof why);
+    }
+    return false;
+}
+
+void vkctx_close(struct vkctx *ctx)
+{
+    if (ctx->device) {
+        vkDeviceWaitIdle(ctx->device);
+        if (ctx->pool)
+            vkDestroyCommandPool(ctx->device, ctx->pool, NULL);
+        vkDestroyDevice(ctx->device, NULL);
+    }
+    if (ctx->messenger) {
+        PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+            ctx->instance, "vkDestroyDebugUtilsMessengerEXT");
+        if (destroy)
+            destroy(ctx->instance, ctx->messenger, NULL);
+    }
+    if (ctx->instance)
+        vkDestroyInstance(ctx->instance, NULL);
+    memset(ctx, 0, sizeof *ctx);
+}
+
+/* Record, submit and wait for one command buffer. */
+static VkResult run_once(struct vkctx *ctx, void (*record)(VkCommandBuffer, const void *), const void *arg)
+{
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = ctx->pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1};
+    VkCommandBuffer cb;
+    VkResult r = vkAllocateCommandBuffers(ctx->device, &ai, &cb);
+    if (r != VK_SUCCESS)
+        return r;
+    if ((r = vkBeginCommandBuffer(cb, &bi)) == VK_SUCCESS) {
+        record(cb, arg);
+        r = vkEndCommandBuffer(cb);
+    }
+    si.pCommandBuffers = &cb;
+    if (r == VK_SUCCESS)
+        r = vkQueueSubmit(ctx->queue, 1, &si, VK_NULL_HANDLE);
+    if (r == VK_SUCCESS)
+        r = vkQueueWaitIdle(ctx->queue);
+    vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
+    return r;
+}
+
+struct fill_args {
+    VkBuffer buffer;
+    VkDeviceSize offset, size;
+    uint32_t value;
+};
+
+/* Make transfer writes visible to the host and to later commands. */
+static void barrier_after_transfer(VkCommandBuffer cb)
+{
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_MEMORY_READ_BIT};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                         0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+static void record_fill(VkCommandBuffer cb, const void *arg)
+{
+    const struct fill_args *a = arg;
+    vkCmdFillBuffer(cb, a->buffer, a->offset, a->size, a->value);
+    barrier_after_transfer(cb);
+}
+
+VkResult vkctx_fill(struct vkctx *ctx, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, uint32_t value)
+{
+    struct fill_args a = {buffer, offset, size, value};
+    return run_once(ctx, record_fill, &a);
+}
+
+struct copy_args {
+    VkBuffer src, dst;
+    VkDeviceSize size;
+};
+
+static void record_copy(VkCommandBuffer cb, const void *arg)
+{
+    const struct copy_args *a = arg;
+    VkBufferCopy region = {0, 0, a->size};
+    vkCmdCopyBuffer(cb, a->src, a->dst, 1, &region);
+    barrier_after_transfer(cb);
+}
+
+VkResult vkctx_copy(struct vkctx *ctx, VkBuffer src, VkBuffer dst, VkDeviceSize size)
+{
+    struct copy_args a = {src, dst, size};
+    return run_once(ctx, record_copy, &a);
+}

@@ -1,0 +1,46 @@
+/* A Vulkan context for clmem's tools and tests (not installed): instance,
+ * physical device, device with the external-memory extensions the device
+ * offers, one queue, a command pool, and one-shot transfer commands.
+ *
+ * With the Khronos validation layer installed (and CLMEM_VALIDATION not
+ * "0"), it is enabled and every message of severity ERROR is counted
+ * through a VK_EXT_debug_utils messenger, and printed as a "# " line. */
+#ifndef CLMEM_VKCTX_H
+#define CLMEM_VKCTX_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+struct vkctx {
+    VkInstance instance;
+    VkPhysicalDevice physical_device;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    VkCommandPool pool;
+    VkDebugUtilsMessengerEXT messenger;
+    bool validation;          /* the validation layer is on */
+    bool has_memory_fd;       /* VK_KHR_external_memory_fd enabled */
+    bool has_dma_buf;         /* VK_EXT_external_memory_dma_buf enabled */
+    bool has_semaphore_fd;    /* VK_KHR_external_semaphore_fd enabled */
+    char device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+    char error[512];          /* why vkctx_open failed */
+};
+
+/* The number of validation errors reported so far (all contexts). */
+unsigned vkctx_validation_errors(void);
+
+/* Number of physical devices, or -1 with ctx->error set. Needs no device. */
+int vkctx_count_devices(struct vkctx *ctx);
+
+/* Opens physical device `index` (or, with index < 0, the one named by
+ * CLMEM_VK_DEVICE as a substring of its name, else the first discrete GPU,
+ * else the first). Returns false with ctx->error set (and nothing left
+ * open) when there is no Vulkan or no such device. */
+bool vkctx_open(struct vkctx *ctx, int index);
+void vkctx_close(struct vkctx *ctx);
+
+/* One-shot commands, submitted and waited for (vkQueueWaitIdle). */
+VkResult vkctx_fill(struct vkctx *ctx, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, uint32_t value);
+VkResult vkctx_copy(struct vkctx *ctx, VkBuffer src, VkBuffer dst, VkDeviceSize size);
+#endif
