@@ -101,7 +101,7 @@ void clmem_error_clear(void);
  * clmem (libclmem-bridge is one) so that users read one error channel.
  * `call` must be a string with static storage (or NULL); `fmt` is a
  * printf format for the explanation, which is copied (and truncated to
- * 255 bytes).
+ * 767 bytes).
  */
 clmem_status clmem_error_set(clmem_status status, clmem_api api, const char *call,
                              int32_t native_code, const char *fmt, ...)

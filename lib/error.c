@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#define CLMEM_ERROR_TEXT 256
+#define CLMEM_ERROR_TEXT 768
 
 struct last_error {
     clmem_status status;
@@ -15,7 +15,7 @@ struct last_error {
     const char *call;
     int32_t native_code;
     char explanation[CLMEM_ERROR_TEXT];
-    char message[2 * CLMEM_ERROR_TEXT]; /* built from the fields above */
+    char message[CLMEM_ERROR_TEXT + 256]; /* built from the fields above */
 };
 
 static _Thread_local struct last_error last_error;
@@ -50,9 +50,10 @@ CLMEM_EXPORT clmem_status clmem_error_set(clmem_status status, clmem_api api, co
     if (call)
         snprintf(e->message, sizeof e->message, "%s failed with %s code %d%s%s", call, api_name(api),
                  (int)native_code, e->explanation[0] ? ": " : ".", e->explanation);
+    else if (e->explanation[0]) /* the library's own check: its explanation says it all */
+        snprintf(e->message, sizeof e->message, "%s", e->explanation);
     else
-        snprintf(e->message, sizeof e->message, "%s%s%s", clmem_status_str(status),
-                 e->explanation[0] ? " " : "", e->explanation);
+        snprintf(e->message, sizeof e->message, "%s", clmem_status_str(status));
     return status;
 }
 

@@ -54,4 +54,12 @@ cl_int run_xform(struct cl_fixture *f, cl_kernel k, cl_mem mem, size_t words);
  */
 bool round_trip(struct vkctx *vk, struct cl_fixture *f, cl_kernel k, clmem_path path, VkDeviceSize alloc_size,
                 VkDeviceSize offset, VkDeviceSize size, const char *label);
+
+/* The cl_mem is destroyed before the Vulkan anchor drops, and the drop
+ * happens exactly when the last handle goes. Several TAP points. */
+void check_release_order(struct vkctx *vk, struct cl_fixture *f, clmem_path path);
+
+/* Work still queued on another queue holds the memory past the last handle;
+ * the Vulkan anchor drops once it completed. Several TAP points. */
+void check_pending_work(struct vkctx *vk, struct cl_fixture *f, cl_kernel k, clmem_path path);
 #endif

@@ -7,78 +7,8 @@
 #include "tap.h"
 
 #include <stdio.h>
-#include <unistd.h>
 
 static const VkDeviceSize KiB = 1024, MiB = 1024 * 1024;
-
-/* The cl_mem is destroyed before the Vulkan anchor drops, and the drop
- * happens when the last handle goes. */
-static void release_order(struct vkctx *vk, struct cl_fixture *f)
-{
-    struct vk_owned o;
-    clmem_keepalive *ka = vk_owned_new(&o, vk, 64 * KiB, path_memory_props(CLMEM_PATH_HOST_MAPPED), 0);
-    clmem_handle *h = NULL, *h2;
-    clmem_status s = clmem_bridge_import_vk(&o.memory, 0, 64 * KiB, CLMEM_PATH_HOST_MAPPED, ka, f->context,
-                                            f->queue, CL_MEM_READ_WRITE, &h);
-
-    clmem_keepalive_unref(ka);
-    if (!tap_ok(s == CLMEM_OK, "order: import (%s)", s ? clmem_error_message() : "ok"))
-        return;
-    event_log_reset();
-    log_cl_destruction(clmem_handle_mem(h), "cl_mem destroyed");
-    h2 = clmem_handle_ref(h);
-    clmem_handle_unref(h);
-    tap_is_int(atomic_load(&o.released), 0, "order: a second reference keeps the Vulkan memory");
-    clmem_handle_unref(h2);
-    tap_is_int(atomic_load(&o.released), 1, "order: the last unref frees the Vulkan memory, once");
-    tap_ok(event_position("cl_mem destroyed") >= 0 &&
-               event_position("cl_mem destroyed") < event_position("vulkan memory freed"),
-           "order: OpenCL destroyed the cl_mem (%d) before the Vulkan memory was freed (%d)",
-           event_position("cl_mem destroyed"), event_position("vulkan memory freed"));
-}
-
-/* Work still queued on another queue holds the memory past the last
- * handle: the Vulkan anchor waits for it. */
-static void pending_work(struct vkctx *vk, struct cl_fixture *f, cl_kernel k)
-{
-    struct vk_owned o;
-    clmem_keepalive *ka = vk_owned_new(&o, vk, 64 * KiB, path_memory_props(CLMEM_PATH_HOST_MAPPED), 0);
-    clmem_handle *h = NULL;
-    cl_int err;
-    cl_command_queue other = clCreateCommandQueueWithProperties(f->context, f->device, NULL, &err);
-    cl_event gate = clCreateUserEvent(f->context, &err);
-    cl_mem mem;
-    size_t words = 64 * KiB / 4;
-    clmem_status s = clmem_bridge_import_vk(&o.memory, 0, 64 * KiB, CLMEM_PATH_HOST_MAPPED, ka, f->context,
-                                            f->queue, CL_MEM_READ_WRITE, &h);
-    bool freed = false;
-
-    clmem_keepalive_unref(ka);
-    if (!tap_ok(s == CLMEM_OK && err == CL_SUCCESS, "pending: import and a second queue (%s)",
-                s ? clmem_error_message() : "ok"))
-        return;
-    mem = clmem_handle_mem(h);
-    clmem_bridge_acquire(h, 0, NULL, NULL);
-    clFinish(f->queue);
-    clSetKernelArg(k, 0, sizeof mem, &mem);
-    err = clEnqueueNDRangeKernel(other, k, 1, NULL, &words, NULL, 1, &gate, NULL);
-    clFlush(other);
-    tap_is_int(err, CL_SUCCESS, "pending: a kernel waits on a user event on the other queue");
-    clmem_handle_unref(h); /* the last handle; the kernel has not run */
-    tap_is_int(atomic_load(&o.released), 0, "pending: the Vulkan memory outlives the last handle while work is queued");
-    clSetUserEventStatus(gate, CL_COMPLETE);
-    clFinish(other);
-    /* The driver destroys the cl_mem once the kernel is done, possibly on
-     * its own thread; give it up to five seconds. */
-    for (int i = 0; i < 500 && !freed; i++) {
-        freed = atomic_load(&o.released) == 1;
-        if (!freed)
-            usleep(10000);
-    }
-    tap_ok(freed, "pending: the Vulkan memory is freed once the queued kernel completed");
-    clReleaseEvent(gate);
-    clReleaseCommandQueue(other);
-}
 
 int main(void)
 {
@@ -114,8 +44,8 @@ int main(void)
         round_trip(&vk, &f, k, CLMEM_PATH_HOST_MAPPED, 1 * MiB, align, 64 * KiB, label);
         round_trip(&vk, &f, k, CLMEM_PATH_HOST_MAPPED, 1 * MiB, 0, 1 * MiB - align, label);
         round_trip(&vk, &f, k, CLMEM_PATH_BEST, 256 * KiB, 0, 256 * KiB, label);
-        release_order(&vk, &f);
-        pending_work(&vk, &f, k);
+        check_release_order(&vk, &f, CLMEM_PATH_HOST_MAPPED);
+        check_pending_work(&vk, &f, k, CLMEM_PATH_HOST_MAPPED);
         clReleaseKernel(k);
         cl_fixture_close(&f);
     }
