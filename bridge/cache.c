@@ -42,7 +42,7 @@ CLMEM_EXPORT int clmem_bridge_cache_set_enabled(int enabled)
     return atomic_exchange(&cache_enabled, enabled != 0);
 }
 
-clmem_status cache_lookup(const struct cache_key *key, cl_command_queue queue, clmem_handle **out, bool *hit)
+clmem_status clmem__cache_lookup(const struct cache_key *key, cl_command_queue queue, clmem_handle **out, bool *hit)
 {
     clmem_keepalive *anchor = NULL;
     cl_command_queue import_queue = NULL;
@@ -85,7 +85,7 @@ clmem_status cache_lookup(const struct cache_key *key, cl_command_queue queue, c
     return s;
 }
 
-void cache_insert(const struct cache_key *key, struct bridge_import *rec, clmem_keepalive *anchor)
+void clmem__cache_insert(const struct cache_key *key, struct bridge_import *rec, clmem_keepalive *anchor)
 {
     struct cache_entry *e;
     unsigned b;
@@ -105,7 +105,7 @@ void cache_insert(const struct cache_key *key, struct bridge_import *rec, clmem_
     pthread_mutex_unlock(&cache_lock);
 }
 
-void cache_forget(struct bridge_import *rec)
+void clmem__cache_forget(struct bridge_import *rec)
 {
     struct cache_entry *e;
 

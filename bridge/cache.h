@@ -22,13 +22,13 @@ struct cache_key {
 /* On a hit, *hit is true and *out is a new handle on the live import,
  * paired with `queue` (which must be in key->context: CLMEM_ERR_CONTEXT_MISMATCH
  * otherwise). On a miss, *hit is false and CLMEM_OK is returned. */
-clmem_status cache_lookup(const struct cache_key *key, cl_command_queue queue, clmem_handle **out, bool *hit);
+clmem_status clmem__cache_lookup(const struct cache_key *key, cl_command_queue queue, clmem_handle **out, bool *hit);
 
 /* List a new import whose handles hold `anchor`. Best effort: when the
  * cache is off or an entry cannot be allocated, the import is just not
  * cached. */
-void cache_insert(const struct cache_key *key, struct bridge_import *rec, clmem_keepalive *anchor);
+void clmem__cache_insert(const struct cache_key *key, struct bridge_import *rec, clmem_keepalive *anchor);
 
 /* Remove rec's entry, if any (from the anchor's release). */
-void cache_forget(struct bridge_import *rec);
+void clmem__cache_forget(struct bridge_import *rec);
 #endif

@@ -51,8 +51,8 @@ struct names {
 
 static void get_names(VkPhysicalDevice pd, cl_device_id device, struct names *n)
 {
-    cl_device_names(device, n->cl_device, sizeof n->cl_device, n->cl_platform, sizeof n->cl_platform);
-    vk_device_identity(pd, n->vk_uuid, n->vk_device);
+    clmem__cl_device_names(device, n->cl_device, sizeof n->cl_device, n->cl_platform, sizeof n->cl_platform);
+    clmem__vk_device_identity(pd, n->vk_uuid, n->vk_device);
 }
 
 static void check_vk_buffer_export(VkPhysicalDevice pd, VkExternalMemoryHandleTypeFlagBits type,
@@ -78,7 +78,7 @@ static void check_vk_buffer_export(VkPhysicalDevice pd, VkExternalMemoryHandleTy
 static void check_same_device(cl_device_id device, const struct names *n, struct missing *m, bool *mismatch)
 {
     unsigned char cl_uuid[16];
-    if (!cl_device_uuid(device, cl_uuid))
+    if (!clmem__cl_device_uuid(device, cl_uuid))
         missing_add(m, "cl_khr_device_uuid (not offered by %s on %s), so the devices cannot be matched",
                     n->cl_platform, n->cl_device);
     else if (memcmp(cl_uuid, n->vk_uuid, 16) != 0) {
@@ -99,13 +99,13 @@ static clmem_status check_fd_path(VkPhysicalDevice pd, cl_device_id device, clme
     bool mismatch = false;
 
     get_names(pd, device, &n);
-    if (!cl_device_has_extension(device, cl_ext))
+    if (!clmem__cl_device_has_extension(device, cl_ext))
         missing_add(&m, "%s (not offered by %s)", cl_ext, n.cl_platform);
-    if (!cl_device_lists_handle_type(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, cl_type))
+    if (!clmem__cl_device_lists_handle_type(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, cl_type))
         missing_add(&m, "%s in CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR of %s",
                     dma ? "CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR" : "CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR",
                     n.cl_device);
-    if (!vk_device_has_extension(pd, vk_ext))
+    if (!clmem__vk_device_has_extension(pd, vk_ext))
         missing_add(&m, "%s (not offered by %s)", vk_ext, n.vk_device);
     else
         check_vk_buffer_export(pd,
@@ -179,14 +179,14 @@ CLMEM_EXPORT clmem_status clmem_bridge_check_semaphore(VkPhysicalDevice physical
                                "Semaphore handle type 0x%x is neither opaque fd nor sync fd.",
                                (unsigned)handle_type);
     get_names(physical_device, device, &n);
-    if (!cl_device_has_extension(device, "cl_khr_external_semaphore"))
+    if (!clmem__cl_device_has_extension(device, "cl_khr_external_semaphore"))
         missing_add(&m, "%s (not offered by %s)", "cl_khr_external_semaphore", n.cl_platform);
-    if (!cl_device_has_extension(device, cl_ext))
+    if (!clmem__cl_device_has_extension(device, cl_ext))
         missing_add(&m, "%s (not offered by %s)", cl_ext, n.cl_platform);
-    if (!cl_device_lists_handle_type(device, CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR, cl_type))
+    if (!clmem__cl_device_lists_handle_type(device, CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR, cl_type))
         missing_add(&m, "%s in CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR of %s",
                     sync ? "CL_SEMAPHORE_HANDLE_SYNC_FD_KHR" : "CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR", n.cl_device);
-    if (!vk_device_has_extension(physical_device, "VK_KHR_external_semaphore_fd"))
+    if (!clmem__vk_device_has_extension(physical_device, "VK_KHR_external_semaphore_fd"))
         missing_add(&m, "%s (not offered by %s)", "VK_KHR_external_semaphore_fd", n.vk_device);
     else {
         vkGetPhysicalDeviceExternalSemaphoreProperties(physical_device, &info, &props);
@@ -222,7 +222,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_caps(VkPhysicalDevice physical_device, cl
         caps |= CLMEM_CAP_DMA_BUF;
     if (check_host_mapped(physical_device, device) == CLMEM_OK) {
         caps |= CLMEM_CAP_HOST_MAPPED;
-        if (cl_device_uses_host_memory(device))
+        if (clmem__cl_device_uses_host_memory(device))
             caps |= CLMEM_CAP_HOST_MAPPED_ZERO_COPY;
     }
     if (clmem_bridge_check_semaphore(physical_device, device, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT) ==

@@ -17,7 +17,7 @@ static void *lookup(cl_platform_id platform, const char *name)
     return clGetExtensionFunctionAddressForPlatform(platform, name);
 }
 
-const struct clext *clext_for_platform(cl_platform_id platform)
+const struct clext *clmem__clext_for_platform(cl_platform_id platform)
 {
     const struct clext *found = NULL;
 

@@ -18,5 +18,5 @@ struct clext {
 
 /* The table for platform; NULL only when more platforms than the table
  * holds were seen (then CLMEM_ERR_NO_MEMORY is recorded). */
-const struct clext *clext_for_platform(cl_platform_id platform);
+const struct clext *clmem__clext_for_platform(cl_platform_id platform);
 #endif

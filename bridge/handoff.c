@@ -11,7 +11,7 @@ static clmem_status find_import(const clmem_handle *h, struct bridge_import **re
 {
     if (!h)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The handle is NULL.");
-    *rec_out = import_of_handle(h);
+    *rec_out = clmem__import_of_handle(h);
     if (!*rec_out)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "The handle did not come from clmem-bridge, so there is nothing to hand over.");
@@ -86,7 +86,7 @@ static clmem_status release_on(struct bridge_import *rec, cl_command_queue queue
                            "Releasing the imported memory failed.");
 }
 
-clmem_status handoff_release(struct bridge_import *rec, cl_uint num_events, const cl_event *wait_list,
+clmem_status clmem__handoff_release(struct bridge_import *rec, cl_uint num_events, const cl_event *wait_list,
                              cl_event *event_out)
 {
     return release_on(rec, rec->queue, num_events, wait_list, event_out);

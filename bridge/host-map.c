@@ -16,7 +16,7 @@ struct host_map {
 static struct host_map *maps;
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 
-clmem_status host_map_get(VkDevice device, VkDeviceMemory memory, struct host_map **map_out, void **base_out)
+clmem_status clmem__host_map_get(VkDevice device, VkDeviceMemory memory, struct host_map **map_out, void **base_out)
 {
     struct host_map *m;
     clmem_status status = CLMEM_OK;
@@ -56,7 +56,7 @@ clmem_status host_map_get(VkDevice device, VkDeviceMemory memory, struct host_ma
     return status;
 }
 
-void host_map_put(struct host_map *map)
+void clmem__host_map_put(struct host_map *map)
 {
     bool last;
 

@@ -11,8 +11,8 @@ struct host_map;
 
 /* Map (or share the mapping of) the whole allocation; *base_out is its
  * first byte. CLMEM_ERR_VULKAN when vkMapMemory fails, CLMEM_ERR_NO_MEMORY. */
-clmem_status host_map_get(VkDevice device, VkDeviceMemory memory, struct host_map **map_out, void **base_out);
+clmem_status clmem__host_map_get(VkDevice device, VkDeviceMemory memory, struct host_map **map_out, void **base_out);
 
 /* Drop one user; the last one unmaps. NULL does nothing. */
-void host_map_put(struct host_map *map);
+void clmem__host_map_put(struct host_map *map);
 #endif

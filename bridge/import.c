@@ -15,9 +15,26 @@
 #include "query.h"
 
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------- teardown */
+
+/* How long the last release waits for OpenCL to destroy the cl_mem before
+ * it leaves the Vulkan anchor to the destructor callback. NVIDIA destroys
+ * asynchronously on a driver thread (measured: ../shared/device/NOTES.md),
+ * normally well inside this; only work that cannot finish by itself (a
+ * kernel gated on a user event, a cl_mem retained elsewhere) reaches it. */
+#define DESTROY_WAIT_MS 2000
+
+static void import_free(struct bridge_import *rec)
+{
+    clmem__host_map_put(rec->host_map);
+    clmem_keepalive_unref(rec->vk_keep_alive);
+    pthread_cond_destroy(&rec->destroyed_cond);
+    pthread_mutex_destroy(&rec->lock);
+    free(rec);
+}
 
 /* Runs when OpenCL destroys the imported cl_mem: after its last release
  * and after every command that used it completed. Only now may the Vulkan
@@ -25,48 +42,77 @@
 static void CL_CALLBACK on_parent_destroyed(cl_mem parent, void *user)
 {
     struct bridge_import *rec = user;
+    bool abandoned;
+
     (void)parent;
-    host_map_put(rec->host_map);
-    clmem_keepalive_unref(rec->vk_keep_alive);
-    free(rec);
+    pthread_mutex_lock(&rec->lock);
+    abandoned = rec->teardown == IMPORT_ABANDONED;
+    rec->teardown = IMPORT_DESTROYED;
+    pthread_cond_signal(&rec->destroyed_cond);
+    pthread_mutex_unlock(&rec->lock);
+    if (abandoned) /* the releasing thread stopped waiting: finish here */
+        import_free(rec);
+}
+
+/* After the last release of parent: wait for its destruction, so that in
+ * the normal case the Vulkan anchor drops on the caller's thread before
+ * clmem_handle_unref returns. */
+static void wait_for_destruction(struct bridge_import *rec)
+{
+    struct timespec deadline;
+    bool destroyed;
+
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += DESTROY_WAIT_MS / 1000;
+    deadline.tv_nsec += (long)(DESTROY_WAIT_MS % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&rec->lock);
+    while (rec->teardown == IMPORT_LIVE)
+        if (pthread_cond_timedwait(&rec->destroyed_cond, &rec->lock, &deadline) != 0)
+            break;
+    destroyed = rec->teardown == IMPORT_DESTROYED;
+    if (!destroyed)
+        rec->teardown = IMPORT_ABANDONED;
+    pthread_mutex_unlock(&rec->lock);
+    if (destroyed)
+        import_free(rec);
 }
 
 /* The anchor's release: the last handle of this import is gone. */
-void import_anchor_release(void *user)
+void clmem__import_anchor_release(void *user)
 {
     struct bridge_import *rec = user;
     cl_command_queue queue = rec->queue;
-    cl_mem view = rec->view, parent = rec->parent;
-    bool destructor_set = rec->destructor_set;
 
-    cache_forget(rec);
-    if (!parent) { /* the import failed before OpenCL held anything */
-        clmem_keepalive_unref(rec->vk_keep_alive);
-        free(rec);
+    clmem__cache_forget(rec);
+    if (!rec->parent) { /* the import failed before OpenCL held anything */
+        import_free(rec);
         return;
     }
     /* Hand the memory back to Vulkan if the user left OpenCL owning it. */
     if (atomic_load(&rec->acquired))
-        handoff_release(rec, 0, NULL, NULL);
+        clmem__handoff_release(rec, 0, NULL, NULL);
     if (rec->cl_map_ptr) /* host-mapped: OpenCL's own map is undone before release */
-        clEnqueueUnmapMemObject(queue, parent, rec->cl_map_ptr, 0, NULL, NULL);
-    /* Commands on this queue finish now, so in the common case the cl_mem
-     * is destroyed, and the Vulkan anchor dropped, inside the release below
-     * on this thread. Work on other queues delays that until it completes. */
+        clEnqueueUnmapMemObject(queue, rec->parent, rec->cl_map_ptr, 0, NULL, NULL);
+    /* Commands on this queue finish now; work on other queues delays the
+     * destruction until it completes. */
     clFinish(queue);
-    if (view)
-        clReleaseMemObject(view);
-    clReleaseMemObject(parent); /* may run on_parent_destroyed: then rec is gone */
-    if (!destructor_set) {      /* the import failed before the callback was set */
-        host_map_put(rec->host_map);
-        free(rec);
-    }
+    if (rec->view)
+        clReleaseMemObject(rec->view);
+    clReleaseMemObject(rec->parent);
+    if (rec->destructor_set)
+        wait_for_destruction(rec);
+    else /* the import failed before the callback was set */
+        import_free(rec);
     clReleaseCommandQueue(queue);
 }
 
-struct bridge_import *import_of_handle(const clmem_handle *h)
+struct bridge_import *clmem__import_of_handle(const clmem_handle *h)
 {
-    return clmem_keepalive_user_data(clmem_handle_keep_alive(h), import_anchor_release);
+    return clmem_keepalive_user_data(clmem_handle_keep_alive(h), clmem__import_anchor_release);
 }
 
 /* ------------------------------------------------------------ validation */
@@ -134,9 +180,9 @@ static clmem_status check_target(cl_context context, cl_command_queue queue, cl_
 static bool cl_imports(cl_device_id device, clmem_path path)
 {
     bool dma = path == CLMEM_PATH_DMA_BUF;
-    return cl_device_has_extension(device, dma ? "cl_khr_external_memory_dma_buf"
+    return clmem__cl_device_has_extension(device, dma ? "cl_khr_external_memory_dma_buf"
                                                : "cl_khr_external_memory_opaque_fd") &&
-           cl_device_lists_handle_type(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR,
+           clmem__cl_device_lists_handle_type(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR,
                                        dma ? CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR
                                            : CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR);
 }
@@ -162,7 +208,7 @@ static clmem_status choose_path(const clmem_vk_memory *m, cl_device_id device, c
         *chosen = fd_ok ? CLMEM_PATH_OPAQUE_FD : dma_ok ? CLMEM_PATH_DMA_BUF : CLMEM_PATH_HOST_MAPPED;
         if (*chosen != CLMEM_PATH_HOST_MAPPED || host_mappable(m))
             return CLMEM_OK;
-        cl_device_names(device, dev_name, sizeof dev_name, plat_name, sizeof plat_name);
+        clmem__cl_device_names(device, dev_name, sizeof dev_name, plat_name, sizeof plat_name);
         return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
                                "No path fits: the memory was exported as 0x%x and %s (%s) imports neither it as "
                                "opaque fd nor as dma-buf, and it is not HOST_VISIBLE | HOST_COHERENT.",
@@ -178,7 +224,7 @@ static clmem_status choose_path(const clmem_vk_memory *m, cl_device_id device, c
                                    "The memory was not allocated exportable as %s (export_types 0x%x).",
                                    clmem_path_name(asked), (unsigned)m->export_types);
         if (!cl_imports(device, asked)) {
-            cl_device_names(device, dev_name, sizeof dev_name, plat_name, sizeof plat_name);
+            clmem__cl_device_names(device, dev_name, sizeof dev_name, plat_name, sizeof plat_name);
             return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
                                    "%s not offered by %s (%s).",
                                    dma ? "cl_khr_external_memory_dma_buf" : "cl_khr_external_memory_opaque_fd",
@@ -205,7 +251,7 @@ static clmem_status choose_path(const clmem_vk_memory *m, cl_device_id device, c
 static clmem_status import_begin(cl_platform_id platform, clmem_path path, struct bridge_import **rec_out,
                                  clmem_keepalive **anchor_out)
 {
-    const struct clext *ext = clext_for_platform(platform);
+    const struct clext *ext = clmem__clext_for_platform(platform);
     struct bridge_import *rec;
     clmem_keepalive *anchor;
 
@@ -214,7 +260,7 @@ static clmem_status import_begin(cl_platform_id platform, clmem_path path, struc
     rec = FAULT("import_record_alloc") ? NULL : calloc(1, sizeof *rec);
     if (!rec)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating an import record failed.");
-    anchor = clmem_keepalive_new(import_anchor_release, rec);
+    anchor = clmem_keepalive_new(clmem__import_anchor_release, rec);
     if (!anchor) {
         free(rec);
         return CLMEM_ERR_NO_MEMORY;
@@ -222,6 +268,9 @@ static clmem_status import_begin(cl_platform_id platform, clmem_path path, struc
     rec->path = path;
     rec->ext = ext;
     rec->parent_size = 0;
+    rec->teardown = IMPORT_LIVE;
+    pthread_mutex_init(&rec->lock, NULL);
+    pthread_cond_init(&rec->destroyed_cond, NULL);
     atomic_init(&rec->acquired, false);
     *rec_out = rec;
     *anchor_out = anchor;
@@ -265,7 +314,7 @@ static clmem_status import_host_buffer(struct bridge_import *rec, cl_context con
                                        const clmem_vk_memory *m, cl_mem_flags flags)
 {
     cl_int err = CL_OUT_OF_RESOURCES;
-    clmem_status s = host_map_get(m->device, m->memory, &rec->host_map, &rec->host_base);
+    clmem_status s = clmem__host_map_get(m->device, m->memory, &rec->host_map, &rec->host_base);
 
     if (s != CLMEM_OK)
         return s;
@@ -276,7 +325,7 @@ static clmem_status import_host_buffer(struct bridge_import *rec, cl_context con
         if (rec->parent)
             clReleaseMemObject(rec->parent);
         rec->parent = NULL;
-        host_map_put(rec->host_map);
+        clmem__host_map_put(rec->host_map);
         rec->host_map = NULL;
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clCreateBuffer(CL_MEM_USE_HOST_PTR)", err,
                                "Wrapping the mapped Vulkan memory failed.");
@@ -290,7 +339,7 @@ static clmem_status import_host_buffer(struct bridge_import *rec, cl_context con
         rec->cl_map_ptr = NULL;
         clReleaseMemObject(rec->parent);
         rec->parent = NULL;
-        host_map_put(rec->host_map);
+        clmem__host_map_put(rec->host_map);
         rec->host_map = NULL;
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clEnqueueMapBuffer", err,
                                "Mapping the host-mapped buffer for the host side failed.");
@@ -344,7 +393,7 @@ static clmem_status import_finish(struct bridge_import *rec, clmem_keepalive *an
     return s;
 
 fail:
-    clmem_keepalive_unref(anchor); /* runs import_anchor_release: view, parent, queue */
+    clmem_keepalive_unref(anchor); /* runs clmem__import_anchor_release: view, parent, queue */
     return s;
 }
 
@@ -382,7 +431,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk(const clmem_vk_memory *memory, 
      * the checks it passed (cache.h says what the key holds). */
     struct cache_key key = {memory->device, memory->memory, offset, size, flags, context, path};
     bool hit = false;
-    s = cache_lookup(&key, queue, out, &hit);
+    s = clmem__cache_lookup(&key, queue, out, &hit);
     if (hit || s != CLMEM_OK)
         return s;
     if ((s = check_target(context, queue, flags, offset, &t)) != CLMEM_OK ||
@@ -425,7 +474,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk(const clmem_vk_memory *memory, 
     rec->parent_size = (size_t)memory->allocation_size;
     s = import_finish(rec, anchor, queue, offset, size, memory->allocation_size, vk_keep_alive, out);
     if (s == CLMEM_OK)
-        cache_insert(&key, rec, clmem_handle_keep_alive(*out));
+        clmem__cache_insert(&key, rec, clmem_handle_keep_alive(*out));
     return s;
 }
 
@@ -451,7 +500,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_fd(int fd, clmem_path path, uint64
         return s;
     if (!cl_imports(t.device, path)) {
         char dev_name[256], plat_name[256];
-        cl_device_names(t.device, dev_name, sizeof dev_name, plat_name, sizeof plat_name);
+        clmem__cl_device_names(t.device, dev_name, sizeof dev_name, plat_name, sizeof plat_name);
         return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0, "%s not offered by %s (%s).",
                                path == CLMEM_PATH_DMA_BUF ? "cl_khr_external_memory_dma_buf"
                                                           : "cl_khr_external_memory_opaque_fd",
@@ -470,7 +519,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_fd(int fd, clmem_path path, uint64
 
 CLMEM_EXPORT clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_path *path_out)
 {
-    struct bridge_import *rec = import_of_handle(h);
+    struct bridge_import *rec = clmem__import_of_handle(h);
 
     if (!path_out)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "path_out is NULL.");

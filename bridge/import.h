@@ -8,6 +8,7 @@
 #include "clmem-bridge.h"
 #include "host-map.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -25,18 +26,24 @@ struct bridge_import {
     void *host_base;                /* host-mapped path: first byte of the allocation */
     void *cl_map_ptr;               /* host-mapped path: OpenCL's mapping while the host owns it */
     atomic_bool acquired;           /* OpenCL owns the memory (between acquire and release) */
-    bool destructor_set;            /* on_parent_destroyed will free this record */
+    bool destructor_set;            /* on_parent_destroyed is registered on parent */
+    /* Who drops the Vulkan anchor and frees the record: the thread that
+     * released the last handle (it waits for OpenCL's destruction) or, when
+     * that wait timed out, the destructor callback. */
+    pthread_mutex_t lock;
+    pthread_cond_t destroyed_cond;
+    enum { IMPORT_LIVE, IMPORT_DESTROYED, IMPORT_ABANDONED } teardown;
     struct cache_entry *cache_entry;/* set while the import cache lists this import */
 };
 
 /* The release callback of every import anchor; also the tag that
  * clmem_keepalive_user_data() checks to find the record from a handle. */
-void import_anchor_release(void *user);
+void clmem__import_anchor_release(void *user);
 
 /* The record behind a bridge handle, or NULL for any other handle. */
-struct bridge_import *import_of_handle(const clmem_handle *h);
+struct bridge_import *clmem__import_of_handle(const clmem_handle *h);
 
 /* clmem_bridge_release() on a record (also used by teardown). */
-clmem_status handoff_release(struct bridge_import *rec, cl_uint num_events, const cl_event *wait_list,
+clmem_status clmem__handoff_release(struct bridge_import *rec, cl_uint num_events, const cl_event *wait_list,
                              cl_event *event_out);
 #endif

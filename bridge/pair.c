@@ -27,7 +27,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_pair(VkPhysicalDevice physical_device, cl
         *device_out = NULL;
     if (!physical_device)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "physical_device is NULL.");
-    vk_device_identity(physical_device, vk_uuid, vk_name);
+    clmem__vk_device_identity(physical_device, vk_uuid, vk_name);
 
     err = clGetPlatformIDs(MAX_PLATFORMS, platforms, &nplatforms);
     if (err == CL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && nplatforms == 0))
@@ -48,7 +48,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_pair(VkPhysicalDevice physical_device, cl
             ndevices = MAX_DEVICES;
         for (cl_uint d = 0; d < ndevices; d++) {
             unsigned char cl_uuid[16];
-            if (!cl_device_uuid(devices[d], cl_uuid))
+            if (!clmem__cl_device_uuid(devices[d], cl_uuid))
                 continue;
             any_uuid = true;
             if (memcmp(cl_uuid, vk_uuid, 16) == 0) {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool cl_device_has_extension(cl_device_id device, const char *name)
+bool clmem__cl_device_has_extension(cl_device_id device, const char *name)
 {
     size_t size = 0, len = strlen(name);
     char *all;
@@ -27,7 +27,7 @@ bool cl_device_has_extension(cl_device_id device, const char *name)
     return found;
 }
 
-bool cl_device_lists_handle_type(cl_device_id device, cl_device_info query, cl_uint type)
+bool clmem__cl_device_lists_handle_type(cl_device_id device, cl_device_info query, cl_uint type)
 {
     cl_uint types[64];
     size_t bytes = 0;
@@ -40,14 +40,14 @@ bool cl_device_lists_handle_type(cl_device_id device, cl_device_info query, cl_u
     return false;
 }
 
-bool cl_device_uuid(cl_device_id device, unsigned char uuid[16])
+bool clmem__cl_device_uuid(cl_device_id device, unsigned char uuid[16])
 {
-    if (!cl_device_has_extension(device, "cl_khr_device_uuid"))
+    if (!clmem__cl_device_has_extension(device, "cl_khr_device_uuid"))
         return false;
     return clGetDeviceInfo(device, CL_DEVICE_UUID_KHR, 16, uuid, NULL) == CL_SUCCESS;
 }
 
-bool cl_device_uses_host_memory(cl_device_id device)
+bool clmem__cl_device_uses_host_memory(cl_device_id device)
 {
     cl_device_type type = 0;
     cl_bool unified = CL_FALSE;
@@ -61,7 +61,7 @@ bool cl_device_uses_host_memory(cl_device_id device)
            unified;
 }
 
-void cl_device_names(cl_device_id device, char *device_name, size_t device_len, char *platform_name,
+void clmem__cl_device_names(cl_device_id device, char *device_name, size_t device_len, char *platform_name,
                      size_t platform_len)
 {
     cl_platform_id platform = NULL;
@@ -73,7 +73,7 @@ void cl_device_names(cl_device_id device, char *device_name, size_t device_len, 
     device_name[device_len - 1] = platform_name[platform_len - 1] = '\0';
 }
 
-bool vk_device_has_extension(VkPhysicalDevice pd, const char *name)
+bool clmem__vk_device_has_extension(VkPhysicalDevice pd, const char *name)
 {
     uint32_t n = 0;
     VkExtensionProperties *props;
@@ -91,7 +91,7 @@ bool vk_device_has_extension(VkPhysicalDevice pd, const char *name)
     return found;
 }
 
-void vk_device_identity(VkPhysicalDevice pd, unsigned char uuid[VK_UUID_SIZE], char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE])
+void clmem__vk_device_identity(VkPhysicalDevice pd, unsigned char uuid[VK_UUID_SIZE], char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE])
 {
     VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
     VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id};

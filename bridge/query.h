@@ -8,28 +8,28 @@
 #include <vulkan/vulkan.h>
 
 /* Is `name` a whole word of the device's CL_DEVICE_EXTENSIONS? */
-bool cl_device_has_extension(cl_device_id device, const char *name);
+bool clmem__cl_device_has_extension(cl_device_id device, const char *name);
 
 /* Does a handle-type list query (CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR,
  * CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR; the answer is bytes, not a
  * count) list `type`? */
-bool cl_device_lists_handle_type(cl_device_id device, cl_device_info query, cl_uint type);
+bool clmem__cl_device_lists_handle_type(cl_device_id device, cl_device_info query, cl_uint type);
 
 /* CL_DEVICE_UUID_KHR into uuid[16]; false when cl_khr_device_uuid is absent
  * or the query fails. */
-bool cl_device_uuid(cl_device_id device, unsigned char uuid[16]);
+bool clmem__cl_device_uuid(cl_device_id device, unsigned char uuid[16]);
 
 /* A CPU device, or one reporting CL_DEVICE_HOST_UNIFIED_MEMORY: host
  * pointers are used in place, so host-mapped sharing copies nothing. */
-bool cl_device_uses_host_memory(cl_device_id device);
+bool clmem__cl_device_uses_host_memory(cl_device_id device);
 
 /* CL_DEVICE_NAME and the platform's CL_PLATFORM_NAME, for messages. */
-void cl_device_names(cl_device_id device, char *device_name, size_t device_len, char *platform_name,
+void clmem__cl_device_names(cl_device_id device, char *device_name, size_t device_len, char *platform_name,
                      size_t platform_len);
 
 /* Is `name` among the Vulkan physical device's extensions? */
-bool vk_device_has_extension(VkPhysicalDevice pd, const char *name);
+bool clmem__vk_device_has_extension(VkPhysicalDevice pd, const char *name);
 
 /* deviceUUID and deviceName (VkPhysicalDeviceIDProperties, Vulkan 1.1). */
-void vk_device_identity(VkPhysicalDevice pd, unsigned char uuid[VK_UUID_SIZE], char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE]);
+void clmem__vk_device_identity(VkPhysicalDevice pd, unsigned char uuid[VK_UUID_SIZE], char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE]);
 #endif

@@ -18,7 +18,7 @@ CLMEM_EXPORT clmem_status clmem_handle_wrap_checked(cl_mem mem, cl_command_queue
     cl_mem_object_type type = 0;
     size_t size = 0;
     cl_int err;
-    clmem_status s = handle_check_args(mem, queue, out);
+    clmem_status s = clmem__handle_check_args(mem, queue, out);
 
     if (s != CLMEM_OK)
         return s;
@@ -51,5 +51,5 @@ CLMEM_EXPORT clmem_status clmem_handle_wrap_checked(cl_mem mem, cl_command_queue
                                    "row_pitch %u is larger than the buffer's %zu bytes.", (unsigned)row_pitch,
                                    size);
     }
-    return handle_create(mem, queue, row_pitch, keep_alive, out);
+    return clmem__handle_create(mem, queue, row_pitch, keep_alive, out);
 }

@@ -16,7 +16,7 @@ struct clmem_handle {
     clmem_keepalive *keep_alive;
 };
 
-clmem_status handle_check_args(cl_mem mem, cl_command_queue queue, clmem_handle **out)
+clmem_status clmem__handle_check_args(cl_mem mem, cl_command_queue queue, clmem_handle **out)
 {
     if (out)
         *out = NULL;
@@ -26,7 +26,7 @@ clmem_status handle_check_args(cl_mem mem, cl_command_queue queue, clmem_handle 
     return CLMEM_OK;
 }
 
-clmem_status handle_create(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
+clmem_status clmem__handle_create(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
                            clmem_keepalive *keep_alive, clmem_handle **out)
 {
     clmem_handle *h = malloc(sizeof *h);
@@ -44,10 +44,10 @@ clmem_status handle_create(cl_mem mem, cl_command_queue queue, uint32_t row_pitc
 CLMEM_EXPORT clmem_status clmem_handle_wrap(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
                                             clmem_keepalive *keep_alive, clmem_handle **out)
 {
-    clmem_status s = handle_check_args(mem, queue, out);
+    clmem_status s = clmem__handle_check_args(mem, queue, out);
     if (s != CLMEM_OK)
         return s;
-    return handle_create(mem, queue, row_pitch, keep_alive, out);
+    return clmem__handle_create(mem, queue, row_pitch, keep_alive, out);
 }
 
 CLMEM_EXPORT clmem_handle *clmem_handle_ref(clmem_handle *h)

@@ -5,9 +5,9 @@
 #include "clmem.h"
 
 /* NULL checks; sets *out = NULL first when out is not NULL. */
-clmem_status handle_check_args(cl_mem mem, cl_command_queue queue, clmem_handle **out);
+clmem_status clmem__handle_check_args(cl_mem mem, cl_command_queue queue, clmem_handle **out);
 
 /* Allocates the handle and takes the keep_alive reference. */
-clmem_status handle_create(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
+clmem_status clmem__handle_create(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
                            clmem_keepalive *keep_alive, clmem_handle **out);
 #endif
