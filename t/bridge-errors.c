@@ -207,10 +207,10 @@ int main(void)
     clmem_keepalive_unref(local_ka);
     tap_ok(atomic_load(&host.released) == 1 && atomic_load(&local.released) == 1, "the Vulkan buffers were freed");
     tap_is_int(context_refs(f.context), refs_before, "no OpenCL object left behind (context reference count)");
+    tap_is_int(fd_count(), fds_before, "no file descriptor leaked");
     cl_fixture_close(&other);
     cl_fixture_close(&f);
     tap_is_int(vkctx_validation_errors(), 0, "the Vulkan validation layer reported no error");
     vkctx_close(&vk);
-    tap_is_int(fd_count(), fds_before, "no file descriptor leaked");
     return tap_done();
 }

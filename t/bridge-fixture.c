@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void bridge_open_vulkan(struct vkctx *vk)
@@ -67,17 +68,21 @@ clmem_keepalive *vk_owned_new(struct vk_owned *o, struct vkctx *vk, VkDeviceSize
 
 VkMemoryPropertyFlags path_memory_props(clmem_path path)
 {
-    return path == CLMEM_PATH_HOST_MAPPED ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-                                          : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    /* BEST gets memory every path can take: host-visible and exportable. */
+    return path == CLMEM_PATH_HOST_MAPPED || path == CLMEM_PATH_BEST
+               ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+               : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
 }
 
-VkExternalMemoryHandleTypeFlags path_export_types(clmem_path path)
+VkExternalMemoryHandleTypeFlags path_export_types(const struct vkctx *vk, clmem_path path)
 {
     switch (path) {
     case CLMEM_PATH_OPAQUE_FD: return VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
     case CLMEM_PATH_DMA_BUF: return VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
-    default: return 0;
+    case CLMEM_PATH_BEST: return vk->has_memory_fd ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT : 0;
+    case CLMEM_PATH_HOST_MAPPED: break;
     }
+    return 0;
 }
 
 static void CL_CALLBACK on_destroyed(cl_mem mem, void *user)
@@ -147,7 +152,7 @@ bool round_trip(struct vkctx *vk, struct cl_fixture *f, cl_kernel k, clmem_path 
                 VkDeviceSize offset, VkDeviceSize size, const char *label)
 {
     struct vk_owned o;
-    clmem_keepalive *ka = vk_owned_new(&o, vk, alloc_size, path_memory_props(path), path_export_types(path));
+    clmem_keepalive *ka = vk_owned_new(&o, vk, alloc_size, path_memory_props(path), path_export_types(vk, path));
     const uint32_t value = 0x01020304u + (uint32_t)(alloc_size >> 10);
     clmem_handle *h = NULL;
     char why[256] = "";
@@ -199,7 +204,7 @@ bool round_trip(struct vkctx *vk, struct cl_fixture *f, cl_kernel k, clmem_path 
 void check_release_order(struct vkctx *vk, struct cl_fixture *f, clmem_path path)
 {
     struct vk_owned o;
-    clmem_keepalive *ka = vk_owned_new(&o, vk, 65536, path_memory_props(path), path_export_types(path));
+    clmem_keepalive *ka = vk_owned_new(&o, vk, 65536, path_memory_props(path), path_export_types(vk, path));
     clmem_handle *h = NULL, *h2;
     clmem_status s = clmem_bridge_import_vk(&o.memory, 0, 65536, path, ka, f->context,
                                             f->queue, CL_MEM_READ_WRITE, &h);
@@ -212,7 +217,14 @@ void check_release_order(struct vkctx *vk, struct cl_fixture *f, clmem_path path
     h2 = clmem_handle_ref(h);
     clmem_handle_unref(h);
     tap_is_int(atomic_load(&o.released), 0, "order: a second reference keeps the Vulkan memory");
-    clmem_handle_unref(h2);
+    {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        clmem_handle_unref(h2);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        tap_diag("order: the last unref took %.1f us (waiting for OpenCL to destroy the cl_mem)",
+                 (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3);
+    }
     tap_is_int(atomic_load(&o.released), 1, "order: the last unref frees the Vulkan memory, once");
     tap_ok(event_position("cl_mem destroyed") >= 0 &&
                event_position("cl_mem destroyed") < event_position("vulkan memory freed"),
@@ -225,7 +237,7 @@ void check_release_order(struct vkctx *vk, struct cl_fixture *f, clmem_path path
 void check_pending_work(struct vkctx *vk, struct cl_fixture *f, cl_kernel k, clmem_path path)
 {
     struct vk_owned o;
-    clmem_keepalive *ka = vk_owned_new(&o, vk, 65536, path_memory_props(path), path_export_types(path));
+    clmem_keepalive *ka = vk_owned_new(&o, vk, 65536, path_memory_props(path), path_export_types(vk, path));
     clmem_handle *h = NULL;
     cl_int err;
     cl_command_queue other = clCreateCommandQueueWithProperties(f->context, f->device, NULL, &err);

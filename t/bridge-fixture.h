@@ -34,7 +34,7 @@ clmem_keepalive *vk_owned_new(struct vk_owned *o, struct vkctx *vk, VkDeviceSize
 
 /* The properties and export types a path's buffer is made with. */
 VkMemoryPropertyFlags path_memory_props(clmem_path path);
-VkExternalMemoryHandleTypeFlags path_export_types(clmem_path path);
+VkExternalMemoryHandleTypeFlags path_export_types(const struct vkctx *vk, clmem_path path);
 
 /* Registers a destructor callback on mem that logs `what` when OpenCL
  * destroys it. `what` must be a string literal. */

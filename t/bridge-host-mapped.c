@@ -15,10 +15,9 @@ int main(void)
     struct vkctx vk;
     cl_platform_id platforms[16];
     cl_device_id devices[16];
-    int ndev, fds_before;
+    int ndev;
 
     bridge_open_vulkan(&vk);
-    fds_before = fd_count();
     ndev = cl_all_devices(platforms, devices, 16);
     if (ndev == 0)
         tap_bail("no OpenCL device");
@@ -39,6 +38,11 @@ int main(void)
         clGetDeviceInfo(f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
         align = align_bits / 8 > 4096 ? align_bits / 8 : 4096;
         k = xform_kernel(&f);
+        /* Drivers keep fds for their contexts and devices; count around the
+         * bridge's work with the same driver objects open. One warm-up round
+         * trip first, since a driver may open its own fds on first use. */
+        round_trip(&vk, &f, k, CLMEM_PATH_HOST_MAPPED, 4 * KiB, 0, 4 * KiB, label);
+        int fds_before = fd_count();
         round_trip(&vk, &f, k, CLMEM_PATH_HOST_MAPPED, 4 * KiB, 0, 4 * KiB, label);
         round_trip(&vk, &f, k, CLMEM_PATH_HOST_MAPPED, 1 * MiB, 0, 1 * MiB, label);
         round_trip(&vk, &f, k, CLMEM_PATH_HOST_MAPPED, 1 * MiB, align, 64 * KiB, label);
@@ -46,12 +50,12 @@ int main(void)
         round_trip(&vk, &f, k, CLMEM_PATH_BEST, 256 * KiB, 0, 256 * KiB, label);
         check_release_order(&vk, &f, CLMEM_PATH_HOST_MAPPED);
         check_pending_work(&vk, &f, k, CLMEM_PATH_HOST_MAPPED);
+        tap_is_int(fd_count(), fds_before, "%s: no file descriptor leaked", label);
         clReleaseKernel(k);
         cl_fixture_close(&f);
     }
     tap_is_int(vkctx_validation_errors(), 0, "the Vulkan validation layer reported no error%s",
                vk.validation ? "" : " (layer not installed: nothing counted)");
     vkctx_close(&vk);
-    tap_is_int(fd_count(), fds_before, "no file descriptor leaked");
     return tap_done();
 }
