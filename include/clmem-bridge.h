@@ -221,6 +221,87 @@ clmem_status clmem_bridge_acquire(const clmem_handle *h, cl_uint num_events, con
 clmem_status clmem_bridge_release(const clmem_handle *h, cl_uint num_events, const cl_event *wait_list,
                                   cl_event *event_out);
 
+/* ----------------------------------------------------------- semaphores */
+
+/*
+ * A Vulkan binary semaphore made usable from OpenCL queues, so that a frame
+ * can be handed over with no host wait:
+ *
+ *   Vulkan: vkQueueSubmit(..., signal = ready)
+ *   OpenCL: clmem_bridge_semaphore_wait(ready)  acquire  kernels  release
+ *           clmem_bridge_semaphore_signal(done)
+ *   Vulkan: vkQueueSubmit(wait = done, ...)
+ *
+ * Two ways to carry it, chosen at import:
+ *  - device ordering (cl_khr_external_semaphore): the VkSemaphore is exported
+ *    (vkGetSemaphoreFdKHR; opaque fd, or sync fd) and imported with
+ *    clCreateSemaphoreWithPropertiesKHR. Waits and signals happen on the
+ *    devices; the host never blocks. The driver takes the fd on a successful
+ *    import (NVIDIA closes it during the import); on failure the library
+ *    closes the fd it exported.
+ *  - host ordering, where OpenCL lacks the extensions (CPU machines, the
+ *    host-mapped path): wait submits a Vulkan wait on the semaphore with a
+ *    fence and blocks until it signalled; signal finishes the OpenCL queue
+ *    and submits a Vulkan signal. Same calls, same meaning, with the host
+ *    in the middle. It submits to `vk_queue`, so call wait and signal where
+ *    you could call vkQueueSubmit on it (Vulkan's external synchronisation).
+ *
+ * Sync-fd semaphores are exported with copy transference: the fd carries one
+ * pending signal, so a sync-fd import is good for one wait (import again per
+ * signal). Opaque fd is imported once and reused.
+ */
+typedef struct clmem_semaphore clmem_semaphore;
+
+typedef enum clmem_semaphore_mode {
+    CLMEM_SEMAPHORE_BEST = 0,         /* device ordering if possible, else host ordering */
+    CLMEM_SEMAPHORE_OPAQUE_FD = 1,    /* device ordering through an opaque fd */
+    CLMEM_SEMAPHORE_SYNC_FD = 2,      /* device ordering through a sync fd */
+    CLMEM_SEMAPHORE_HOST_ORDERED = 3  /* host ordering (no OpenCL extension needed) */
+} clmem_semaphore_mode;
+
+/*
+ * Import `semaphore` (a binary VkSemaphore created exportable with
+ * VkExportSemaphoreCreateInfo for the fd modes) of `vk_device` for use on
+ * OpenCL queues of `device` in `context`. `vk_queue` is used by host
+ * ordering only (may be VK_NULL_HANDLE for the fd modes). The bridge takes a
+ * reference on vk_keep_alive (which should keep the VkSemaphore alive) and
+ * drops it after the OpenCL semaphore is released, when the last reference
+ * to *out goes. On success *out has one reference, the caller's.
+ * Errors: CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE, CLMEM_ERR_UNSUPPORTED
+ * (naming what is missing), CLMEM_ERR_VULKAN, CLMEM_ERR_OPENCL,
+ * CLMEM_ERR_NO_MEMORY. On error *out is NULL and nothing is leaked.
+ */
+clmem_status clmem_bridge_semaphore_import(VkDevice vk_device, VkQueue vk_queue, VkSemaphore semaphore,
+                                           clmem_semaphore_mode mode, clmem_keepalive *vk_keep_alive,
+                                           cl_context context, cl_device_id device, clmem_semaphore **out);
+
+/* The mode chosen at import (never CLMEM_SEMAPHORE_BEST). */
+clmem_semaphore_mode clmem_bridge_semaphore_mode(const clmem_semaphore *sem);
+
+clmem_semaphore *clmem_bridge_semaphore_ref(clmem_semaphore *sem);  /* NULL-safe */
+void             clmem_bridge_semaphore_unref(clmem_semaphore *sem); /* NULL-safe */
+
+/*
+ * Make later commands on `queue` wait until Vulkan signalled the semaphore
+ * (after the events in wait_list); *event_out, if not NULL, gets an event
+ * for the wait. Device ordering: clEnqueueWaitSemaphoresKHR, no host wait.
+ * Host ordering: returns once the signal arrived (the wait_list is waited
+ * for first) and *event_out is an already complete event.
+ */
+clmem_status clmem_bridge_semaphore_wait(clmem_semaphore *sem, cl_command_queue queue, cl_uint num_events,
+                                         const cl_event *wait_list, cl_event *event_out);
+
+/*
+ * Signal the semaphore for Vulkan once the commands enqueued so far on
+ * `queue` (and the events in wait_list) completed. Device ordering:
+ * clEnqueueSignalSemaphoresKHR followed by clFlush, so that the signal
+ * reaches the device now rather than at the next host wait (without the
+ * flush, Vulkan's wait can stall until something else flushes the queue).
+ * Host ordering: finishes the queue, then submits the Vulkan signal.
+ */
+clmem_status clmem_bridge_semaphore_signal(clmem_semaphore *sem, cl_command_queue queue, cl_uint num_events,
+                                           const cl_event *wait_list, cl_event *event_out);
+
 #ifdef __cplusplus
 }
 #endif
