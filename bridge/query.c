@@ -29,15 +29,21 @@ bool clmem__cl_device_has_extension(cl_device_id device, const char *name)
 
 bool clmem__cl_device_lists_handle_type(cl_device_id device, cl_device_info query, cl_uint type)
 {
-    cl_uint types[64];
+    cl_uint *types;
     size_t bytes = 0;
+    bool found = false;
 
-    if (clGetDeviceInfo(device, query, sizeof types, types, &bytes) != CL_SUCCESS)
+    /* The answer is a byte count, not an entry count; ask for it first. */
+    if (clGetDeviceInfo(device, query, 0, NULL, &bytes) != CL_SUCCESS || bytes < sizeof *types)
         return false;
-    for (size_t i = 0; i < bytes / sizeof types[0] && i < 64; i++)
-        if (types[i] == type)
-            return true;
-    return false;
+    types = malloc(bytes);
+    if (!types)
+        return false;
+    if (clGetDeviceInfo(device, query, bytes, types, NULL) == CL_SUCCESS)
+        for (size_t i = 0; i < bytes / sizeof *types && !found; i++)
+            found = types[i] == type;
+    free(types);
+    return found;
 }
 
 bool clmem__cl_device_uuid(cl_device_id device, unsigned char uuid[16])
