@@ -172,8 +172,12 @@ clmem_status clmem_bridge_import_vk(const clmem_vk_memory *memory, VkDeviceSize 
  *
  * fd ownership, exactly: on CLMEM_OK the fd belongs to OpenCL. It stays open
  * while the cl_mem lives and the driver closes it when the cl_mem is
- * destroyed. Neither the library nor the caller may close it. On any error
- * the fd is still the caller's, open and untouched.
+ * destroyed. Neither the library nor the caller may close it. On an error
+ * the fd is still the caller's, open and untouched, except when the error
+ * comes from a step after the driver accepted the fd (clmem_error_call() is
+ * then clCreateSubBuffer or clSetMemObjectDestructorCallback, or the status
+ * is CLMEM_ERR_NO_MEMORY for the handle): the cl_mem was released and the
+ * driver closed the fd. Every other check and allocation comes first.
  *
  * keep_alive (may be NULL) is held until OpenCL destroyed the cl_mem, as above.
  */

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -158,6 +159,61 @@ int main(void)
     /* pairing and capability queries */
     s = clmem_bridge_pair(NULL, NULL, NULL);
     tap_is_int(s, CLMEM_ERR_NULL_POINTER, "pair(NULL) -> CLMEM_ERR_NULL_POINTER");
+    {
+        /* Unpaired devices: which status depends on what the machine has. */
+        cl_platform_id pp = (cl_platform_id)(uintptr_t)1;
+        cl_device_id pd = (cl_device_id)(uintptr_t)1;
+        bool any_uuid = false;
+        cl_platform_id ps[16];
+        cl_device_id ds[16];
+        int nd = cl_all_devices(ps, ds, 16);
+        for (int i = 0; i < nd; i++) {
+            size_t sz = 0;
+            clGetDeviceInfo(ds[i], CL_DEVICE_EXTENSIONS, 0, NULL, &sz);
+            char *ext = malloc(sz + 1);
+            clGetDeviceInfo(ds[i], CL_DEVICE_EXTENSIONS, sz, ext, NULL);
+            ext[sz] = 0;
+            any_uuid = any_uuid || strstr(ext, "cl_khr_device_uuid") != NULL;
+            free(ext);
+        }
+        s = clmem_bridge_pair(vk.physical_device, &pp, &pd);
+        if (!any_uuid)
+            tap_ok(s == CLMEM_ERR_UNSUPPORTED && pp == NULL && pd == NULL &&
+                       strstr(clmem_error_message(), "cl_khr_device_uuid"),
+                   "unpaired devices, no OpenCL UUIDs -> CLMEM_ERR_UNSUPPORTED naming cl_khr_device_uuid, outputs "
+                   "cleared");
+        else
+            tap_ok(s == CLMEM_OK || (s == CLMEM_ERR_DEVICE_MISMATCH && pp == NULL && pd == NULL),
+                   "pairing with UUIDs present -> the paired device or CLMEM_ERR_DEVICE_MISMATCH (%s)",
+                   s ? clmem_error_message() : "paired");
+    }
+    {
+        VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+        VkSemaphore vs;
+        clmem_semaphore *sem = (clmem_semaphore *)(uintptr_t)1;
+        vkCreateSemaphore(vk.device, &sci, NULL, &vs);
+        s = clmem_bridge_semaphore_import(vk.device, vk.queue, vs, CLMEM_SEMAPHORE_BEST, counted, f.context,
+                                          f.device, NULL);
+        tap_is_int(s, CLMEM_ERR_NULL_POINTER, "semaphore import with NULL out -> CLMEM_ERR_NULL_POINTER");
+        s = clmem_bridge_semaphore_import(vk.device, VK_NULL_HANDLE, vs, CLMEM_SEMAPHORE_HOST_ORDERED, counted,
+                                          f.context, f.device, &sem);
+        tap_ok(s == CLMEM_ERR_NULL_POINTER && sem == NULL,
+               "host-ordered semaphore without a VkQueue -> CLMEM_ERR_NULL_POINTER, *out NULL");
+        s = clmem_bridge_semaphore_import(vk.device, vk.queue, vs, (clmem_semaphore_mode)9, counted, f.context,
+                                          f.device, &sem);
+        tap_is_int(s, CLMEM_ERR_INVALID_VALUE, "semaphore import with an unknown mode -> CLMEM_ERR_INVALID_VALUE");
+        if (clmem_bridge_check_semaphore(vk.physical_device, f.device,
+                                         VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT) != CLMEM_OK) {
+            s = clmem_bridge_semaphore_import(vk.device, vk.queue, vs, CLMEM_SEMAPHORE_OPAQUE_FD, counted, f.context,
+                                              f.device, &sem);
+            tap_ok(s == CLMEM_ERR_UNSUPPORTED && sem == NULL &&
+                       strstr(clmem_error_message(), "cl_khr_external_semaphore_opaque_fd"),
+                   "opaque-fd semaphore where OpenCL lacks it -> CLMEM_ERR_UNSUPPORTED naming the extension");
+        } else
+            tap_skip("the device imports opaque-fd semaphores: t/bridge-semaphore covers it",
+                     "opaque-fd semaphore refusal");
+        vkDestroySemaphore(vk.device, vs, NULL);
+    }
     s = clmem_bridge_check_path(vk.physical_device, f.device, CLMEM_PATH_BEST);
     tap_is_int(s, CLMEM_ERR_INVALID_VALUE, "check_path(BEST) -> CLMEM_ERR_INVALID_VALUE");
     s = clmem_bridge_check_semaphore(vk.physical_device, f.device, (VkExternalSemaphoreHandleTypeFlagBits)0x80);

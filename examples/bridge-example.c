@@ -1,0 +1,98 @@
+/* Vulkan memory shared with OpenCL, which adds one to every word in place;
+ * the Vulkan memory is freed by its anchor once OpenCL is done with it.
+ * Built with nothing but `pkg-config --cflags --libs clmem-bridge`. */
+#include <clmem-bridge.h>
+#include <stdio.h>
+
+struct vk_buffer {
+    VkBuffer buffer;
+    clmem_vk_memory memory;
+};
+
+/* The application's anchor: what it does when nobody needs the memory. */
+static void free_vulkan_buffer(void *user)
+{
+    struct vk_buffer *b = user;
+    clmem_bridge_vk_buffer_destroy(b->buffer, &b->memory);
+    printf("Vulkan memory freed after OpenCL let go\n");
+}
+
+static const char *src = "__kernel void inc(__global uint *p) { p[get_global_id(0)] += 1u; }";
+
+int main(void)
+{
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_1};
+    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+    VkInstance instance;
+    VkPhysicalDevice pd;
+    uint32_t n = 1;
+    if (vkCreateInstance(&ici, NULL, &instance) != VK_SUCCESS ||
+        vkEnumeratePhysicalDevices(instance, &n, &pd) < 0 || n == 0)
+        return 77; /* no Vulkan */
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                   .queueCount = 1, .pQueuePriorities = &prio};
+    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                              .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci};
+    VkDevice device;
+    if (vkCreateDevice(pd, &dci, NULL, &device) != VK_SUCCESS)
+        return 1;
+
+    /* OpenCL: the device paired by UUID, else the first one. */
+    cl_platform_id platform;
+    cl_device_id cl_dev;
+    if (clmem_bridge_pair(pd, &platform, &cl_dev) != CLMEM_OK &&
+        (clGetPlatformIDs(1, &platform, NULL) != CL_SUCCESS ||
+         clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &cl_dev, NULL) != CL_SUCCESS))
+        return 77;
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, 1, &cl_dev, NULL, NULL, &err);
+    cl_command_queue queue = clCreateCommandQueueWithProperties(ctx, cl_dev, NULL, &err);
+
+    /* Host-visible memory: every machine can share it (zero-copy on CPU
+     * devices); the fd paths need exportable memory and a paired device. */
+    struct vk_buffer vb;
+    const VkDeviceSize size = 1 << 20;
+    if (clmem_bridge_vk_buffer_create(pd, device, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                      0, &vb.buffer, &vb.memory) != CLMEM_OK) {
+        fprintf(stderr, "%s\n", clmem_error_message());
+        return 1;
+    }
+    clmem_keepalive *vk_anchor = clmem_keepalive_new(free_vulkan_buffer, &vb);
+
+    clmem_handle *h = NULL;
+    clmem_status s = clmem_bridge_import_vk(&vb.memory, 0, size, CLMEM_PATH_BEST, vk_anchor, ctx, queue,
+                                            CL_MEM_READ_WRITE, &h);
+    clmem_keepalive_unref(vk_anchor); /* the import holds its own reference */
+    if (s != CLMEM_OK) {
+        fprintf(stderr, "import failed: %s\n", clmem_error_message());
+        return 1;
+    }
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+    clBuildProgram(prog, 1, &cl_dev, "", NULL, NULL);
+    cl_kernel k = clCreateKernel(prog, "inc", &err);
+    cl_mem m = clmem_handle_mem(h);
+    size_t words = size / 4;
+    clSetKernelArg(k, 0, sizeof m, &m);
+
+    clmem_bridge_acquire(h, 0, NULL, NULL); /* OpenCL owns the memory */
+    clEnqueueNDRangeKernel(queue, k, 1, NULL, &words, NULL, 0, NULL, NULL);
+    cl_event done;
+    clmem_bridge_release(h, 0, NULL, &done); /* back to Vulkan */
+    clWaitForEvents(1, &done);
+    clReleaseEvent(done);
+
+    clmem_path path;
+    clmem_bridge_handle_path(h, &path);
+    printf("shared %llu bytes through the %s path\n", (unsigned long long)size, clmem_path_name(path));
+    clmem_handle_unref(h); /* OpenCL lets go; then the anchor frees the Vulkan memory */
+
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(ctx);
+    vkDestroyDevice(device, NULL);
+    vkDestroyInstance(instance, NULL);
+    return 0;
+}

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Runs the examples the README quotes and checks what they print.
+b=${top_builddir:-.}
+run() { "$b/libtool" --mode=execute "$@"; }
+echo 1..2
+out=$(run "$b/examples/handle-example" 2>&1); rc=$?
+if [ $rc -eq 0 ] && echo "$out" | grep -q "consumer got 7680-byte rows"; then
+    echo "ok 1 - handle-example runs: $out"
+else
+    echo "not ok 1 - handle-example exited $rc: $out"
+fi
+if [ ! -x "$b/examples/bridge-example" ]; then
+    echo "ok 2 - bridge-example # SKIP built without Vulkan (configure found no vulkan.pc)"
+    exit 0
+fi
+out=$(run "$b/examples/bridge-example" 2>&1); rc=$?
+if [ $rc -eq 0 ] && echo "$out" | grep -q "through the" && echo "$out" | grep -q "Vulkan memory freed after OpenCL let go"; then
+    echo "ok 2 - bridge-example runs:" $out
+else
+    echo "not ok 2 - bridge-example exited $rc:" $out
+fi

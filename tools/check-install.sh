@@ -1,0 +1,26 @@
+#!/bin/sh
+# Installs into a temporary prefix and builds and runs the bridge example
+# (or, without the bridge, the handle example) with nothing but pkg-config,
+# as a user of the installed libraries would. Run from a configured tree.
+set -eu
+src=$(cd "$(dirname "$0")/.." && pwd)
+prefix=$(mktemp -d /tmp/clmem-prefix.XXXXXX)
+build=$(mktemp -d /tmp/clmem-install-build.XXXXXX)
+trap 'rm -rf "$prefix" "$build"' EXIT
+cd "$build"
+"$src/configure" --prefix="$prefix" --enable-werror >/dev/null
+make -j"$(nproc)" install >/dev/null
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+export LD_LIBRARY_PATH="$prefix/lib"
+if pkg-config --exists clmem-bridge; then
+    cc -std=gnu11 -Wall -Werror -o example "$src/examples/bridge-example.c" $(pkg-config --cflags --libs clmem-bridge)
+    ./example
+    echo "check-install: bridge example built with pkg-config clmem-bridge $(pkg-config --modversion clmem-bridge) and ran"
+else
+    cc -std=gnu11 -Wall -Werror -o example "$src/examples/handle-example.c" $(pkg-config --cflags --libs clmem)
+    ./example
+    echo "check-install: handle example built with pkg-config clmem $(pkg-config --modversion clmem) and ran"
+fi
+test -f "$prefix/include/clmem.h" && test -f "$prefix/bin/clmem-info"
+"$prefix/bin/clmem-info" >/dev/null
+echo "check-install: headers, libraries, clmem-info and .pc files installed under a temporary prefix"
