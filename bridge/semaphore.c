@@ -257,10 +257,13 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_semaphore *sem, cl_c
      * signal in a submission with a fence. */
     si.pWaitSemaphores = &sem->vk_sem;
     r = vkQueueSubmit(sem->vk_queue, 1, &si, sem->fence);
-    if (r == VK_SUCCESS)
+    if (r == VK_SUCCESS) {
         r = vkWaitForFences(sem->vk_device, 1, &sem->fence, VK_TRUE, UINT64_MAX);
-    if (r == VK_SUCCESS)
-        r = vkResetFences(sem->vk_device, 1, &sem->fence);
+        /* Reset even after a failed wait, so the next wait's submit is valid. */
+        VkResult reset = vkResetFences(sem->vk_device, 1, &sem->fence);
+        if (r == VK_SUCCESS)
+            r = reset;
+    }
     if (r != VK_SUCCESS)
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkQueueSubmit/vkWaitForFences", r,
                                "Waiting for the semaphore on the host failed.");

@@ -265,7 +265,9 @@ typedef enum clmem_semaphore_mode {
 
 /*
  * Import `semaphore` (a binary VkSemaphore created exportable with
- * VkExportSemaphoreCreateInfo for the fd modes) of `vk_device` for use on
+ * VkExportSemaphoreCreateInfo for the fd modes; with CLMEM_SEMAPHORE_BEST,
+ * create it exportable as opaque fd whenever clmem_bridge_check_semaphore()
+ * says opaque fd works, since BEST then picks it) of `vk_device` for use on
  * OpenCL queues of `device` in `context`. `vk_queue` is used by host
  * ordering only (may be VK_NULL_HANDLE for the fd modes). The bridge takes a
  * reference on vk_keep_alive (which should keep the VkSemaphore alive) and
