@@ -1,0 +1,67 @@
+#!/bin/sh
+# tools/clmem-bench --quick runs to the end on this machine, exits 0 (every
+# correctness check passed) and writes a CSV row for each measure and
+# variant at each size. No timing is asserted: machines are noisy.
+#
+# Run by make check from the build directory: Makefile.am exports
+# top_builddir and top_srcdir.
+: "${top_builddir:=.}"
+LC_ALL=C
+export LC_ALL
+
+tool="$top_builddir/tools/clmem-bench"
+if test ! -x "$tool"; then
+    echo "Bail out! $tool not found: build it first"
+    exit 1
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/clmem-bench.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT HUP INT TERM
+
+"$tool" --quick --csv "$tmp/x.csv" --png "$tmp/x.png" >"$tmp/out" 2>&1
+rc=$?
+if test "$rc" -eq 77; then
+    echo "1..0 # SKIP $(head -n 1 "$tmp/out")"
+    exit 0
+fi
+
+echo "1..5"
+n=0
+check() {
+    n=$((n + 1))
+    if test "$1" -eq 0; then
+        echo "ok $n - $2"
+    else
+        echo "not ok $n - $2"
+        sed "s/^/# /" "$tmp/out" "$tmp/x.csv" 2>/dev/null
+    fi
+}
+
+test "$rc" -eq 0
+check $? "clmem-bench --quick exits 0 (got $rc)"
+
+grep -Eq '^# path: (opaque-fd|host-mapped) ' "$tmp/out"
+check $? "the header names the path"
+
+test "$(head -n 1 "$tmp/x.csv" 2>/dev/null)" = "size_bytes,measure,variant,median_us,min_us,max_us,reps,frames_per_rep"
+check $? "the CSV has its header"
+
+# Every size that ran has all eight (measure, variant) rows, each with
+# numbers in every column (any numbers: nothing about their size).
+awk -F, 'NR > 1 {
+        if (NF != 8 || $1 !~ /^[0-9]+$/ || $7 !~ /^[1-9][0-9]*$/) bad++
+        for (i = 4; i <= 6; i++) if ($i !~ /^[0-9]+\.[0-9]+$/) bad++
+        seen[$1 "," $2 "," $3] = 1; sizes[$1] = 1
+    }
+    END {
+        split("staged_copy,baseline import,clmem import,raw cached_import,clmem handoff_wait,clmem " \
+              "handoff_wait,raw handoff_semaphore,clmem handoff_semaphore,raw", want, " ")
+        for (s in sizes) { nsizes++; for (k in want) if (!((s "," want[k]) in seen)) { print "# missing " s "," want[k]; bad++ } }
+        exit !(nsizes > 0 && bad == 0)
+    }' "$tmp/x.csv"
+check $? "the CSV has a row for each measure and variant at each size"
+
+# Three sizes in --quick (4K, 1M, 16M), unless a size did not fit.
+rows=$(($(wc -l <"$tmp/x.csv") - 1))
+skipped=$(grep -c '^size .*: skipped' "$tmp/out")
+test "$rows" -eq $(( (3 - skipped) * 8 ))
+check $? "--quick ran 3 sizes ($rows rows, $skipped sizes skipped)"
