@@ -43,6 +43,14 @@ int main(void)
 
     bridge_open_vulkan(&vk);
     cl_fixture_open(&f);
+    {
+        cl_platform_id p;
+        cl_device_id d;
+        if (clmem_bridge_pair(vk.physical_device, &p, &d) == CLMEM_OK) { /* the fd path, where it exists */
+            cl_fixture_close(&f);
+            cl_fixture_open_on(&f, p, d);
+        }
+    }
     clmem_bridge_caps(vk.physical_device, f.device, &caps);
     best = caps & CLMEM_CAP_OPAQUE_FD ? CLMEM_PATH_OPAQUE_FD : CLMEM_PATH_HOST_MAPPED;
     tap_diag("path under test: %s on %s", clmem_path_name(best), f.device_name);
