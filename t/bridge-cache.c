@@ -44,11 +44,12 @@ int main(void)
     bridge_open_vulkan(&vk);
     cl_fixture_open(&f);
     {
-        cl_platform_id p;
-        cl_device_id d;
-        if (clmem_bridge_pair(vk.physical_device, &p, &d) == CLMEM_OK) { /* the fd path, where it exists */
+        cl_platform_id paired_platform;
+        cl_device_id paired_device;
+        if (clmem_bridge_pair(vk.physical_device, &paired_platform, &paired_device) == CLMEM_OK) {
+            /* the fd path, where it exists */
             cl_fixture_close(&f);
-            cl_fixture_open_on(&f, p, d);
+            cl_fixture_open_on(&f, paired_platform, paired_device);
         }
     }
     clmem_bridge_caps(vk.physical_device, f.device, &caps);
