@@ -8,6 +8,7 @@
  * an fd, and each later step's undo is the step before it in reverse. */
 #include "config.h"
 #include "cache.h"
+#include "device-facts.h"
 #include "clmem-bridge.h"
 #include "export.h"
 #include "fault.h"
@@ -122,8 +123,7 @@ struct bridge_import *clmem__import_of_handle(const clmem_handle *h)
 /* What every import needs checked before anything is touched. */
 struct import_target {
     cl_device_id device;
-    cl_platform_id platform;
-    cl_uint base_align_bytes;
+    const struct cl_device_facts *facts;
 };
 
 static clmem_status check_range(uint64_t allocation_size, uint64_t offset, uint64_t size)
@@ -143,7 +143,6 @@ static clmem_status check_target(cl_context context, cl_command_queue queue, cl_
                                  struct import_target *t)
 {
     cl_context queue_context = NULL;
-    cl_uint align_bits = 0;
     cl_int err;
 
     if (flags & HOST_PTR_FLAGS)
@@ -159,32 +158,23 @@ static clmem_status check_target(cl_context context, cl_command_queue queue, cl_
                                "The queue belongs to context %p, not to the given context %p.",
                                (void *)queue_context, (void *)context);
     err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof t->device, &t->device, NULL);
-    if (err == CL_SUCCESS)
-        err = clGetDeviceInfo(t->device, CL_DEVICE_PLATFORM, sizeof t->platform, &t->platform, NULL);
     if (err != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetDeviceInfo(CL_DEVICE_PLATFORM)", err,
-                               "Finding the queue's device and platform failed.");
-    err = clGetDeviceInfo(t->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
-    if (err != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetDeviceInfo(CL_DEVICE_MEM_BASE_ADDR_ALIGN)",
-                               err, "Querying the sub-buffer alignment failed.");
-    t->base_align_bytes = align_bits / 8 ? align_bits / 8 : 1;
-    if (offset % t->base_align_bytes != 0)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_DEVICE)", err,
+                               "Finding the queue's device failed.");
+    t->facts = clmem__cl_device_facts(t->device);
+    if (!t->facts)
+        return clmem_error_status();
+    if (offset % t->facts->base_align_bytes != 0)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "offset %llu is not a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN (%u bytes), which "
                                "sub-buffer origins must be.",
-                               (unsigned long long)offset, t->base_align_bytes);
+                               (unsigned long long)offset, t->facts->base_align_bytes);
     return CLMEM_OK;
 }
 
-static bool cl_imports(cl_device_id device, clmem_path path)
+static bool cl_imports(const struct cl_device_facts *facts, clmem_path path)
 {
-    bool dma = path == CLMEM_PATH_DMA_BUF;
-    return clmem__cl_device_has_extension(device, dma ? "cl_khr_external_memory_dma_buf"
-                                               : "cl_khr_external_memory_opaque_fd") &&
-           clmem__cl_device_lists_handle_type(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR,
-                                       dma ? CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR
-                                           : CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR);
+    return path == CLMEM_PATH_DMA_BUF ? facts->imports_dma_buf : facts->imports_opaque_fd;
 }
 
 static bool host_mappable(const clmem_vk_memory *m)
@@ -194,14 +184,15 @@ static bool host_mappable(const clmem_vk_memory *m)
 }
 
 /* Resolve CLMEM_PATH_BEST, and check a named path is possible at all. */
-static clmem_status choose_path(const clmem_vk_memory *m, cl_device_id device, clmem_path asked,
+static clmem_status choose_path(const clmem_vk_memory *m, const struct import_target *t, clmem_path asked,
                                 clmem_path *chosen)
 {
     char dev_name[256], plat_name[256];
+    cl_device_id device = t->device;
     bool fd_ok = (m->export_types & VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT) &&
-                 cl_imports(device, CLMEM_PATH_OPAQUE_FD);
+                 cl_imports(t->facts, CLMEM_PATH_OPAQUE_FD);
     bool dma_ok = (m->export_types & VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT) &&
-                  cl_imports(device, CLMEM_PATH_DMA_BUF);
+                  cl_imports(t->facts, CLMEM_PATH_DMA_BUF);
 
     switch (asked) {
     case CLMEM_PATH_BEST:
@@ -223,7 +214,7 @@ static clmem_status choose_path(const clmem_vk_memory *m, cl_device_id device, c
             return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
                                    "The memory was not allocated exportable as %s (export_types 0x%x).",
                                    clmem_path_name(asked), (unsigned)m->export_types);
-        if (!cl_imports(device, asked)) {
+        if (!cl_imports(t->facts, asked)) {
             clmem__cl_device_names(device, dev_name, sizeof dev_name, plat_name, sizeof plat_name);
             return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
                                    "%s not offered by %s (%s).",
@@ -435,9 +426,9 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk(const clmem_vk_memory *memory, 
     if (hit || s != CLMEM_OK)
         return s;
     if ((s = check_target(context, queue, flags, offset, &t)) != CLMEM_OK ||
-        (s = choose_path(memory, t.device, path, &chosen)) != CLMEM_OK)
+        (s = choose_path(memory, &t, path, &chosen)) != CLMEM_OK)
         return s;
-    if ((s = import_begin(t.platform, chosen, &rec, &anchor)) != CLMEM_OK)
+    if ((s = import_begin(t.facts->platform, chosen, &rec, &anchor)) != CLMEM_OK)
         return s;
 
     if (chosen == CLMEM_PATH_HOST_MAPPED) {
@@ -498,7 +489,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_fd(int fd, clmem_path path, uint64
     if ((s = check_range(allocation_size, offset, size)) != CLMEM_OK ||
         (s = check_target(context, queue, flags, offset, &t)) != CLMEM_OK)
         return s;
-    if (!cl_imports(t.device, path)) {
+    if (!cl_imports(t.facts, path)) {
         char dev_name[256], plat_name[256];
         clmem__cl_device_names(t.device, dev_name, sizeof dev_name, plat_name, sizeof plat_name);
         return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0, "%s not offered by %s (%s).",
@@ -506,7 +497,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_fd(int fd, clmem_path path, uint64
                                                           : "cl_khr_external_memory_opaque_fd",
                                plat_name, dev_name);
     }
-    if ((s = import_begin(t.platform, path, &rec, &anchor)) != CLMEM_OK)
+    if ((s = import_begin(t.facts->platform, path, &rec, &anchor)) != CLMEM_OK)
         return s;
     s = import_fd_buffer(context, t.device, fd, path, allocation_size, flags, &rec->parent);
     if (s != CLMEM_OK) {
