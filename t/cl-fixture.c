@@ -123,3 +123,12 @@ int cl_all_devices(cl_platform_id *platforms, cl_device_id *devices, int max)
     }
     return count;
 }
+
+void cl_fixture_expect_no_leaks(struct cl_fixture *f)
+{
+    cl_uint n = 0;
+
+    clGetContextInfo(f->context, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
+    tap_is_int(n, 2, "no OpenCL object is left in the context (fixture and its queue only)");
+    tap_is_int(cl_queue_refcount(f->queue), 1, "the queue is held by the fixture only");
+}

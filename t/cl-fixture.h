@@ -34,6 +34,10 @@ cl_mem cl_fixture_buffer(struct cl_fixture *f, size_t size);
  * failure. */
 cl_kernel cl_fixture_kernel(struct cl_fixture *f, const char *source, const char *name);
 
+/* Two TAP points: the context holds nothing but the fixture and its queue,
+ * and the queue nothing but the fixture. */
+void cl_fixture_expect_no_leaks(struct cl_fixture *f);
+
 /* The reference counts OpenCL reports (for borrow/retain checks). */
 cl_uint cl_mem_refcount(cl_mem mem);
 cl_uint cl_queue_refcount(cl_command_queue queue);

@@ -2,9 +2,9 @@
  * borrowed wrap as clmem_handle_wrap. */
 #include "clmem.h"
 #include "cl-fixture.h"
+#include "fake-cl.h"
 #include "tap.h"
 
-#include <CL/cl_icd.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -26,15 +26,7 @@ static void count_release(void *user)
  * So these objects carry a dispatch table of their own: the real ICD
  * loader routes the two query calls to the stubs below, which answer like
  * a driver would. */
-struct fake_cl_object {
-    const struct _cl_icd_dispatch *dispatch;
-};
-
-static struct _cl_icd_dispatch fake_dispatch;
-static struct fake_cl_object fake_mem_obj = {&fake_dispatch};
-static struct fake_cl_object fake_queue_obj = {&fake_dispatch};
-#define FAKE_MEM ((cl_mem)(void *)&fake_mem_obj)
-#define FAKE_QUEUE ((cl_command_queue)(void *)&fake_queue_obj)
+/* (the objects themselves: t/fake-cl.h) */
 
 /* The fake mem is a 64-byte buffer in fake_context, except that querying
  * fake_failing_param fails with CL_INVALID_MEM_OBJECT. */
@@ -154,15 +146,6 @@ static cl_mem create_image(struct cl_fixture *f)
 /* Every buffer, image and queue the test made is gone again: OpenCL objects
  * retain their context, so the fixture's context must be held only by the
  * fixture and its queue, and that queue only by the fixture. */
-static void expect_no_cl_leaks(struct cl_fixture *f)
-{
-    cl_uint n = 0;
-
-    clGetContextInfo(f->context, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
-    tap_is_int(n, 2, "no OpenCL object is left in the context (fixture and its queue only)");
-    tap_is_int(cl_queue_refcount(f->queue), 1, "the queue is held by the fixture only");
-}
-
 int main(void)
 {
     struct cl_fixture f;
@@ -236,7 +219,7 @@ int main(void)
     clReleaseMemObject(sub);
     clReleaseMemObject(image);
     clReleaseMemObject(buffer);
-    expect_no_cl_leaks(&f);
+    cl_fixture_expect_no_leaks(&f);
     cl_fixture_close(&f);
     return tap_done();
 }

@@ -2,9 +2,9 @@
  * the OpenCL anchor (clmem_keepalive_new_cl). */
 #include "clmem.h"
 #include "cl-fixture.h"
+#include "fake-cl.h"
 #include "tap.h"
 
-#include <CL/cl_icd.h>
 #include <string.h>
 
 /* ------------------------------------------------ release recorders */
@@ -46,15 +46,7 @@ static void order_release(void *user)
  * so these two objects route clRetain and clRelease through the real ICD
  * loader to the stubs below, which log what was called. Only the four
  * entries set in main() are ever called. */
-struct fake_cl_object {
-    const struct _cl_icd_dispatch *dispatch;
-};
-
-static struct _cl_icd_dispatch fake_dispatch;
-static struct fake_cl_object fake_mem_obj = {&fake_dispatch};
-static struct fake_cl_object fake_queue_obj = {&fake_dispatch};
-#define FAKE_MEM ((cl_mem)(void *)&fake_mem_obj)
-#define FAKE_QUEUE ((cl_command_queue)(void *)&fake_queue_obj)
+/* (the objects themselves: t/fake-cl.h) */
 
 /* The calls made on the fake objects, in order: "M+" retain mem, "M-"
  * release mem, "Q+" and "Q-" for the queue. */
@@ -319,15 +311,6 @@ static void test_user_data(struct cl_fixture *f)
 /* Every buffer, image and queue the test made is gone again: OpenCL objects
  * retain their context, so the fixture's context must be held only by the
  * fixture and its queue, and that queue only by the fixture. */
-static void expect_no_cl_leaks(struct cl_fixture *f)
-{
-    cl_uint n = 0;
-
-    clGetContextInfo(f->context, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
-    tap_is_int(n, 2, "no OpenCL object is left in the context (fixture and its queue only)");
-    tap_is_int(cl_queue_refcount(f->queue), 1, "the queue is held by the fixture only");
-}
-
 int main(void)
 {
     struct cl_fixture f;
@@ -345,7 +328,7 @@ int main(void)
     test_new_cl(&f);
     test_new_cl_fake();
     test_user_data(&f);
-    expect_no_cl_leaks(&f);
+    cl_fixture_expect_no_leaks(&f);
     cl_fixture_close(&f);
     return tap_done();
 }

@@ -106,15 +106,6 @@ static void run_threads(struct shared *s, void *(*fn)(void *), void *args, size_
 /* Every buffer, image and queue the test made is gone again: OpenCL objects
  * retain their context, so the fixture's context must be held only by the
  * fixture and its queue, and that queue only by the fixture. */
-static void expect_no_cl_leaks(struct cl_fixture *f)
-{
-    cl_uint n = 0;
-
-    clGetContextInfo(f->context, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
-    tap_is_int(n, 2, "no OpenCL object is left in the context (fixture and its queue only)");
-    tap_is_int(cl_queue_refcount(f->queue), 1, "the queue is held by the fixture only");
-}
-
 int main(void)
 {
     struct cl_fixture f;
@@ -175,7 +166,7 @@ int main(void)
     tap_is_int(wrong, 0, "in every round the release ran exactly once");
 
     clReleaseMemObject(s.mem);
-    expect_no_cl_leaks(&f);
+    cl_fixture_expect_no_leaks(&f);
     cl_fixture_close(&f);
     return tap_done();
 }
