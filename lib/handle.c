@@ -3,6 +3,7 @@
 #include "config.h"
 #include "clmem.h"
 #include "export.h"
+#include "fault.h"
 #include "handle.h"
 #include "refcount.h"
 
@@ -29,7 +30,7 @@ clmem_status clmem__handle_check_args(cl_mem mem, cl_command_queue queue, clmem_
 clmem_status clmem__handle_create(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
                            clmem_keepalive *keep_alive, clmem_handle **out)
 {
-    clmem_handle *h = malloc(sizeof *h);
+    clmem_handle *h = FAULT("handle_alloc") ? NULL : malloc(sizeof *h);
     if (!h)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a handle failed.");
     refcount_init(&h->refs);

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "clmem.h"
 #include "export.h"
+#include "fault.h"
 #include "refcount.h"
 
 #include <stdlib.h>
@@ -30,7 +31,7 @@ struct cl_anchor {
 
 static void *anchor_alloc(size_t size, void (*release)(void *), void *user)
 {
-    struct clmem_keepalive *ka = malloc(size);
+    struct clmem_keepalive *ka = FAULT("anchor_alloc") ? NULL : malloc(size);
     if (!ka) {
         clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating an anchor of %zu bytes failed.",
                         size);

@@ -1,0 +1,146 @@
+/* Fd and object accounting under load: 10 000 host-mapped
+ * import/acquire/release/unref cycles with the import cache off, so that
+ * every cycle is a new driver import (vkMapMemory, clCreateBuffer with
+ * CL_MEM_USE_HOST_PTR, OpenCL's map, every other cycle a sub-buffer, the
+ * destructor callback, then the handoff's unmap and map, and the teardown).
+ * A leak of anything per cycle is 10 000 of it, so afterwards:
+ *  - the fd count and the context's and queue's reference counts are as
+ *    before (checked every 1000 cycles too, to name where a leak starts);
+ *  - the heap in use did not grow by a record a cycle (glibc's mallinfo2;
+ *    not meaningful under valgrind or a sanitizer, which replace malloc);
+ *  - the caller's anchor on the Vulkan memory was held through all the
+ *    cycles and released exactly once, when the caller let go at the end.
+ * CLMEM_STRESS_CYCLES overrides the count (tools/check-valgrind.sh lowers
+ * it: valgrind is some 50 times slower). */
+#include "bridge-fixture.h"
+#include "fd-count.h"
+#include "tap.h"
+
+#include <malloc.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ALLOC_SIZE (64 * 1024)
+
+static cl_uint context_refs(cl_context c)
+{
+    cl_uint n = 0;
+    clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
+    return n;
+}
+
+/* PoCL lets go of its own references on the queue and the context (held by
+ * its commands and events, which a driver thread cleans up) a little after
+ * the calls returned: true once the counts are back, false if they are not
+ * after two seconds (a leak never comes back). */
+static bool refs_settle(struct cl_fixture *f, cl_uint ctx_want, cl_uint queue_want)
+{
+    for (int ms = 0; ms < 2000; ms++) {
+        if (context_refs(f->context) == ctx_want && cl_queue_refcount(f->queue) == queue_want)
+            return true;
+        usleep(1000);
+    }
+    return false;
+}
+
+/* One cycle; "" or what failed. Odd cycles import a sub-range. */
+static const char *cycle(struct cl_fixture *f, struct vk_owned *o, clmem_keepalive *ka, int i, VkDeviceSize align)
+{
+    static char why[512];
+    VkDeviceSize offset = (i & 1) ? align : 0;
+    VkDeviceSize size = (i & 1) ? 4096 : o->memory.allocation_size;
+    clmem_handle *h = NULL;
+    cl_event done = NULL;
+    cl_int err = CL_SUCCESS;
+    clmem_status s = clmem_bridge_import_vk(&o->memory, offset, size, CLMEM_PATH_HOST_MAPPED, ka, f->context,
+                                            f->queue, CL_MEM_READ_WRITE, &h);
+
+    why[0] = '\0';
+    if (s != CLMEM_OK)
+        snprintf(why, sizeof why, "import: %s", clmem_error_message());
+    else if ((s = clmem_bridge_acquire(h, 0, NULL, NULL)) != CLMEM_OK)
+        snprintf(why, sizeof why, "acquire: %s", clmem_error_message());
+    else if ((s = clmem_bridge_release(h, 0, NULL, &done)) != CLMEM_OK)
+        snprintf(why, sizeof why, "release: %s", clmem_error_message());
+    else if ((err = clWaitForEvents(1, &done)) != CL_SUCCESS)
+        snprintf(why, sizeof why, "waiting for the release: %d", err);
+    if (done)
+        clReleaseEvent(done);
+    clmem_handle_unref(h);
+    return why;
+}
+
+int main(void)
+{
+    struct vkctx vk;
+    struct cl_fixture f;
+    struct vk_owned o;
+    clmem_keepalive *ka;
+    const char *env = getenv("CLMEM_STRESS_CYCLES");
+    int cycles = env ? atoi(env) : 10000;
+    int fds_before, done = 0, first_fd_leak = -1, first_ref_leak = -1;
+    cl_uint ctx_before, queue_before, align_bits = 0;
+    size_t heap_before, heap_after;
+    struct timespec t0, t1;
+    double seconds;
+    const char *why = "";
+
+    bridge_open_vulkan(&vk);
+    cl_fixture_open(&f);
+    clGetDeviceInfo(f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
+    clmem_bridge_cache_set_enabled(0);
+    ka = vk_owned_new(&o, &vk, ALLOC_SIZE, path_memory_props(CLMEM_PATH_HOST_MAPPED), 0);
+    /* Warm-up: the drivers' first-use fds and caches are not leaks. */
+    for (int i = 0; i < 20 && !why[0]; i++)
+        why = cycle(&f, &o, ka, i, align_bits / 8 ? align_bits / 8 : 1);
+    if (why[0])
+        tap_bail("the warm-up cycles failed: %s", why);
+    clFinish(f.queue);
+    usleep(100000); /* let the driver's own references go (see refs_settle) */
+    fds_before = fd_count();
+    ctx_before = context_refs(f.context);
+    queue_before = cl_queue_refcount(f.queue);
+    heap_before = mallinfo2().uordblks;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (; done < cycles; done++) {
+        why = cycle(&f, &o, ka, done, align_bits / 8 ? align_bits / 8 : 1);
+        if (why[0])
+            break;
+        if ((done + 1) % 1000 == 0) {
+            if (first_fd_leak < 0 && fd_count() != fds_before)
+                first_fd_leak = done + 1;
+            if (first_ref_leak < 0 && !refs_settle(&f, ctx_before, queue_before))
+                first_ref_leak = done + 1;
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    heap_after = mallinfo2().uordblks;
+
+    tap_ok(done == cycles, "%d of %d import/acquire/release/unref cycles succeeded%s%s", done, cycles,
+           why[0] ? ": " : "", why);
+    tap_diag("%.2f s, %.1f us a cycle", seconds, done ? seconds * 1e6 / done : 0.0);
+    tap_ok(fd_count() == fds_before && first_fd_leak < 0, "no fd leaked: %d open, %d before", fd_count(),
+           fds_before);
+    if (first_fd_leak >= 0)
+        tap_diag("the fd count first differed after %d cycles", first_fd_leak);
+    tap_ok(refs_settle(&f, ctx_before, queue_before) && first_ref_leak < 0,
+           "no OpenCL object leaked: context references %u (%u before), queue references %u (%u before)",
+           context_refs(f.context), ctx_before, cl_queue_refcount(f.queue), queue_before);
+    if (heap_before == 0 && heap_after == 0)
+        tap_skip("mallinfo2 reports nothing: malloc is replaced (valgrind or a sanitizer)", "the heap did not grow");
+    else
+        tap_ok(heap_after < heap_before + (size_t)cycles * 16,
+               "the heap did not grow by a record a cycle: %zu bytes in use, %zu before (%.1f bytes a cycle)",
+               heap_after, heap_before, ((double)heap_after - (double)heap_before) / (cycles ? cycles : 1));
+    tap_is_int(atomic_load(&o.released), 0, "the caller's anchor is still held by the caller");
+    clmem_keepalive_unref(ka);
+    tap_is_int(atomic_load(&o.released), 1, "and released exactly once when the caller let go");
+    clmem_bridge_cache_set_enabled(1);
+    cl_fixture_close(&f);
+    tap_is_int(vkctx_validation_errors(), 0, "the Vulkan validation layer reported no error");
+    vkctx_close(&vk);
+    return tap_done();
+}
