@@ -297,12 +297,15 @@ static clmem_status import_fd_buffer(cl_context context, cl_device_id device, in
     return CLMEM_OK;
 }
 
-/* clCreateBuffer(CL_MEM_USE_HOST_PTR) on the mapping, then OpenCL's own map
- * of it: CL_MEM_USE_HOST_PTR promises the host and device views agree only
- * at map/unmap, so the host (Vulkan) side starts as the owner and acquire
- * is an unmap. */
+/* clCreateBuffer(CL_MEM_USE_HOST_PTR) on the import's range of the mapping,
+ * then OpenCL's own map of it: CL_MEM_USE_HOST_PTR promises the host and
+ * device views agree only at map/unmap, so the host (Vulkan) side starts as
+ * the owner and acquire is an unmap. The buffer covers the range alone, not
+ * the allocation: on a device that copies (NVIDIA), a map of the whole
+ * allocation would copy its stale view over ranges other imports handed
+ * back meanwhile (found by t/bridge-threads on the H200). */
 static clmem_status import_host_buffer(struct bridge_import *rec, cl_context context, cl_command_queue queue,
-                                       const clmem_vk_memory *m, cl_mem_flags flags)
+                                       const clmem_vk_memory *m, uint64_t offset, uint64_t size, cl_mem_flags flags)
 {
     cl_int err = CL_OUT_OF_RESOURCES;
     clmem_status s = clmem__host_map_get(m->device, m->memory, &rec->host_map, &rec->host_base);
@@ -310,8 +313,8 @@ static clmem_status import_host_buffer(struct bridge_import *rec, cl_context con
     if (s != CLMEM_OK)
         return s;
     rec->parent = FAULT("clCreateBuffer") ? NULL
-                                          : clCreateBuffer(context, flags | CL_MEM_USE_HOST_PTR,
-                                                           (size_t)m->allocation_size, rec->host_base, &err);
+                                          : clCreateBuffer(context, flags | CL_MEM_USE_HOST_PTR, (size_t)size,
+                                                           (char *)rec->host_base + offset, &err);
     if (err != CL_SUCCESS || !rec->parent) {
         if (rec->parent)
             clReleaseMemObject(rec->parent);
@@ -325,7 +328,7 @@ static clmem_status import_host_buffer(struct bridge_import *rec, cl_context con
     rec->cl_map_ptr = FAULT("clEnqueueMapBuffer")
                           ? NULL
                           : clEnqueueMapBuffer(queue, rec->parent, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                                               (size_t)m->allocation_size, 0, NULL, NULL, &err);
+                                               (size_t)size, 0, NULL, NULL, &err);
     if (err != CL_SUCCESS || !rec->cl_map_ptr) {
         rec->cl_map_ptr = NULL;
         clReleaseMemObject(rec->parent);
@@ -432,7 +435,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk(const clmem_vk_memory *memory, 
         return s;
 
     if (chosen == CLMEM_PATH_HOST_MAPPED) {
-        s = import_host_buffer(rec, context, queue, memory, flags);
+        s = import_host_buffer(rec, context, queue, memory, offset, size, flags);
     } else {
         VkExternalMemoryHandleTypeFlagBits type = chosen == CLMEM_PATH_DMA_BUF
                                                       ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT
@@ -462,8 +465,13 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk(const clmem_vk_memory *memory, 
         clmem_keepalive_unref(anchor); /* nothing imported: frees rec */
         return s;
     }
-    rec->parent_size = (size_t)memory->allocation_size;
-    s = import_finish(rec, anchor, queue, offset, size, memory->allocation_size, vk_keep_alive, out);
+    if (chosen == CLMEM_PATH_HOST_MAPPED) { /* the buffer is the range itself: no sub-buffer */
+        rec->parent_size = (size_t)size;
+        s = import_finish(rec, anchor, queue, 0, size, size, vk_keep_alive, out);
+    } else {
+        rec->parent_size = (size_t)memory->allocation_size;
+        s = import_finish(rec, anchor, queue, offset, size, memory->allocation_size, vk_keep_alive, out);
+    }
     if (s == CLMEM_OK)
         clmem__cache_insert(&key, rec, clmem_handle_keep_alive(*out));
     return s;
