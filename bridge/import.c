@@ -15,6 +15,8 @@
 #include "import.h"
 #include "query.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +32,8 @@
 
 static void import_free(struct bridge_import *rec)
 {
+    if (rec->caller_fd >= 0) /* import_fd took it on success; OpenCL is done with it now */
+        close(rec->caller_fd);
     clmem__host_map_put(rec->host_map);
     clmem_keepalive_unref(rec->vk_keep_alive);
     pthread_cond_destroy(&rec->destroyed_cond);
@@ -93,9 +97,13 @@ void clmem__import_anchor_release(void *user)
         import_free(rec);
         return;
     }
-    /* Hand the memory back to Vulkan if the user left OpenCL owning it. */
-    if (atomic_load(&rec->acquired))
+    /* Hand the memory back to Vulkan if the user left OpenCL owning it. An
+     * acquired external cl_mem is never destroyed on NVIDIA, so a failed
+     * release is tried once more once the queue is idle. */
+    if (atomic_load(&rec->acquired) && clmem__handoff_release(rec, 0, NULL, NULL) != CLMEM_OK) {
+        clFinish(queue);
         clmem__handoff_release(rec, 0, NULL, NULL);
+    }
     if (rec->cl_map_ptr) /* host-mapped: OpenCL's own map is undone before release */
         clEnqueueUnmapMemObject(queue, rec->parent, rec->cl_map_ptr, 0, NULL, NULL);
     /* Commands on this queue finish now; work on other queues delays the
@@ -259,6 +267,7 @@ static clmem_status import_begin(cl_platform_id platform, clmem_path path, struc
     rec->path = path;
     rec->ext = ext;
     rec->parent_size = 0;
+    rec->caller_fd = -1;
     rec->teardown = IMPORT_LIVE;
     pthread_mutex_init(&rec->lock, NULL);
     pthread_cond_init(&rec->destroyed_cond, NULL);
@@ -290,7 +299,7 @@ static clmem_status import_fd_buffer(cl_context context, cl_device_id device, in
         if (parent)
             clReleaseMemObject(parent);
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clCreateBufferWithProperties", err,
-                               "Importing fd %d (%s, %llu bytes) failed; the fd is still the caller's.", fd,
+                               "Importing fd %d (%s, %llu bytes) failed.", fd,
                                clmem_path_name(path), (unsigned long long)allocation_size);
     }
     *parent_out = parent;
@@ -484,6 +493,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_fd(int fd, clmem_path path, uint64
     struct import_target t;
     struct bridge_import *rec;
     clmem_keepalive *anchor;
+    int dup_fd;
     clmem_status s = check_out_and_pointers(out, context, queue);
 
     if (s != CLMEM_OK)
@@ -507,13 +517,29 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_fd(int fd, clmem_path path, uint64
     }
     if ((s = import_begin(t.facts->platform, path, &rec, &anchor)) != CLMEM_OK)
         return s;
-    s = import_fd_buffer(context, t.device, fd, path, allocation_size, flags, &rec->parent);
+    /* The driver is given a duplicate: if a step after the driver took it
+     * fails, releasing the cl_mem closes the duplicate, and the caller's fd
+     * is untouched on every error. On success the caller's fd is kept until
+     * OpenCL destroyed the cl_mem, then closed: the caller sees exactly the
+     * extension's rule (open while the cl_mem lives, never theirs again). */
+    dup_fd = FAULT("fcntl(F_DUPFD_CLOEXEC)") ? (errno = EMFILE, -1) : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup_fd < 0) {
+        s = clmem_error_set(errno == EBADF ? CLMEM_ERR_INVALID_VALUE : CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM,
+                            "fcntl(F_DUPFD_CLOEXEC)", errno, "Duplicating fd %d failed; it is untouched.", fd);
+        clmem_keepalive_unref(anchor);
+        return s;
+    }
+    s = import_fd_buffer(context, t.device, dup_fd, path, allocation_size, flags, &rec->parent);
     if (s != CLMEM_OK) {
-        clmem_keepalive_unref(anchor); /* the fd stays the caller's */
+        close(dup_fd); /* the driver did not take it; the caller's fd is untouched */
+        clmem_keepalive_unref(anchor);
         return s;
     }
     rec->parent_size = (size_t)allocation_size;
-    return import_finish(rec, anchor, queue, offset, size, allocation_size, keep_alive, out);
+    s = import_finish(rec, anchor, queue, offset, size, allocation_size, keep_alive, out);
+    if (s == CLMEM_OK)
+        rec->caller_fd = fd; /* the handle keeps rec alive: no one else sees it yet */
+    return s;
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_path *path_out)

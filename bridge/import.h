@@ -26,6 +26,7 @@ struct bridge_import {
     void *host_base;                /* host-mapped path: first byte of the allocation */
     void *cl_map_ptr;               /* host-mapped path: OpenCL's mapping while the host owns it */
     atomic_bool acquired;           /* OpenCL owns the memory (between acquire and release) */
+    int caller_fd;                  /* import_fd: the caller's fd, closed when parent is destroyed; else -1 */
     bool destructor_set;            /* on_parent_destroyed is registered on parent */
     /* Who drops the Vulkan anchor and frees the record: the thread that
      * released the last handle (it waits for OpenCL's destruction) or, when

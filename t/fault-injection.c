@@ -141,6 +141,7 @@ static const struct fault_case cases[] = {
     {"clEnqueueAcquireExternalMemObjectsKHR",  &seq_fd,           CLMEM_ERR_OPENCL,    "clEnqueueAcquireExternalMemObjectsKHR"},
     {"clEnqueueReleaseExternalMemObjectsKHR",  &seq_fd,           CLMEM_ERR_OPENCL,    "clEnqueueReleaseExternalMemObjectsKHR"},
     {"clEnqueueReleaseExternalMemObjectsKHR",  &seq_fd_dropped,   CLMEM_ERR_OPENCL,    "clEnqueueReleaseExternalMemObjectsKHR"},
+    {"fcntl(F_DUPFD_CLOEXEC)",                 &seq_import_fd,    CLMEM_ERR_NO_MEMORY, "fcntl(F_DUPFD_CLOEXEC)"},
     {"import_record_alloc",                    &seq_import_fd,    CLMEM_ERR_NO_MEMORY, NULL},
     {"anchor_alloc",                           &seq_import_fd,    CLMEM_ERR_NO_MEMORY, NULL},
     {"clCreateBufferWithProperties",           &seq_import_fd,    CLMEM_ERR_OPENCL,    "clCreateBufferWithProperties"},
