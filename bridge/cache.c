@@ -42,8 +42,10 @@ CLMEM_EXPORT int clmem_bridge_cache_set_enabled(int enabled)
     return atomic_exchange(&cache_enabled, enabled != 0);
 }
 
-clmem_status clmem__cache_lookup(const struct cache_key *key, cl_command_queue queue, clmem_handle **out, bool *hit)
+clmem_status clmem__cache_lookup(const struct cache_key *key, cl_command_queue queue, clmem_keepalive *vk_keep_alive,
+                                 clmem_handle **out, bool *hit)
 {
+    struct bridge_import *rec = NULL;
     clmem_keepalive *anchor = NULL;
     cl_command_queue import_queue = NULL;
     cl_mem mem = NULL;
@@ -57,6 +59,7 @@ clmem_status clmem__cache_lookup(const struct cache_key *key, cl_command_queue q
         if (key_equal(&e->key, key)) {
             /* Fails when the last handle is being dropped right now. */
             anchor = clmem_keepalive_try_ref(e->anchor);
+            rec = e->rec;
             mem = e->mem;
             import_queue = e->queue;
             break;
@@ -79,7 +82,10 @@ clmem_status clmem__cache_lookup(const struct cache_key *key, cl_command_queue q
                                    (void *)queue_context, (void *)key->context);
         }
     }
-    s = clmem_handle_wrap(mem, queue, 0, anchor, out);
+    /* Our anchor reference keeps rec alive while we add to it. */
+    s = clmem__import_hold_anchor(rec, vk_keep_alive);
+    if (s == CLMEM_OK)
+        s = clmem_handle_wrap(mem, queue, 0, anchor, out);
     clmem_keepalive_unref(anchor);
     *hit = true;
     return s;

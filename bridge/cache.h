@@ -21,8 +21,10 @@ struct cache_key {
 
 /* On a hit, *hit is true and *out is a new handle on the live import,
  * paired with `queue` (which must be in key->context: CLMEM_ERR_CONTEXT_MISMATCH
- * otherwise). On a miss, *hit is false and CLMEM_OK is returned. */
-clmem_status clmem__cache_lookup(const struct cache_key *key, cl_command_queue queue, clmem_handle **out, bool *hit);
+ * otherwise); the import then also holds vk_keep_alive, as a new import
+ * would. On a miss, *hit is false and CLMEM_OK is returned. */
+clmem_status clmem__cache_lookup(const struct cache_key *key, cl_command_queue queue, clmem_keepalive *vk_keep_alive,
+                                 clmem_handle **out, bool *hit);
 
 /* List a new import whose handles hold `anchor`. Best effort: when the
  * cache is off or an entry cannot be allocated, the import is just not

@@ -61,8 +61,10 @@ const struct cl_device_facts *clmem__cl_device_facts(cl_device_id device)
         found = &table[count++];
     }
     pthread_mutex_unlock(&table_lock);
-    if (!found)
-        clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "More than %d OpenCL devices were seen.",
-                        FACTS_MAX);
+    if (!found) { /* table full (many sub-devices): answer uncached, from this thread's copy */
+        static _Thread_local struct cl_device_facts overflow;
+        overflow = fresh;
+        found = &overflow;
+    }
     return found;
 }

@@ -17,7 +17,9 @@ struct cl_device_facts {
 };
 
 /* The facts for device, from the table or asked now. NULL, with the error
- * recorded, when the device cannot be queried (not a valid device) or the
- * table is full. Entries live for the process: root devices do too. */
+ * recorded, when the device cannot be queried (not a valid device).
+ * Entries live for the process, as root devices do; past 64 devices the
+ * facts are asked again on each call (a sub-device released and another
+ * made at its address would get its facts: the same parent's, in practice). */
 const struct cl_device_facts *clmem__cl_device_facts(cl_device_id device);
 #endif

@@ -76,6 +76,11 @@ static clmem_status release_on(struct bridge_import *rec, cl_command_queue queue
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clEnqueueMapBuffer", err,
                                "Handing host-mapped memory back to the host failed.");
     }
+    if (!rec->ext->release_external) {
+        atomic_store(&rec->acquired, 1);
+        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                               "The platform has no clEnqueueReleaseExternalMemObjectsKHR.");
+    }
     err = FAULT("clEnqueueReleaseExternalMemObjectsKHR")
               ? CL_OUT_OF_RESOURCES
               : rec->ext->release_external(queue, 1, &rec->parent, num_events, wait_list, event_out);

@@ -36,6 +36,9 @@ static void import_free(struct bridge_import *rec)
         close(rec->caller_fd);
     clmem__host_map_put(rec->host_map);
     clmem_keepalive_unref(rec->vk_keep_alive);
+    for (unsigned i = 0; i < rec->more_vk_anchor_count; i++)
+        clmem_keepalive_unref(rec->more_vk_anchors[i]);
+    free(rec->more_vk_anchors);
     pthread_cond_destroy(&rec->destroyed_cond);
     pthread_mutex_destroy(&rec->lock);
     free(rec);
@@ -117,6 +120,31 @@ void clmem__import_anchor_release(void *user)
     else /* the import failed before the callback was set */
         import_free(rec);
     clReleaseCommandQueue(queue);
+}
+
+clmem_status clmem__import_hold_anchor(struct bridge_import *rec, clmem_keepalive *vk_keep_alive)
+{
+    clmem_status s = CLMEM_OK;
+    bool held;
+
+    if (!vk_keep_alive || vk_keep_alive == rec->vk_keep_alive)
+        return CLMEM_OK;
+    pthread_mutex_lock(&rec->lock);
+    held = false;
+    for (unsigned i = 0; i < rec->more_vk_anchor_count && !held; i++)
+        held = rec->more_vk_anchors[i] == vk_keep_alive;
+    if (!held) {
+        clmem_keepalive **grown =
+            realloc(rec->more_vk_anchors, (rec->more_vk_anchor_count + 1) * sizeof *rec->more_vk_anchors);
+        if (grown) {
+            rec->more_vk_anchors = grown;
+            rec->more_vk_anchors[rec->more_vk_anchor_count++] = clmem_keepalive_ref(vk_keep_alive);
+        } else
+            s = clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0,
+                                "Holding the cached import's second Vulkan anchor failed.");
+    }
+    pthread_mutex_unlock(&rec->lock);
+    return s;
 }
 
 struct bridge_import *clmem__import_of_handle(const clmem_handle *h)
@@ -434,7 +462,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk(const clmem_vk_memory *memory, 
      * the checks it passed (cache.h says what the key holds). */
     struct cache_key key = {memory->device, memory->memory, offset, size, flags, context, path};
     bool hit = false;
-    s = clmem__cache_lookup(&key, queue, out, &hit);
+    s = clmem__cache_lookup(&key, queue, vk_keep_alive, out, &hit);
     if (hit || s != CLMEM_OK)
         return s;
     if ((s = check_target(context, queue, flags, offset, &t)) != CLMEM_OK ||

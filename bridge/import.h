@@ -22,6 +22,8 @@ struct bridge_import {
     size_t parent_size;             /* its size in bytes */
     cl_mem view;                    /* retained sub-buffer, or NULL when parent is the range */
     clmem_keepalive *vk_keep_alive; /* one reference, dropped when parent is destroyed */
+    clmem_keepalive **more_vk_anchors; /* cache hits' other Vulkan anchors, held alike (under lock) */
+    unsigned more_vk_anchor_count;
     struct host_map *host_map;      /* host-mapped path: the shared vkMapMemory mapping */
     void *host_base;                /* host-mapped path: first byte of the allocation */
     void *cl_map_ptr;               /* host-mapped path: OpenCL's mapping while the host owns it */
@@ -43,6 +45,9 @@ void clmem__import_anchor_release(void *user);
 
 /* The record behind a bridge handle, or NULL for any other handle. */
 struct bridge_import *clmem__import_of_handle(const clmem_handle *h);
+
+/* A cache hit with another Vulkan anchor: hold it too, until destruction. */
+clmem_status clmem__import_hold_anchor(struct bridge_import *rec, clmem_keepalive *vk_keep_alive);
 
 /* clmem_bridge_release() on a record (also used by teardown). */
 clmem_status clmem__handoff_release(struct bridge_import *rec, cl_uint num_events, const cl_event *wait_list,

@@ -213,8 +213,10 @@ static clmem_status complete_event(cl_command_queue queue, cl_event *event_out)
     err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, NULL);
     if (err == CL_SUCCESS)
         *event_out = clCreateUserEvent(context, &err);
-    if (err == CL_SUCCESS)
-        err = clSetUserEventStatus(*event_out, CL_COMPLETE);
+    if (err == CL_SUCCESS && (err = clSetUserEventStatus(*event_out, CL_COMPLETE)) != CL_SUCCESS) {
+        clReleaseEvent(*event_out);
+        *event_out = NULL;
+    }
     if (err != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clCreateUserEvent", err,
                                "Making the completed event for host ordering failed.");

@@ -48,10 +48,10 @@ CLMEM_EXPORT clmem_status clmem_error_set(clmem_status status, clmem_api api, co
         va_end(ap);
     }
     if (call)
-        snprintf(e->message, sizeof e->message, "%s failed with %s code %d%s%s", call, api_name(api),
-                 (int)native_code, e->explanation[0] ? ": " : ".", e->explanation);
+        snprintf(e->message, sizeof e->message, "%.160s failed with %s code %d%s%.*s", call, api_name(api),
+                 (int)native_code, e->explanation[0] ? ": " : ".", CLMEM_ERROR_TEXT - 1, e->explanation);
     else if (e->explanation[0]) /* the library's own check: its explanation says it all */
-        snprintf(e->message, sizeof e->message, "%s", e->explanation);
+        snprintf(e->message, sizeof e->message, "%.*s", CLMEM_ERROR_TEXT - 1, e->explanation);
     else
         snprintf(e->message, sizeof e->message, "%s", clmem_status_str(status));
     return status;

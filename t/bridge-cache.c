@@ -8,6 +8,13 @@
 
 #include <pthread.h>
 
+static int other_releases;
+static void count_other(void *user)
+{
+    (void)user;
+    other_releases++;
+}
+
 struct shared {
     struct cl_fixture *f;
     clmem_vk_memory *memory;
@@ -94,6 +101,22 @@ int main(void)
     clmem_handle_unref(c);
     clmem_handle_unref(d);
     clmem_handle_unref(e);
+    {
+        /* A second caller with an anchor of its own gets the cached import,
+         * and its anchor is held as long as that import, like a new one. */
+        clmem_handle *first = NULL, *second = NULL;
+        clmem_keepalive *other = clmem_keepalive_new(count_other, NULL);
+        IMPORT(0, 64 * 1024, CL_MEM_READ_WRITE, &first);
+        tap_is_int(clmem_bridge_import_vk(&o.memory, 0, 64 * 1024, CLMEM_PATH_BEST, other, f.context, f.queue,
+                                          CL_MEM_READ_WRITE, &second),
+                   CLMEM_OK, "a cached import for a caller with another anchor");
+        tap_ok(second && clmem_handle_mem(second) == clmem_handle_mem(first), "it is the live import");
+        clmem_keepalive_unref(other);
+        clmem_handle_unref(first);
+        tap_is_int(other_releases, 0, "that caller's anchor is held while its handle lives");
+        clmem_handle_unref(second);
+        tap_is_int(other_releases, 1, "and dropped, once, when the import goes");
+    }
 
     {
         struct shared sh = {.f = &f, .memory = &o.memory, .ka = ka};

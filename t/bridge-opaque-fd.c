@@ -24,16 +24,19 @@ static void open_paired(struct vkctx *vk, struct cl_fixture *f)
         cl_fixture_open_on(f, platform, device);
         return;
     }
-    if (s == CLMEM_OK)
-        tap_skip_all("%s", clmem_error_message());
-    /* Unpaired: say what the first OpenCL device lacks for this path. */
     {
+        /* Unpaired, or paired without the path: say what is missing, after
+         * closing the Vulkan context (skipping exits). */
+        char why[1024];
         cl_platform_id ps[4];
         cl_device_id ds[4];
-        if (cl_all_devices(ps, ds, 4) > 0 &&
-            clmem_bridge_check_path(vk->physical_device, ds[0], CLMEM_PATH_OPAQUE_FD) != CLMEM_OK)
-            tap_skip_all("%s", clmem_error_message());
-        tap_skip_all("no OpenCL device pairs with %s: %s", vk->device_name, clmem_error_message());
+        if (s == CLMEM_OK || (cl_all_devices(ps, ds, 4) > 0 &&
+                              clmem_bridge_check_path(vk->physical_device, ds[0], CLMEM_PATH_OPAQUE_FD) != CLMEM_OK))
+            snprintf(why, sizeof why, "%s", clmem_error_message());
+        else
+            snprintf(why, sizeof why, "no OpenCL device pairs with %s: %s", vk->device_name, clmem_error_message());
+        vkctx_close(vk);
+        tap_skip_all("%s", why);
     }
 }
 
@@ -145,8 +148,12 @@ int main(void)
     int fds_before;
 
     bridge_open_vulkan(&vk);
-    if (!vk.has_memory_fd)
-        tap_skip_all("VK_KHR_external_memory_fd not offered by %s", vk.device_name);
+    if (!vk.has_memory_fd) {
+        char name[sizeof vk.device_name];
+        memcpy(name, vk.device_name, sizeof name);
+        vkctx_close(&vk);
+        tap_skip_all("VK_KHR_external_memory_fd not offered by %s", name);
+    }
     open_paired(&vk, &f);
     tap_diag("Vulkan %s paired with OpenCL %s (%s); validation layer %s", vk.device_name, f.device_name,
              f.platform_name, vk.validation ? "on" : "not installed");
