@@ -12,6 +12,17 @@ void bridge_open_vulkan(struct vkctx *vk)
         tap_skip_all("no usable Vulkan device: %s", vk->error);
 }
 
+void cl_fixture_open_paired(struct cl_fixture *f, struct vkctx *vk)
+{
+    cl_platform_id platform;
+    cl_device_id device;
+
+    if (clmem_bridge_pair(vk->physical_device, &platform, &device) == CLMEM_OK)
+        cl_fixture_open_on(f, platform, device);
+    else
+        cl_fixture_open(f);
+}
+
 #define EVENTS_MAX 64
 static const char *events[EVENTS_MAX];
 static atomic_int event_count;

@@ -13,6 +13,10 @@
 /* Opens the Vulkan context or skips the whole test, naming why. */
 void bridge_open_vulkan(struct vkctx *vk);
 
+/* Opens f on the OpenCL device paired with vk by UUID where there is one
+ * (so the GPU machine tests its own device), else as cl_fixture_open does. */
+void cl_fixture_open_paired(struct cl_fixture *f, struct vkctx *vk);
+
 /* Ordered event log: event_log() appends, event_position() finds. */
 void event_log(const char *what);
 int event_position(const char *what); /* -1 when absent */

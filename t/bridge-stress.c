@@ -87,7 +87,7 @@ int main(void)
     const char *why = "";
 
     bridge_open_vulkan(&vk);
-    cl_fixture_open(&f);
+    cl_fixture_open_paired(&f, &vk);
     clGetDeviceInfo(f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
     clmem_bridge_cache_set_enabled(0);
     ka = vk_owned_new(&o, &vk, ALLOC_SIZE, path_memory_props(CLMEM_PATH_HOST_MAPPED), 0);

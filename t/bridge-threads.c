@@ -256,7 +256,7 @@ int main(void)
     memset(&sh, 0, sizeof sh);
     sh.iterations = env ? atoi(env) : 500;
     bridge_open_vulkan(&vk);
-    cl_fixture_open(&f);
+    cl_fixture_open_paired(&f, &vk);
     clGetDeviceInfo(f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
     sh.slice = align_bits / 8 > 4096 ? align_bits / 8 : 4096;
     sh.f = &f;

@@ -659,7 +659,7 @@ int main(void)
     int points = 0;
 
     bridge_open_vulkan(&e.vk);
-    cl_fixture_open(&e.f);
+    cl_fixture_open_paired(&e.f, &e.vk);
     clGetDeviceInfo(e.f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
     e.align = align_bits / 8 ? align_bits / 8 : 1;
     check_needs(&e);
