@@ -371,9 +371,12 @@ static clmem_status do_op(struct run *r, struct op op)
 static void check_failure(struct run *r, struct op op, clmem_status s)
 {
     const struct fault_case *c = r->c;
-    clmem_api want_api = c->want == CLMEM_ERR_OPENCL   ? CLMEM_API_OPENCL
-                         : c->want == CLMEM_ERR_VULKAN ? CLMEM_API_VULKAN
-                                                       : CLMEM_API_NONE;
+    /* A system call (the fd duplicate) reports errno; allocations, none. */
+    bool system_call = c->call && strncmp(c->call, "fcntl", 5) == 0;
+    clmem_api want_api = system_call                     ? CLMEM_API_SYSTEM
+                         : c->want == CLMEM_ERR_OPENCL   ? CLMEM_API_OPENCL
+                         : c->want == CLMEM_ERR_VULKAN   ? CLMEM_API_VULKAN
+                                                         : CLMEM_API_NONE;
     const char *call = clmem_error_call();
     int32_t code = clmem_error_native_code();
 
