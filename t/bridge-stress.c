@@ -1,5 +1,6 @@
 /* Fd and object accounting under load: 10 000 host-mapped
- * import/acquire/release/unref cycles with the import cache off, so that
+ * import/acquire/release/unref cycles (and as many on the opaque-fd path
+ * where it exists: the H200) with the import cache off, so that
  * every cycle is a new driver import (vkMapMemory, clCreateBuffer with
  * CL_MEM_USE_HOST_PTR, OpenCL's map, every other cycle a sub-buffer, the
  * destructor callback, then the handoff's unmap and map, and the teardown).
@@ -45,7 +46,8 @@ static bool refs_settle(struct cl_fixture *f, cl_uint ctx_want, cl_uint queue_wa
 }
 
 /* One cycle; "" or what failed. Odd cycles import a sub-range. */
-static const char *cycle(struct cl_fixture *f, struct vk_owned *o, clmem_keepalive *ka, int i, VkDeviceSize align)
+static const char *cycle(struct cl_fixture *f, struct vk_owned *o, clmem_keepalive *ka, int i, VkDeviceSize align,
+                         clmem_path path)
 {
     static char why[512];
     VkDeviceSize offset = (i & 1) ? align : 0;
@@ -53,7 +55,7 @@ static const char *cycle(struct cl_fixture *f, struct vk_owned *o, clmem_keepali
     clmem_handle *h = NULL;
     cl_event done = NULL;
     cl_int err = CL_SUCCESS;
-    clmem_status s = clmem_bridge_import_vk(&o->memory, offset, size, CLMEM_PATH_HOST_MAPPED, ka, f->context,
+    clmem_status s = clmem_bridge_import_vk(&o->memory, offset, size, path, ka, f->context,
                                             f->queue, CL_MEM_READ_WRITE, &h);
 
     why[0] = '\0';
@@ -71,10 +73,8 @@ static const char *cycle(struct cl_fixture *f, struct vk_owned *o, clmem_keepali
     return why;
 }
 
-int main(void)
+static void stress(struct vkctx *vk, struct cl_fixture *f, clmem_path path)
 {
-    struct vkctx vk;
-    struct cl_fixture f;
     struct vk_owned o;
     clmem_keepalive *ka;
     const char *env = getenv("CLMEM_STRESS_CYCLES");
@@ -86,32 +86,31 @@ int main(void)
     double seconds;
     const char *why = "";
 
-    bridge_open_vulkan(&vk);
-    cl_fixture_open_paired(&f, &vk);
-    clGetDeviceInfo(f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
+    tap_diag("path: %s on %s", clmem_path_name(path), f->device_name);
+    clGetDeviceInfo(f->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
     clmem_bridge_cache_set_enabled(0);
-    ka = vk_owned_new(&o, &vk, ALLOC_SIZE, path_memory_props(CLMEM_PATH_HOST_MAPPED), 0);
+    ka = vk_owned_new(&o, vk, ALLOC_SIZE, path_memory_props(path), path_export_types(vk, path));
     /* Warm-up: the drivers' first-use fds and caches are not leaks. */
     for (int i = 0; i < 20 && !why[0]; i++)
-        why = cycle(&f, &o, ka, i, align_bits / 8 ? align_bits / 8 : 1);
+        why = cycle(f, &o, ka, i, align_bits / 8 ? align_bits / 8 : 1, path);
     if (why[0])
         tap_bail("the warm-up cycles failed: %s", why);
-    clFinish(f.queue);
+    clFinish(f->queue);
     usleep(100000); /* let the driver's own references go (see refs_settle) */
     fds_before = fd_count();
-    ctx_before = context_refs(f.context);
-    queue_before = cl_queue_refcount(f.queue);
+    ctx_before = context_refs(f->context);
+    queue_before = cl_queue_refcount(f->queue);
     heap_before = mallinfo2().uordblks;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (; done < cycles; done++) {
-        why = cycle(&f, &o, ka, done, align_bits / 8 ? align_bits / 8 : 1);
+        why = cycle(f, &o, ka, done, align_bits / 8 ? align_bits / 8 : 1, path);
         if (why[0])
             break;
         if ((done + 1) % 1000 == 0) {
             if (first_fd_leak < 0 && fd_count() != fds_before)
                 first_fd_leak = done + 1;
-            if (first_ref_leak < 0 && !refs_settle(&f, ctx_before, queue_before))
+            if (first_ref_leak < 0 && !refs_settle(f, ctx_before, queue_before))
                 first_ref_leak = done + 1;
         }
     }
@@ -126,9 +125,9 @@ int main(void)
            fds_before);
     if (first_fd_leak >= 0)
         tap_diag("the fd count first differed after %d cycles", first_fd_leak);
-    tap_ok(refs_settle(&f, ctx_before, queue_before) && first_ref_leak < 0,
+    tap_ok(refs_settle(f, ctx_before, queue_before) && first_ref_leak < 0,
            "no OpenCL object leaked: context references %u (%u before), queue references %u (%u before)",
-           context_refs(f.context), ctx_before, cl_queue_refcount(f.queue), queue_before);
+           context_refs(f->context), ctx_before, cl_queue_refcount(f->queue), queue_before);
     if (heap_before == 0 && heap_after == 0)
         tap_skip("mallinfo2 reports nothing: malloc is replaced (valgrind or a sanitizer)", "the heap did not grow");
     else
@@ -139,6 +138,20 @@ int main(void)
     clmem_keepalive_unref(ka);
     tap_is_int(atomic_load(&o.released), 1, "and released exactly once when the caller let go");
     clmem_bridge_cache_set_enabled(1);
+}
+
+int main(void)
+{
+    struct vkctx vk;
+    struct cl_fixture f;
+
+    bridge_open_vulkan(&vk);
+    cl_fixture_open_paired(&f, &vk);
+    stress(&vk, &f, CLMEM_PATH_HOST_MAPPED);
+    if (clmem_bridge_check_path(vk.physical_device, f.device, CLMEM_PATH_OPAQUE_FD) == CLMEM_OK)
+        stress(&vk, &f, CLMEM_PATH_OPAQUE_FD);
+    else
+        tap_skip(clmem_error_message(), "the same cycles on the opaque-fd path");
     cl_fixture_close(&f);
     tap_is_int(vkctx_validation_errors(), 0, "the Vulkan validation layer reported no error");
     vkctx_close(&vk);
