@@ -1,15 +1,21 @@
 #!/bin/sh
-# Installs into a temporary prefix and builds and runs the bridge example
-# (or, without the bridge, the handle example) with nothing but pkg-config,
-# as a user of the installed libraries would. Run from a configured tree.
+# Installs into a temporary prefix, as a user of a release would (the
+# tarball from `make dist`, ./configure --prefix, make install), then builds
+# and runs the bridge example (or, without the bridge, the handle example)
+# with nothing but pkg-config. Run from a configured tree.
 set -eu
-src=$(cd "$(dirname "$0")/.." && pwd)
-prefix=$(mktemp -d /tmp/clmem-prefix.XXXXXX)
-build=$(mktemp -d /tmp/clmem-install-build.XXXXXX)
-trap 'rm -rf "$prefix" "$build"' EXIT
-cd "$build"
-"$src/configure" --prefix="$prefix" --enable-werror >/dev/null
+top=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/clmem-install.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+cd "$top"
+make dist >/dev/null
+tar -xzf "clmem-$(sed -n 's/^PACKAGE_VERSION = //p' Makefile).tar.gz" -C "$work"
+cd "$work"/clmem-*/
+src=$(pwd)
+./configure --prefix="$prefix" --enable-werror >/dev/null
 make -j"$(nproc)" install >/dev/null
+cd "$work"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 export LD_LIBRARY_PATH="$prefix/lib"
 if pkg-config --exists clmem-bridge; then
