@@ -24,20 +24,9 @@ flags='-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-f
 
 command -v clang >/dev/null || { echo "clang is not installed" >&2; exit 77; }
 
-# configure refuses a build directory when the sources are configured in
-# place ("source directory already configured"). Then build from a copy of
-# the checkout's files (tracked and untracked, not ignored), refreshed on
-# every run; tar keeps the files' times, so the build stays incremental.
 mkdir -p "$build"
-if test -f "$top/config.status"; then
-    mkdir -p "$build/src"
-    (cd "$top" && git ls-files -z --cached --others --exclude-standard |
-        tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -C "$build/src" -xf -
-    src=$build/src
-else
-    src=$top
-fi
-test -x "$src/configure" || (cd "$src" && autoreconf -fi >/dev/null)
+. "$top/tools/build-dir.sh"
+source_dir "$build"
 if ! test -f "$build/Makefile"; then
     # fuzzer-no-link: coverage feedback from inside the libraries, which is
     # what steers the fuzzer through their checks. No --enable-werror: the

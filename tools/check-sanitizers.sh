@@ -23,21 +23,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:-all}
 jobs=${JOBS:-2}
 
-# configure refuses a build directory when the sources are configured in
-# place ("source directory already configured"). Then build from a copy of
-# the checkout's files (tracked and untracked, not ignored), refreshed on
-# every run; tar keeps the files' times, so the build stays incremental.
-source_dir() {
-    if test -f "$top/config.status"; then
-        mkdir -p "$1/src"
-        (cd "$top" && git ls-files -z --cached --others --exclude-standard |
-            tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -C "$1/src" -xf -
-        src=$1/src
-    else
-        src=$top
-    fi
-    test -x "$src/configure" || (cd "$src" && autoreconf -fi >/dev/null)
-}
+. "$top/tools/build-dir.sh"
 
 # configure_in DIR CONFIGURE-ARGUMENTS...: configure once (a Makefile that
 # exists is kept, and regenerates itself when the .am files change).

@@ -30,20 +30,9 @@ jobs=${JOBS:-2}
 
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 77; }
 
-# configure refuses a build directory when the sources are configured in
-# place ("source directory already configured"). Then build from a copy of
-# the checkout's files (tracked and untracked, not ignored), refreshed on
-# every run; tar keeps the files' times, so the build stays incremental.
 mkdir -p "$build"
-if test -f "$top/config.status"; then
-    mkdir -p "$build/src"
-    (cd "$top" && git ls-files -z --cached --others --exclude-standard |
-        tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -C "$build/src" -xf -
-    src=$build/src
-else
-    src=$top
-fi
-test -x "$src/configure" || (cd "$src" && autoreconf -fi >/dev/null)
+. "$top/tools/build-dir.sh"
+source_dir "$build"
 if ! test -f "$build/Makefile"; then
     # The default -g -O2: valgrind's stacks are readable with it (and -O1
     # trips a false -Wformat-truncation in lib/error.c under -Werror).
