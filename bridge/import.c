@@ -4,8 +4,10 @@
  * until OpenCL can no longer touch it.
  *
  * The order of each import is chosen so that failures leave nothing
- * behind: every allocation the library makes comes before the driver takes
- * an fd, and each later step's undo is the step before it in reverse. */
+ * behind: the record and anchor are allocated before anything is imported,
+ * the driver is only ever given an fd the library owns (one it exported, or
+ * a duplicate of the caller's), and each later step's undo is the step
+ * before it in reverse. */
 #include "config.h"
 #include "cache.h"
 #include "device-facts.h"
@@ -25,7 +27,7 @@
 
 /* How long the last release waits for OpenCL to destroy the cl_mem before
  * it leaves the Vulkan anchor to the destructor callback. NVIDIA destroys
- * asynchronously on a driver thread (measured: ../shared/device/NOTES.md),
+ * asynchronously on a driver thread (measured: docs/driver-notes.md),
  * normally well inside this; only work that cannot finish by itself (a
  * kernel gated on a user event, a cl_mem retained elsewhere) reaches it. */
 #define DESTROY_WAIT_MS 2000
