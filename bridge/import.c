@@ -215,6 +215,21 @@ static bool cl_imports(const struct cl_device_facts *facts, clmem_path path)
     return path == CLMEM_PATH_DMA_BUF ? facts->imports_dma_buf : facts->imports_opaque_fd;
 }
 
+/* CLMEM_OK when the queue's device imports fds of `path`; else the error
+ * naming the extension it lacks. */
+static clmem_status check_cl_imports(const struct import_target *t, clmem_path path)
+{
+    char dev_name[256], plat_name[256];
+
+    if (cl_imports(t->facts, path))
+        return CLMEM_OK;
+    clmem__cl_device_names(t->device, dev_name, sizeof dev_name, plat_name, sizeof plat_name);
+    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0, "%s not offered by %s (%s).",
+                           path == CLMEM_PATH_DMA_BUF ? "cl_khr_external_memory_dma_buf"
+                                                      : "cl_khr_external_memory_opaque_fd",
+                           plat_name, dev_name);
+}
+
 static bool host_mappable(const clmem_vk_memory *m)
 {
     const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
@@ -252,14 +267,7 @@ static clmem_status choose_path(const clmem_vk_memory *m, const struct import_ta
             return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
                                    "The memory was not allocated exportable as %s (export_types 0x%x).",
                                    clmem_path_name(asked), (unsigned)m->export_types);
-        if (!cl_imports(t->facts, asked)) {
-            clmem__cl_device_names(device, dev_name, sizeof dev_name, plat_name, sizeof plat_name);
-            return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                                   "%s not offered by %s (%s).",
-                                   dma ? "cl_khr_external_memory_dma_buf" : "cl_khr_external_memory_opaque_fd",
-                                   plat_name, dev_name);
-        }
-        return CLMEM_OK;
+        return check_cl_imports(t, asked);
     }
     case CLMEM_PATH_HOST_MAPPED:
         *chosen = asked;
@@ -537,14 +545,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_fd(int fd, clmem_path path, uint64
     if ((s = check_range(allocation_size, offset, size)) != CLMEM_OK ||
         (s = check_target(context, queue, flags, offset, &t)) != CLMEM_OK)
         return s;
-    if (!cl_imports(t.facts, path)) {
-        char dev_name[256], plat_name[256];
-        clmem__cl_device_names(t.device, dev_name, sizeof dev_name, plat_name, sizeof plat_name);
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0, "%s not offered by %s (%s).",
-                               path == CLMEM_PATH_DMA_BUF ? "cl_khr_external_memory_dma_buf"
-                                                          : "cl_khr_external_memory_opaque_fd",
-                               plat_name, dev_name);
-    }
+    if ((s = check_cl_imports(&t, path)) != CLMEM_OK)
+        return s;
     if ((s = import_begin(t.facts->platform, path, &rec, &anchor)) != CLMEM_OK)
         return s;
     /* The driver is given a duplicate: if a step after the driver took it

@@ -148,12 +148,12 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_import(VkDevice vk_device, VkQu
     if (err != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetDeviceInfo(CL_DEVICE_PLATFORM)", err,
                                "device is not a valid OpenCL device.");
-    if (mode == CLMEM_SEMAPHORE_BEST)
+    if (mode == CLMEM_SEMAPHORE_BEST) /* the choice itself checks what it picks */
         mode = cl_imports_semaphore(device, CLMEM_SEMAPHORE_OPAQUE_FD) &&
                        vkGetDeviceProcAddr(vk_device, "vkGetSemaphoreFdKHR")
                    ? CLMEM_SEMAPHORE_OPAQUE_FD
                    : CLMEM_SEMAPHORE_HOST_ORDERED;
-    if (mode != CLMEM_SEMAPHORE_HOST_ORDERED && !cl_imports_semaphore(device, mode))
+    else if (mode != CLMEM_SEMAPHORE_HOST_ORDERED && !cl_imports_semaphore(device, mode))
         return unsupported_mode(device, mode);
 
     sem = FAULT("semaphore_alloc") ? NULL : calloc(1, sizeof *sem);
