@@ -4,7 +4,7 @@
  * A clmem_handle is one small immutable value: "this cl_mem, produced on
  * this cl_command_queue, with this row pitch, kept alive by this anchor".
  * Handles borrow the OpenCL objects: they never retain or release them.
- * Lifetimes are held by keep-alive anchors (clmem_keepalive), thread-safe
+ * Lifetimes are held by keepalive anchors (clmem_keepalive), thread-safe
  * reference-counted objects whose last release runs a callback exactly once.
  *
  * Every function that can fail returns a clmem_status and, on failure,
@@ -32,7 +32,7 @@ extern "C" {
 
 /* The package version this header belongs to. */
 #define CLMEM_VERSION_MAJOR 0
-#define CLMEM_VERSION_MINOR 1
+#define CLMEM_VERSION_MINOR 2
 #define CLMEM_VERSION_MICRO 0
 
 /* The library's version at run time, as "MAJOR.MINOR.MICRO". Static string. */
@@ -42,7 +42,7 @@ const char *clmem_version(void);
 
 typedef enum clmem_status {
     CLMEM_OK = 0,
-    CLMEM_ERR_NULL_POINTER = 1,     /* mem, queue or an out-parameter is NULL */
+    CLMEM_ERR_NULL_POINTER = 1,     /* a required pointer or handle argument is NULL */
     CLMEM_ERR_ZERO_SIZE = 2,
     CLMEM_ERR_INVALID_VALUE = 3,    /* a value breaks its documented rule */
     CLMEM_ERR_CONTEXT_MISMATCH = 4, /* the queue's context does not own mem */
@@ -51,12 +51,18 @@ typedef enum clmem_status {
     CLMEM_ERR_VULKAN = 7,           /* a Vulkan call failed */
     CLMEM_ERR_UNSUPPORTED = 8,      /* a needed extension or handle type is missing */
     CLMEM_ERR_DEVICE_MISMATCH = 9,  /* the two APIs are not on the same device */
-    CLMEM_ERR_NO_MEMORY = 10
+    CLMEM_ERR_NO_MEMORY = 10,
+    CLMEM_ERR_IN_USE = 11,          /* handles or semaphores of the object are still alive */
+    CLMEM_ERR_TIMEOUT = 12          /* device work was still pending when the timeout ran out */
 } clmem_status;
 
 /* A distinct, non-NULL English sentence for every value, unknown values
  * included. Static storage: never free it. */
 const char *clmem_status_str(clmem_status s);
+
+/* The enumerator's name, e.g. "CLMEM_ERR_ZERO_SIZE"; "CLMEM_STATUS_UNKNOWN"
+ * for a value that is not one. Static storage. */
+const char *clmem_status_name(clmem_status s);
 
 /* ------------------------------------------------------------ last error */
 
@@ -150,23 +156,6 @@ clmem_keepalive *clmem_keepalive_chain(clmem_keepalive *first, clmem_keepalive *
  */
 clmem_keepalive *clmem_keepalive_new_cl(cl_mem mem, cl_command_queue queue);
 
-/*
- * Take a reference only if the anchor still has one: returns ka with a new
- * reference, or NULL when its last reference is already being dropped.
- * (Linux's kref_get_unless_zero.) Only meaningful while something else
- * keeps the anchor's memory valid: a cache holding a weak pointer that the
- * anchor's release callback removes under the same lock the lookup holds.
- */
-clmem_keepalive *clmem_keepalive_try_ref(clmem_keepalive *ka);
-
-/*
- * The `user` pointer ka was created with, if ka was created by
- * clmem_keepalive_new() with exactly this `release` function; NULL
- * otherwise (and for NULL ka). A type-checked way for the library that made
- * an anchor to find its own data again. Borrowed: no reference is taken.
- */
-void *clmem_keepalive_user_data(const clmem_keepalive *ka, void (*release)(void *user));
-
 /* ---------------------------------------------------------------- handles */
 
 typedef struct clmem_handle clmem_handle;
@@ -177,7 +166,7 @@ typedef struct clmem_handle clmem_handle;
  *
  * Borrows: mem and queue are not retained, and dropping the handle never
  * releases them; keep them alive with an anchor (clmem_keepalive_new_cl) or
- * by other means. Takes its own reference on keep_alive (which may be NULL);
+ * by other means. Takes its own reference on keepalive (which may be NULL);
  * the caller keeps its reference.
  *
  * row_pitch is the row stride in bytes of a BUFFER that holds image rows
@@ -191,7 +180,7 @@ typedef struct clmem_handle clmem_handle;
  * Cost: one allocation.
  */
 clmem_status clmem_handle_wrap(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
-                               clmem_keepalive *keep_alive, clmem_handle **out);
+                               clmem_keepalive *keepalive, clmem_handle **out);
 
 /*
  * clmem_handle_wrap(), after asking OpenCL (a few clGet*Info calls):
@@ -203,21 +192,21 @@ clmem_status clmem_handle_wrap(cl_mem mem, cl_command_queue queue, uint32_t row_
  * Same ownership and error rules as clmem_handle_wrap().
  */
 clmem_status clmem_handle_wrap_checked(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
-                                       clmem_keepalive *keep_alive, clmem_handle **out);
+                                       clmem_keepalive *keepalive, clmem_handle **out);
 
 /* One more reference to h: one relaxed atomic increment, no allocation.
  * Returns h; NULL-safe. Any thread may ref, unref and read concurrently. */
 clmem_handle *clmem_handle_ref(clmem_handle *h);
 
 /* Drop one reference. The last one frees the handle and then drops its
- * keep-alive reference (which may run the anchor's release). NULL-safe. */
+ * keepalive reference (which may run the anchor's release). NULL-safe. */
 void clmem_handle_unref(clmem_handle *h);
 
 /* Accessors. All borrowed; NULL (or 0) for a NULL handle. */
 cl_mem           clmem_handle_mem(const clmem_handle *h);
 cl_command_queue clmem_handle_queue(const clmem_handle *h);
 uint32_t         clmem_handle_row_pitch(const clmem_handle *h);
-clmem_keepalive *clmem_handle_keep_alive(const clmem_handle *h); /* borrowed; NULL if none */
+clmem_keepalive *clmem_handle_keepalive(const clmem_handle *h); /* borrowed; NULL if none */
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@ static clmem_status cl_failed(const char *call, cl_int err, const char *what)
 }
 
 CLMEM_EXPORT clmem_status clmem_handle_wrap_checked(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
-                                                    clmem_keepalive *keep_alive, clmem_handle **out)
+                                                    clmem_keepalive *keepalive, clmem_handle **out)
 {
     cl_context mem_ctx = NULL, queue_ctx = NULL;
     cl_mem_object_type type = 0;
@@ -51,5 +51,5 @@ CLMEM_EXPORT clmem_status clmem_handle_wrap_checked(cl_mem mem, cl_command_queue
                                    "row_pitch %u is larger than the buffer's %zu bytes.", (unsigned)row_pitch,
                                    size);
     }
-    return clmem__handle_create(mem, queue, row_pitch, keep_alive, out);
+    return clmem__handle_create(mem, queue, row_pitch, keepalive, out);
 }

@@ -14,7 +14,7 @@ struct clmem_handle {
     uint32_t row_pitch;
     cl_mem mem;
     cl_command_queue queue;
-    clmem_keepalive *keep_alive;
+    clmem_keepalive *keepalive;
 };
 
 clmem_status clmem__handle_check_args(cl_mem mem, cl_command_queue queue, clmem_handle **out)
@@ -28,7 +28,7 @@ clmem_status clmem__handle_check_args(cl_mem mem, cl_command_queue queue, clmem_
 }
 
 clmem_status clmem__handle_create(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
-                           clmem_keepalive *keep_alive, clmem_handle **out)
+                           clmem_keepalive *keepalive, clmem_handle **out)
 {
     clmem_handle *h = FAULT("handle_alloc") ? NULL : malloc(sizeof *h);
     if (!h)
@@ -37,18 +37,18 @@ clmem_status clmem__handle_create(cl_mem mem, cl_command_queue queue, uint32_t r
     h->row_pitch = row_pitch;
     h->mem = mem;
     h->queue = queue;
-    h->keep_alive = clmem_keepalive_ref(keep_alive);
+    h->keepalive = clmem_keepalive_ref(keepalive);
     *out = h;
     return CLMEM_OK;
 }
 
 CLMEM_EXPORT clmem_status clmem_handle_wrap(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
-                                            clmem_keepalive *keep_alive, clmem_handle **out)
+                                            clmem_keepalive *keepalive, clmem_handle **out)
 {
     clmem_status s = clmem__handle_check_args(mem, queue, out);
     if (s != CLMEM_OK)
         return s;
-    return clmem__handle_create(mem, queue, row_pitch, keep_alive, out);
+    return clmem__handle_create(mem, queue, row_pitch, keepalive, out);
 }
 
 CLMEM_EXPORT clmem_handle *clmem_handle_ref(clmem_handle *h)
@@ -64,7 +64,7 @@ CLMEM_EXPORT void clmem_handle_unref(clmem_handle *h)
 
     if (!h || !refcount_put(&h->refs))
         return;
-    ka = h->keep_alive;
+    ka = h->keepalive;
     free(h);
     clmem_keepalive_unref(ka);
 }
@@ -72,4 +72,4 @@ CLMEM_EXPORT void clmem_handle_unref(clmem_handle *h)
 CLMEM_EXPORT cl_mem clmem_handle_mem(const clmem_handle *h) { return h ? h->mem : NULL; }
 CLMEM_EXPORT cl_command_queue clmem_handle_queue(const clmem_handle *h) { return h ? h->queue : NULL; }
 CLMEM_EXPORT uint32_t clmem_handle_row_pitch(const clmem_handle *h) { return h ? h->row_pitch : 0; }
-CLMEM_EXPORT clmem_keepalive *clmem_handle_keep_alive(const clmem_handle *h) { return h ? h->keep_alive : NULL; }
+CLMEM_EXPORT clmem_keepalive *clmem_handle_keepalive(const clmem_handle *h) { return h ? h->keepalive : NULL; }

@@ -7,7 +7,7 @@
 /* NULL checks; sets *out = NULL first when out is not NULL. */
 clmem_status clmem__handle_check_args(cl_mem mem, cl_command_queue queue, clmem_handle **out);
 
-/* Allocates the handle and takes the keep_alive reference. */
+/* Allocates the handle and takes the keepalive reference. */
 clmem_status clmem__handle_create(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
-                           clmem_keepalive *keep_alive, clmem_handle **out);
+                           clmem_keepalive *keepalive, clmem_handle **out);
 #endif

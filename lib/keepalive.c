@@ -5,15 +5,9 @@
 #include "clmem.h"
 #include "export.h"
 #include "fault.h"
-#include "refcount.h"
+#include "keepalive-private.h"
 
 #include <stdlib.h>
-
-struct clmem_keepalive {
-    clmem_refcount refs;
-    void (*release)(void *user);
-    void *user;
-};
 
 /* An anchor that holds two others; `base.user` points at itself. */
 struct chain_anchor {
@@ -55,13 +49,6 @@ CLMEM_EXPORT clmem_keepalive *clmem_keepalive_ref(clmem_keepalive *ka)
     return ka;
 }
 
-CLMEM_EXPORT clmem_keepalive *clmem_keepalive_try_ref(clmem_keepalive *ka)
-{
-    if (ka && refcount_get_unless_zero(&ka->refs))
-        return ka;
-    return NULL;
-}
-
 CLMEM_EXPORT void clmem_keepalive_unref(clmem_keepalive *ka)
 {
     if (!ka || !refcount_put(&ka->refs))
@@ -69,13 +56,6 @@ CLMEM_EXPORT void clmem_keepalive_unref(clmem_keepalive *ka)
     if (ka->release)
         ka->release(ka->user);
     free(ka);
-}
-
-CLMEM_EXPORT void *clmem_keepalive_user_data(const clmem_keepalive *ka, void (*release)(void *user))
-{
-    if (!ka || !release || ka->release != release)
-        return NULL;
-    return ka->user;
 }
 
 static void chain_release(void *user)

@@ -266,7 +266,7 @@ static void fuzz_wrap(struct input *in, bool checked)
 
     if (s == CLMEM_OK) {
         if (!h || clmem_handle_mem(h) != mem || clmem_handle_queue(h) != queue ||
-            clmem_handle_row_pitch(h) != row_pitch || clmem_handle_keep_alive(h) != ka)
+            clmem_handle_row_pitch(h) != row_pitch || clmem_handle_keepalive(h) != ka)
             fuzz_fail("%s: the handle does not hold what was wrapped", what);
         clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, sizeof refs_after, &refs_after, NULL);
         if (refs_after != refs_before)

@@ -114,7 +114,7 @@ static void expect_accepted(const char *what, cl_mem mem, cl_command_queue queue
     if (s != CLMEM_OK)
         tap_diag("  %s", clmem_error_message());
     tap_ok(h && clmem_handle_mem(h) == mem && clmem_handle_queue(h) == queue &&
-               clmem_handle_row_pitch(h) == row_pitch && clmem_handle_keep_alive(h) == ka,
+               clmem_handle_row_pitch(h) == row_pitch && clmem_handle_keepalive(h) == ka,
            "%s: the handle holds what was wrapped", what);
     tap_ok(cl_mem_refcount(mem) == mem_before && cl_queue_refcount(queue) == queue_before,
            "%s: mem and queue are borrowed, not retained", what);

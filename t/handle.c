@@ -34,7 +34,7 @@ static void test_wrap(struct cl_fixture *f, cl_mem mem)
     tap_ok(clmem_handle_mem(h) == mem, "clmem_handle_mem returns the wrapped mem");
     tap_ok(clmem_handle_queue(h) == f->queue, "clmem_handle_queue returns the wrapped queue");
     tap_is_int(clmem_handle_row_pitch(h), 16, "clmem_handle_row_pitch returns the wrapped pitch");
-    tap_ok(clmem_handle_keep_alive(h) == ka, "clmem_handle_keep_alive returns the anchor");
+    tap_ok(clmem_handle_keepalive(h) == ka, "clmem_handle_keepalive returns the anchor");
 
     tap_ok(clmem_handle_ref(h) == h, "clmem_handle_ref returns its argument");
     tap_is_int(cl_mem_refcount(mem), mem_before, "handle ref does not retain mem");
@@ -45,7 +45,7 @@ static void test_wrap(struct cl_fixture *f, cl_mem mem)
     tap_is_int(release_calls, 0, "the handle keeps the anchor alive after the caller drops it");
     clmem_handle_unref(h);
     tap_is_int(release_calls, 0, "dropping one of two handle references keeps the anchor");
-    tap_ok(clmem_handle_keep_alive(h) == ka, "the handle is still readable after that");
+    tap_ok(clmem_handle_keepalive(h) == ka, "the handle is still readable after that");
     clmem_handle_unref(h);
     tap_is_int(release_calls, 1, "the handle's last unref releases the anchor once");
     tap_ok(released_user == &tag, "with the anchor's user pointer");
@@ -55,7 +55,7 @@ static void test_wrap(struct cl_fixture *f, cl_mem mem)
     /* No anchor at all is allowed. */
     h = NULL;
     tap_is_int(clmem_handle_wrap(mem, f->queue, 0, NULL, &h), CLMEM_OK, "wrap with a NULL anchor succeeds");
-    tap_ok(h != NULL && clmem_handle_keep_alive(h) == NULL, "and the handle has no anchor");
+    tap_ok(h != NULL && clmem_handle_keepalive(h) == NULL, "and the handle has no anchor");
     tap_is_int(clmem_handle_row_pitch(h), 0, "row_pitch 0 is kept");
     clmem_handle_unref(h);
 
@@ -119,7 +119,7 @@ static void test_null_handle(void)
     tap_ok(clmem_handle_mem(NULL) == NULL, "clmem_handle_mem(NULL) is NULL");
     tap_ok(clmem_handle_queue(NULL) == NULL, "clmem_handle_queue(NULL) is NULL");
     tap_is_int(clmem_handle_row_pitch(NULL), 0, "clmem_handle_row_pitch(NULL) is 0");
-    tap_ok(clmem_handle_keep_alive(NULL) == NULL, "clmem_handle_keep_alive(NULL) is NULL");
+    tap_ok(clmem_handle_keepalive(NULL) == NULL, "clmem_handle_keepalive(NULL) is NULL");
 }
 
 /* Every buffer, image and queue the test made is gone again: OpenCL objects

@@ -19,7 +19,8 @@ int main(void)
 
     s = clmem_handle_wrap(mem, NULL, pitch, ka, &h);
     ok = s == CLMEM_ERR_NULL_POINTER && h == NULL && clmem_error_api() == CLMEM_API_NONE &&
-         clmem_handle_row_pitch(h) == 0 && CLMEM_VERSION_MAJOR == 0;
+         clmem_handle_row_pitch(h) == 0 && clmem_handle_keepalive(h) == NULL &&
+         clmem_status_name(CLMEM_ERR_TIMEOUT) != NULL && CLMEM_VERSION_MAJOR == 0;
     printf("1..1\n%s 1 - clmem.h builds alone as C99 (clmem %s)\n", ok ? "ok" : "not ok", clmem_version());
     return ok ? 0 : 1;
 }

@@ -1,6 +1,12 @@
-/* Keep-alive anchors: reference counting, the release callback, chains and
- * the OpenCL anchor (clmem_keepalive_new_cl). */
+/* Keepalive anchors: reference counting, the release callback, chains and
+ * the OpenCL anchor (clmem_keepalive_new_cl); and the two internal
+ * operations only libclmem-bridge uses, clmem__keepalive_try_ref and
+ * clmem__keepalive_user_data. Since 0.2 those are inline functions in
+ * lib/keepalive-private.h rather than exported ones: this test compiles the
+ * same inline code the bridge does and runs it on anchors the library made,
+ * so it also checks that the library and the header agree on the layout. */
 #include "clmem.h"
+#include "keepalive-private.h"
 #include "cl-fixture.h"
 #include "fake-cl.h"
 #include "tap.h"
@@ -19,7 +25,7 @@ static void record_release(void *user)
     released_user = user;
 }
 
-/* A second function with the same signature, for clmem_keepalive_user_data. */
+/* A second function with the same signature, for clmem__keepalive_user_data. */
 static void other_release(void *user)
 {
     (void)user;
@@ -125,7 +131,23 @@ static void test_new_ref_unref(void)
     tap_ok(clmem_keepalive_ref(NULL) == NULL, "clmem_keepalive_ref(NULL) returns NULL");
     clmem_keepalive_unref(NULL);
     tap_ok(true, "clmem_keepalive_unref(NULL) does nothing");
-    tap_ok(clmem_keepalive_try_ref(NULL) == NULL, "clmem_keepalive_try_ref(NULL) returns NULL");
+    tap_ok(clmem__keepalive_try_ref(NULL) == NULL, "clmem__keepalive_try_ref(NULL) returns NULL");
+}
+
+/* try_ref_in_release runs try_ref on its own anchor from inside the release
+ * callback: the count is already zero there but the memory is still valid
+ * (the anchor is freed after release returns). That is the window in which
+ * a cache lookup holding a weak pointer can meet a dying anchor, the one
+ * case try_ref exists for. */
+static clmem_keepalive *dying_anchor;
+static clmem_keepalive *try_ref_seen_in_release;
+static int try_ref_release_calls;
+
+static void try_ref_in_release(void *user)
+{
+    (void)user;
+    try_ref_release_calls++;
+    try_ref_seen_in_release = clmem__keepalive_try_ref(dying_anchor);
 }
 
 static void test_try_ref(void)
@@ -134,11 +156,21 @@ static void test_try_ref(void)
     clmem_keepalive *ka = clmem_keepalive_new(record_release, &tag);
 
     release_calls = 0;
-    tap_ok(clmem_keepalive_try_ref(ka) == ka, "clmem_keepalive_try_ref on a live anchor returns it");
+    tap_ok(clmem__keepalive_try_ref(ka) == ka, "clmem__keepalive_try_ref on a live anchor returns it");
     clmem_keepalive_unref(ka);
     tap_is_int(release_calls, 0, "try_ref took a real reference: one unref does not release");
     clmem_keepalive_unref(ka);
     tap_is_int(release_calls, 1, "the second unref releases");
+
+    /* An anchor whose last reference is being dropped refuses: a wrong
+     * answer would hand out a reference to memory about to be freed. */
+    try_ref_release_calls = 0;
+    try_ref_seen_in_release = (clmem_keepalive *)(void *)&tag; /* must be overwritten with NULL */
+    dying_anchor = clmem_keepalive_new(try_ref_in_release, NULL);
+    clmem_keepalive_unref(dying_anchor);
+    tap_ok(try_ref_release_calls == 1 && try_ref_seen_in_release == NULL,
+           "try_ref during the last unref's release returns NULL");
+    dying_anchor = NULL;
 }
 
 static void test_chain(void)
@@ -292,12 +324,12 @@ static void test_user_data(struct cl_fixture *f)
     cl_mem mem = cl_fixture_buffer(f, 64);
     clmem_keepalive *cl = clmem_keepalive_new_cl(mem, f->queue);
 
-    tap_ok(clmem_keepalive_user_data(ka, record_release) == &tag, "user_data with the matching release gives user");
-    tap_ok(clmem_keepalive_user_data(ka, other_release) == NULL, "user_data with another release gives NULL");
-    tap_ok(clmem_keepalive_user_data(ka, NULL) == NULL, "user_data with a NULL release gives NULL");
-    tap_ok(clmem_keepalive_user_data(NULL, record_release) == NULL, "user_data of NULL gives NULL");
-    tap_ok(clmem_keepalive_user_data(chain, record_release) == NULL, "user_data of a chain gives NULL");
-    tap_ok(clmem_keepalive_user_data(cl, record_release) == NULL, "user_data of an OpenCL anchor gives NULL");
+    tap_ok(clmem__keepalive_user_data(ka, record_release) == &tag, "user_data with the matching release gives user");
+    tap_ok(clmem__keepalive_user_data(ka, other_release) == NULL, "user_data with another release gives NULL");
+    tap_ok(clmem__keepalive_user_data(ka, NULL) == NULL, "user_data with a NULL release gives NULL");
+    tap_ok(clmem__keepalive_user_data(NULL, record_release) == NULL, "user_data of NULL gives NULL");
+    tap_ok(clmem__keepalive_user_data(chain, record_release) == NULL, "user_data of a chain gives NULL");
+    tap_ok(clmem__keepalive_user_data(cl, record_release) == NULL, "user_data of an OpenCL anchor gives NULL");
 
     release_calls = 0;
     clmem_keepalive_unref(cl);
@@ -321,7 +353,7 @@ int main(void)
     fake_dispatch.clReleaseCommandQueue = fake_release_queue;
 
     cl_fixture_open(&f);
-    tap_plan(62);
+    tap_plan(63);
     test_new_ref_unref();
     test_try_ref();
     test_chain();

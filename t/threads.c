@@ -62,7 +62,7 @@ static void *wrap_worker(void *arg)
     for (int i = 0; i < WRAPS; i++) {
         clmem_handle *h = NULL;
         if (clmem_handle_wrap(s->mem, s->queue, (uint32_t)i, s->anchor, &h) != CLMEM_OK ||
-            clmem_handle_keep_alive(h) != s->anchor || clmem_handle_row_pitch(h) != (uint32_t)i)
+            clmem_handle_keepalive(h) != s->anchor || clmem_handle_row_pitch(h) != (uint32_t)i)
             atomic_fetch_add(&s->bad_returns, 1);
         clmem_handle_unref(h);
     }

@@ -1,0 +1,42 @@
+/* Internal, shared by libclmem and libclmem-bridge (never installed): the
+ * anchor's layout, and the two operations only the bridge needs, which
+ * clmem.h does not offer users. They are inline on the struct, so neither
+ * is an exported symbol of libclmem; the bridge is built from the same
+ * source tree as the core it links (clmem-bridge.pc requires the same
+ * version), so the layout is the same on both sides. */
+#ifndef CLMEM_KEEPALIVE_PRIVATE_H
+#define CLMEM_KEEPALIVE_PRIVATE_H
+#include "clmem.h"
+#include "refcount.h"
+
+#include <stddef.h>
+
+struct clmem_keepalive {
+    clmem_refcount refs;
+    void (*release)(void *user);
+    void *user;
+};
+
+/* Take a reference only if the anchor still has one: returns ka with a new
+ * reference, or NULL when its last reference is already being dropped
+ * (Linux's kref_get_unless_zero). Only meaningful while something else
+ * keeps the anchor's memory valid: a cache holding a weak pointer that the
+ * anchor's release callback removes under the same lock the lookup holds. */
+static inline clmem_keepalive *clmem__keepalive_try_ref(clmem_keepalive *ka)
+{
+    if (ka && refcount_get_unless_zero(&ka->refs))
+        return ka;
+    return NULL;
+}
+
+/* The `user` pointer ka was created with, if ka was created by
+ * clmem_keepalive_new() with exactly this `release` function; NULL
+ * otherwise (and for NULL ka): a type-checked way for the library that made
+ * an anchor to find its own data again. Borrowed: no reference is taken. */
+static inline void *clmem__keepalive_user_data(const clmem_keepalive *ka, void (*release)(void *user))
+{
+    if (!ka || !release || ka->release != release)
+        return NULL;
+    return ka->user;
+}
+#endif
