@@ -1,36 +1,53 @@
-/* Internal: the import cache. Importing the same Vulkan memory again
+/* Internal: a bridge's import cache. Importing the same Vulkan memory again
  * returns a new handle on the live import (same cl_mem, same anchor)
  * instead of a new driver import. The cache holds no reference: an entry
  * points at its import's anchor weakly and the anchor's release removes it,
- * so the cache holds only live imports and never grows past them. */
+ * so the cache holds only live imports and never grows past them. It knows
+ * nothing of imports beyond that pointer: what a hit adds to the import
+ * (its queue, its Vulkan keepalive) is import.c's. */
 #ifndef CLMEM_CACHE_H
 #define CLMEM_CACHE_H
-#include "import.h"
+#include "clmem-bridge.h"
 
-/* "The same memory": the same VkDeviceMemory of the same VkDevice, range,
- * cl_mem_flags, cl_context and requested path. */
+#include <pthread.h>
+#include <stdbool.h>
+
+struct bridge_import;
+struct cache_entry;
+
+/* "The same memory": the same VkDeviceMemory, range, cl_mem_flags and
+ * requested path (the VkDevice and cl_context are the bridge's). */
 struct cache_key {
-    VkDevice device;
     VkDeviceMemory memory;
     uint64_t offset;
     uint64_t size;
     cl_mem_flags flags;
-    cl_context context;
-    clmem_path path;
+    clmem_bridge_path path;
 };
 
-/* On a hit, *hit is true and *out is a new handle on the live import,
- * paired with `queue` (which must be in key->context: CLMEM_ERR_CONTEXT_MISMATCH
- * otherwise); the import then also holds vk_keep_alive, as a new import
- * would. On a miss, *hit is false and CLMEM_OK is returned. */
-clmem_status clmem__cache_lookup(const struct cache_key *key, cl_command_queue queue, clmem_keepalive *vk_keep_alive,
-                                 clmem_handle **out, bool *hit);
+#define CACHE_BUCKETS 64
 
-/* List a new import whose handles hold `anchor`. Best effort: when the
- * cache is off or an entry cannot be allocated, the import is just not
- * cached. */
-void clmem__cache_insert(const struct cache_key *key, struct bridge_import *rec, clmem_keepalive *anchor);
+struct import_cache {
+    bool enabled;
+    pthread_mutex_t lock;
+    struct cache_entry *buckets[CACHE_BUCKETS];
+};
 
-/* Remove rec's entry, if any (from the anchor's release). */
-void clmem__cache_forget(struct bridge_import *rec);
+void clmem__cache_init(struct import_cache *c, bool enabled);
+void clmem__cache_destroy(struct import_cache *c); /* empty by then: every import took its entry */
+
+/* On a hit, returns the live import and stores a new reference on its
+ * anchor in *anchor_out; NULL on a miss (or when the cache is off). */
+struct bridge_import *clmem__cache_lookup(struct import_cache *c, const struct cache_key *key,
+                                          clmem_keepalive **anchor_out);
+
+/* List a new import whose handles hold `anchor` (weakly). Best effort: when
+ * the cache is off or an entry cannot be allocated, the import is just not
+ * cached. *entry_out is what clmem__cache_forget takes later (NULL when not
+ * listed); it is written under the cache lock. */
+void clmem__cache_insert(struct import_cache *c, const struct cache_key *key, struct bridge_import *rec,
+                         clmem_keepalive *anchor, struct cache_entry **entry_out);
+
+/* Remove the entry, if any (from the anchor's release). */
+void clmem__cache_forget(struct import_cache *c, struct cache_entry **entry);
 #endif

@@ -1,236 +1,240 @@
-/* Which sharing paths work for a (Vulkan, OpenCL) device pair. Each check
- * asks both sides, and on each side both the extension list and the
- * handle-type query, because drivers have been seen to advertise one and
- * not the other. The message of a failed check lists everything missing. */
+/* Which sharing paths and semaphore modes work for a bridge's (Vulkan,
+ * OpenCL) device pair, worked out once at creation. Each check asks both
+ * sides, and on each side both the extension list and the handle-type
+ * query, because drivers have been seen to advertise one and not the
+ * other. A failed check's sentence lists everything missing. */
 #include "config.h"
-#include "clmem-bridge.h"
+#include "caps.h"
 #include "export.h"
 #include "query.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-CLMEM_EXPORT const char *clmem_path_name(clmem_path path)
+CLMEM_EXPORT const char *clmem_bridge_path_name(clmem_bridge_path path)
 {
     switch (path) {
-    case CLMEM_PATH_BEST: return "best";
-    case CLMEM_PATH_OPAQUE_FD: return "opaque-fd";
-    case CLMEM_PATH_DMA_BUF: return "dma-buf";
-    case CLMEM_PATH_HOST_MAPPED: return "host-mapped";
+    case CLMEM_BRIDGE_PATH_BEST: return "best";
+    case CLMEM_BRIDGE_PATH_OPAQUE_FD: return "opaque-fd";
+    case CLMEM_BRIDGE_PATH_DMA_BUF: return "dma-buf";
+    case CLMEM_BRIDGE_PATH_HOST_MAPPED: return "host-mapped";
     }
     return "unknown-path";
 }
 
 /* Collects "what is missing" phrases into one sentence. */
 struct missing {
-    char text[480];
+    char text[CAPS_MESSAGE_MAX - 96];
     size_t len;
     int count;
+    bool mismatch; /* one of them is "not the same device" */
 };
 
-static void missing_add(struct missing *m, const char *fmt, const char *a, const char *b)
+static void missing_add(struct missing *m, const char *fmt, ...)
 {
+    va_list ap;
     int n;
+
+    m->count++;
     if (m->len >= sizeof m->text)
         return;
-    n = snprintf(m->text + m->len, sizeof m->text - m->len, m->count ? "; " : "");
-    m->len += n > 0 ? (size_t)n : 0;
-    if (m->len < sizeof m->text) {
-        n = snprintf(m->text + m->len, sizeof m->text - m->len, fmt, a, b);
+    if (m->count > 1) {
+        n = snprintf(m->text + m->len, sizeof m->text - m->len, "; ");
         m->len += n > 0 ? (size_t)n : 0;
     }
-    m->count++;
+    if (m->len >= sizeof m->text)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(m->text + m->len, sizeof m->text - m->len, fmt, ap);
+    va_end(ap);
+    m->len += n > 0 ? (size_t)n : 0;
 }
 
-struct names {
-    char cl_device[256];
-    char cl_platform[256];
-    char vk_device[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+static void answer_set(struct cap_answer *a, const struct missing *m, const char *fmt, const char *what)
+{
+    if (m->count == 0) {
+        a->status = CLMEM_OK;
+        a->message[0] = '\0';
+        return;
+    }
+    /* Different devices is its own status, whatever else is missing: the
+     * fix is another pairing, not another driver. */
+    a->status = m->mismatch ? CLMEM_ERR_DEVICE_MISMATCH : CLMEM_ERR_UNSUPPORTED;
+    snprintf(a->message, sizeof a->message, fmt, what, m->text);
+}
+
+static void uuid_hex(const unsigned char uuid[16], char out[33])
+{
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", uuid[i]);
+}
+
+/* The inputs every check reads. */
+struct pair {
+    const struct vkfn *vk;
+    VkPhysicalDevice pd;
+    cl_device_id cl;
+    const struct bridge_caps *caps; /* names */
     unsigned char vk_uuid[VK_UUID_SIZE];
 };
 
-static void get_names(VkPhysicalDevice pd, cl_device_id device, struct names *n)
-{
-    clmem__cl_device_names(device, n->cl_device, sizeof n->cl_device, n->cl_platform, sizeof n->cl_platform);
-    clmem__vk_device_identity(pd, n->vk_uuid, n->vk_device);
-}
-
-static void check_vk_buffer_export(VkPhysicalDevice pd, VkExternalMemoryHandleTypeFlagBits type,
-                                   const struct names *n, struct missing *m, bool *dedicated_only)
-{
-    VkPhysicalDeviceExternalBufferInfo info = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO,
-        .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                 VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-        .handleType = type,
-    };
-    VkExternalBufferProperties props = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
-
-    vkGetPhysicalDeviceExternalBufferProperties(pd, &info, &props);
-    if (!(props.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
-        missing_add(m, "vkGetPhysicalDeviceExternalBufferProperties says %s cannot export buffers as %s",
-                    n->vk_device, type == VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT ? "opaque fd" : "dma-buf");
-    if (dedicated_only)
-        *dedicated_only = (props.externalMemoryProperties.externalMemoryFeatures &
-                           VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT) != 0;
-}
-
-static void check_same_device(cl_device_id device, const struct names *n, struct missing *m, bool *mismatch)
+static void check_same_device(const struct pair *p, struct missing *m)
 {
     unsigned char cl_uuid[16];
-    if (!clmem__cl_device_uuid(device, cl_uuid))
+    char a[33], b[33];
+
+    if (!clmem__cl_device_uuid(p->cl, cl_uuid)) {
         missing_add(m, "cl_khr_device_uuid (not offered by %s on %s), so the devices cannot be matched",
-                    n->cl_platform, n->cl_device);
-    else if (memcmp(cl_uuid, n->vk_uuid, 16) != 0) {
-        missing_add(m, "the same device: %s and %s have different device UUIDs", n->vk_device, n->cl_device);
-        *mismatch = true;
+                    p->caps->cl_platform_name, p->caps->cl_device_name);
+    } else if (memcmp(cl_uuid, p->vk_uuid, 16) != 0) {
+        uuid_hex(p->vk_uuid, a);
+        uuid_hex(cl_uuid, b);
+        missing_add(m, "the same device: %s has deviceUUID %s and %s has CL_DEVICE_UUID_KHR %s",
+                    p->caps->vk_device_name, a, p->caps->cl_device_name, b);
+        m->mismatch = true;
     }
 }
 
-static clmem_status check_fd_path(VkPhysicalDevice pd, cl_device_id device, clmem_path path,
-                                  bool *dedicated_only)
+static void check_fd_path(const struct pair *p, const struct vkfn *dev_fn, clmem_bridge_path path,
+                          struct cap_answer *a, struct cap_answer *cl_side, bool *dedicated_only)
 {
-    bool dma = path == CLMEM_PATH_DMA_BUF;
+    bool dma = path == CLMEM_BRIDGE_PATH_DMA_BUF;
     const char *cl_ext = dma ? "cl_khr_external_memory_dma_buf" : "cl_khr_external_memory_opaque_fd";
     const char *vk_ext = dma ? "VK_EXT_external_memory_dma_buf" : "VK_KHR_external_memory_fd";
     cl_uint cl_type = dma ? CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR : CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR;
-    struct names n;
     struct missing m = {.len = 0};
-    bool mismatch = false;
 
-    get_names(pd, device, &n);
-    if (!clmem__cl_device_has_extension(device, cl_ext))
-        missing_add(&m, "%s (not offered by %s)", cl_ext, n.cl_platform);
-    if (!clmem__cl_device_lists_handle_type(device, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, cl_type))
+    if (!clmem__cl_device_has_extension(p->cl, cl_ext))
+        missing_add(&m, "%s (not offered by %s)", cl_ext, p->caps->cl_platform_name);
+    if (!clmem__cl_device_lists_handle_type(p->cl, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, cl_type))
         missing_add(&m, "%s in CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR of %s",
                     dma ? "CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR" : "CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR",
-                    n.cl_device);
-    if (!clmem__vk_device_has_extension(pd, vk_ext))
-        missing_add(&m, "%s (not offered by %s)", vk_ext, n.vk_device);
-    else
-        check_vk_buffer_export(pd,
-                               dma ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT
-                                   : VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
-                               &n, &m, dedicated_only);
-    check_same_device(device, &n, &m, &mismatch);
-    if (m.count == 0)
-        return CLMEM_OK;
-    return clmem_error_set(mismatch && m.count == 1 ? CLMEM_ERR_DEVICE_MISMATCH : CLMEM_ERR_UNSUPPORTED,
-                           CLMEM_API_NONE, NULL, 0, "The %s path needs: %s.", clmem_path_name(path), m.text);
+                    p->caps->cl_device_name);
+    answer_set(cl_side, &m, "Importing %s fds needs: %s.", dma ? "dma-buf" : "opaque");
+    if (!clmem__vk_device_has_extension(p->vk, p->pd, vk_ext)) {
+        missing_add(&m, "%s (not offered by %s)", vk_ext, p->caps->vk_device_name);
+    } else {
+        VkPhysicalDeviceExternalBufferInfo info = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO,
+            .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                     VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+            .handleType = dma ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT
+                              : VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+        };
+        VkExternalBufferProperties props = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+        VkExternalMemoryFeatureFlags features;
+
+        p->vk->GetPhysicalDeviceExternalBufferProperties(p->pd, &info, &props);
+        features = props.externalMemoryProperties.externalMemoryFeatures;
+        if (!(features & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
+            missing_add(&m, "vkGetPhysicalDeviceExternalBufferProperties to say %s can export buffers as %s",
+                        p->caps->vk_device_name, dma ? "dma-buf" : "opaque fd");
+        if (dedicated_only)
+            *dedicated_only = (features & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT) != 0;
+        if (!dev_fn->GetMemoryFdKHR)
+            missing_add(&m, "vkGetMemoryFdKHR on the VkDevice (enable %s when creating it)", vk_ext);
+    }
+    check_same_device(p, &m);
+    answer_set(a, &m, "The %s path needs: %s.", clmem_bridge_path_name(path));
 }
 
-static bool vk_has_host_coherent_type(VkPhysicalDevice pd)
+static void check_host_mapped(const struct pair *p, struct cap_answer *a)
 {
     const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     VkPhysicalDeviceMemoryProperties mp;
-    vkGetPhysicalDeviceMemoryProperties(pd, &mp);
-    for (uint32_t i = 0; i < mp.memoryTypeCount; i++)
-        if ((mp.memoryTypes[i].propertyFlags & want) == want)
-            return true;
-    return false;
+    struct missing m = {.len = 0};
+    bool found = false;
+
+    p->vk->GetPhysicalDeviceMemoryProperties(p->pd, &mp);
+    for (uint32_t i = 0; i < mp.memoryTypeCount && !found; i++)
+        found = (mp.memoryTypes[i].propertyFlags & want) == want;
+    if (!found)
+        missing_add(&m, "a HOST_VISIBLE | HOST_COHERENT memory type, and %s has none", p->caps->vk_device_name);
+    answer_set(a, &m, "The %s path needs: %s.", "host-mapped");
 }
 
-static clmem_status check_host_mapped(VkPhysicalDevice pd, cl_device_id device)
+static void check_semaphore(const struct pair *p, const struct vkfn *dev_fn, clmem_bridge_semaphore_mode mode,
+                            struct cap_answer *a)
 {
-    struct names n;
-    get_names(pd, device, &n);
-    if (!vk_has_host_coherent_type(pd))
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "The host-mapped path needs a HOST_VISIBLE | HOST_COHERENT memory type, and %s "
-                               "has none.",
-                               n.vk_device);
-    return CLMEM_OK;
-}
-
-CLMEM_EXPORT clmem_status clmem_bridge_check_path(VkPhysicalDevice physical_device, cl_device_id device,
-                                                  clmem_path path)
-{
-    if (!physical_device || !device)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !physical_device ? "physical_device" : "device");
-    switch (path) {
-    case CLMEM_PATH_OPAQUE_FD:
-    case CLMEM_PATH_DMA_BUF: return check_fd_path(physical_device, device, path, NULL);
-    case CLMEM_PATH_HOST_MAPPED: return check_host_mapped(physical_device, device);
-    case CLMEM_PATH_BEST: break;
-    }
-    return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                           "clmem_bridge_check_path takes one concrete path, not %d.", (int)path);
-}
-
-CLMEM_EXPORT clmem_status clmem_bridge_check_semaphore(VkPhysicalDevice physical_device, cl_device_id device,
-                                                       VkExternalSemaphoreHandleTypeFlagBits handle_type)
-{
-    bool sync = handle_type == VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT;
+    bool sync = mode == CLMEM_BRIDGE_SEMAPHORE_SYNC_FD;
     const char *cl_ext = sync ? "cl_khr_external_semaphore_sync_fd" : "cl_khr_external_semaphore_opaque_fd";
     cl_uint cl_type = sync ? CL_SEMAPHORE_HANDLE_SYNC_FD_KHR : CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR;
     VkPhysicalDeviceExternalSemaphoreInfo info = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO, .handleType = handle_type};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO,
+        .handleType = sync ? VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT
+                           : VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
     VkExternalSemaphoreProperties props = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES};
-    struct names n;
     struct missing m = {.len = 0};
-    bool mismatch = false;
 
-    if (!physical_device || !device)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !physical_device ? "physical_device" : "device");
-    if (handle_type != VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT && !sync)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "Semaphore handle type 0x%x is neither opaque fd nor sync fd.",
-                               (unsigned)handle_type);
-    get_names(physical_device, device, &n);
-    if (!clmem__cl_device_has_extension(device, "cl_khr_external_semaphore"))
-        missing_add(&m, "%s (not offered by %s)", "cl_khr_external_semaphore", n.cl_platform);
-    if (!clmem__cl_device_has_extension(device, cl_ext))
-        missing_add(&m, "%s (not offered by %s)", cl_ext, n.cl_platform);
-    if (!clmem__cl_device_lists_handle_type(device, CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR, cl_type))
+    if (!clmem__cl_device_has_extension(p->cl, "cl_khr_external_semaphore"))
+        missing_add(&m, "cl_khr_external_semaphore (not offered by %s)", p->caps->cl_platform_name);
+    if (!clmem__cl_device_has_extension(p->cl, cl_ext))
+        missing_add(&m, "%s (not offered by %s)", cl_ext, p->caps->cl_platform_name);
+    if (!clmem__cl_device_lists_handle_type(p->cl, CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR, cl_type))
         missing_add(&m, "%s in CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR of %s",
-                    sync ? "CL_SEMAPHORE_HANDLE_SYNC_FD_KHR" : "CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR", n.cl_device);
-    if (!clmem__vk_device_has_extension(physical_device, "VK_KHR_external_semaphore_fd"))
-        missing_add(&m, "%s (not offered by %s)", "VK_KHR_external_semaphore_fd", n.vk_device);
-    else {
-        vkGetPhysicalDeviceExternalSemaphoreProperties(physical_device, &info, &props);
+                    sync ? "CL_SEMAPHORE_HANDLE_SYNC_FD_KHR" : "CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR",
+                    p->caps->cl_device_name);
+    if (!clmem__vk_device_has_extension(p->vk, p->pd, "VK_KHR_external_semaphore_fd")) {
+        missing_add(&m, "VK_KHR_external_semaphore_fd (not offered by %s)", p->caps->vk_device_name);
+    } else {
+        p->vk->GetPhysicalDeviceExternalSemaphoreProperties(p->pd, &info, &props);
         if (!(props.externalSemaphoreFeatures & VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT))
-            missing_add(&m, "vkGetPhysicalDeviceExternalSemaphoreProperties says %s cannot export %s semaphores",
-                        n.vk_device, sync ? "sync fd" : "opaque fd");
+            missing_add(&m, "vkGetPhysicalDeviceExternalSemaphoreProperties to say %s can export %s semaphores",
+                        p->caps->vk_device_name, sync ? "sync fd" : "opaque fd");
+        if (!dev_fn->GetSemaphoreFdKHR)
+            missing_add(&m, "vkGetSemaphoreFdKHR on the VkDevice (enable VK_KHR_external_semaphore_fd when "
+                            "creating it)");
     }
-    check_same_device(device, &n, &m, &mismatch);
-    if (m.count == 0)
-        return CLMEM_OK;
-    return clmem_error_set(mismatch && m.count == 1 ? CLMEM_ERR_DEVICE_MISMATCH : CLMEM_ERR_UNSUPPORTED,
-                           CLMEM_API_NONE, NULL, 0, "%s semaphore import needs: %s.",
-                           sync ? "Sync-fd" : "Opaque-fd", m.text);
+    check_same_device(p, &m);
+    answer_set(a, &m, "%s semaphore import needs: %s.", sync ? "Sync-fd" : "Opaque-fd");
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_caps(VkPhysicalDevice physical_device, cl_device_id device,
-                                            uint32_t *caps_out)
+clmem_status clmem__caps_compute(struct bridge_caps *caps, const struct vkfn *vk, VkPhysicalDevice pd,
+                                 VkDevice device, cl_device_id cl_device)
 {
-    uint32_t caps = 0;
+    struct pair p = {.vk = vk, .pd = pd, .cl = cl_device, .caps = caps};
+    cl_uint align_bits = 0;
     bool dedicated_only = false;
+    cl_int err;
 
-    if (caps_out)
-        *caps_out = 0;
-    if (!physical_device || !device || !caps_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !physical_device ? "physical_device" : !device ? "device" : "caps_out");
-    if (check_fd_path(physical_device, device, CLMEM_PATH_OPAQUE_FD, &dedicated_only) == CLMEM_OK) {
-        caps |= CLMEM_CAP_OPAQUE_FD;
-        if (dedicated_only)
-            caps |= CLMEM_CAP_OPAQUE_FD_DEDICATED_ONLY;
-    }
-    if (check_fd_path(physical_device, device, CLMEM_PATH_DMA_BUF, NULL) == CLMEM_OK)
-        caps |= CLMEM_CAP_DMA_BUF;
-    if (check_host_mapped(physical_device, device) == CLMEM_OK) {
-        caps |= CLMEM_CAP_HOST_MAPPED;
-        if (clmem__cl_device_uses_host_memory(device))
-            caps |= CLMEM_CAP_HOST_MAPPED_ZERO_COPY;
-    }
-    if (clmem_bridge_check_semaphore(physical_device, device, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT) ==
-        CLMEM_OK)
-        caps |= CLMEM_CAP_SEMAPHORE_OPAQUE_FD;
-    if (clmem_bridge_check_semaphore(physical_device, device, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT) ==
-        CLMEM_OK)
-        caps |= CLMEM_CAP_SEMAPHORE_SYNC_FD;
-    *caps_out = caps;
+    (void)device;
+    memset(caps, 0, sizeof *caps);
+    err = clGetDeviceInfo(cl_device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
+    if (err != CL_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetDeviceInfo(CL_DEVICE_MEM_BASE_ADDR_ALIGN)",
+                               err, "Querying the sub-buffer alignment failed.");
+    caps->base_align_bytes = align_bits / 8 ? align_bits / 8 : 1;
+    caps->uses_host_memory = clmem__cl_device_uses_host_memory(cl_device);
+    clmem__cl_device_names(cl_device, caps->cl_device_name, sizeof caps->cl_device_name, caps->cl_platform_name,
+                           sizeof caps->cl_platform_name);
+    clmem__vk_device_identity(vk, pd, p.vk_uuid, caps->vk_device_name);
+
+    check_fd_path(&p, vk, CLMEM_BRIDGE_PATH_OPAQUE_FD, &caps->path[CLMEM_BRIDGE_PATH_OPAQUE_FD],
+                  &caps->cl_import[CLMEM_BRIDGE_PATH_OPAQUE_FD], &dedicated_only);
+    check_fd_path(&p, vk, CLMEM_BRIDGE_PATH_DMA_BUF, &caps->path[CLMEM_BRIDGE_PATH_DMA_BUF],
+                  &caps->cl_import[CLMEM_BRIDGE_PATH_DMA_BUF], NULL);
+    check_host_mapped(&p, &caps->path[CLMEM_BRIDGE_PATH_HOST_MAPPED]);
+    check_semaphore(&p, vk, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD, &caps->semaphore[CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD]);
+    check_semaphore(&p, vk, CLMEM_BRIDGE_SEMAPHORE_SYNC_FD, &caps->semaphore[CLMEM_BRIDGE_SEMAPHORE_SYNC_FD]);
+
+    if (caps->path[CLMEM_BRIDGE_PATH_OPAQUE_FD].status == CLMEM_OK)
+        caps->bits |= CLMEM_BRIDGE_CAP_OPAQUE_FD | (dedicated_only ? CLMEM_BRIDGE_CAP_OPAQUE_FD_DEDICATED_ONLY : 0);
+    if (caps->path[CLMEM_BRIDGE_PATH_DMA_BUF].status == CLMEM_OK)
+        caps->bits |= CLMEM_BRIDGE_CAP_DMA_BUF;
+    if (caps->path[CLMEM_BRIDGE_PATH_HOST_MAPPED].status == CLMEM_OK)
+        caps->bits |= CLMEM_BRIDGE_CAP_HOST_MAPPED |
+                      (caps->uses_host_memory ? CLMEM_BRIDGE_CAP_HOST_MAPPED_ZERO_COPY : 0);
+    if (caps->semaphore[CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD].status == CLMEM_OK)
+        caps->bits |= CLMEM_BRIDGE_CAP_SEMAPHORE_OPAQUE_FD;
+    if (caps->semaphore[CLMEM_BRIDGE_SEMAPHORE_SYNC_FD].status == CLMEM_OK)
+        caps->bits |= CLMEM_BRIDGE_CAP_SEMAPHORE_SYNC_FD;
     return CLMEM_OK;
+}
+
+clmem_status clmem__caps_report(const struct cap_answer *a)
+{
+    if (a->status == CLMEM_OK)
+        return CLMEM_OK;
+    return clmem_error_set(a->status, CLMEM_API_NONE, NULL, 0, "%s", a->message);
 }

@@ -9,21 +9,34 @@ struct host_map {
     struct host_map *next;
     VkDevice device;
     VkDeviceMemory memory;
+    PFN_vkUnmapMemory unmap; /* the mapping bridge's */
     void *base;
-    unsigned users; /* guarded by maps_lock */
+    unsigned users; /* guarded by table_lock */
 };
 
-static struct host_map *maps;
-static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct host_map *table;
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
-clmem_status clmem__host_map_get(VkDevice device, VkDeviceMemory memory, struct host_map **map_out, void **base_out)
+void clmem__host_maps_init(struct host_maps *maps, const struct vkfn *vk, VkDevice device)
+{
+    maps->vk = vk;
+    maps->device = device;
+}
+
+void clmem__host_maps_destroy(struct host_maps *maps)
+{
+    (void)maps; /* every import of the bridge put its mapping back */
+}
+
+clmem_status clmem__host_map_get(struct host_maps *maps, VkDeviceMemory memory, struct host_map **map_out,
+                                 void **base_out)
 {
     struct host_map *m;
     clmem_status status = CLMEM_OK;
 
-    pthread_mutex_lock(&maps_lock);
-    for (m = maps; m; m = m->next)
-        if (m->device == device && m->memory == memory)
+    pthread_mutex_lock(&table_lock);
+    for (m = table; m; m = m->next)
+        if (m->device == maps->device && m->memory == memory)
             break;
     if (m) {
         m->users++;
@@ -33,7 +46,7 @@ clmem_status clmem__host_map_get(VkDevice device, VkDeviceMemory memory, struct 
         status = clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a mapping record failed.");
     } else {
         VkResult r = FAULT("vkMapMemory") ? VK_ERROR_MEMORY_MAP_FAILED
-                                          : vkMapMemory(device, memory, 0, VK_WHOLE_SIZE, 0, &m->base);
+                                          : maps->vk->MapMemory(maps->device, memory, 0, VK_WHOLE_SIZE, 0, &m->base);
         if (r != VK_SUCCESS) {
             free(m);
             m = NULL;
@@ -41,14 +54,15 @@ clmem_status clmem__host_map_get(VkDevice device, VkDeviceMemory memory, struct 
                                      "Mapping the Vulkan memory for the host-mapped path failed; it must be "
                                      "HOST_VISIBLE and not mapped elsewhere.");
         } else {
-            m->device = device;
+            m->device = maps->device;
             m->memory = memory;
+            m->unmap = maps->vk->UnmapMemory;
             m->users = 1;
-            m->next = maps;
-            maps = m;
+            m->next = table;
+            table = m;
         }
     }
-    pthread_mutex_unlock(&maps_lock);
+    pthread_mutex_unlock(&table_lock);
     if (m) {
         *map_out = m;
         *base_out = m->base;
@@ -56,24 +70,25 @@ clmem_status clmem__host_map_get(VkDevice device, VkDeviceMemory memory, struct 
     return status;
 }
 
-void clmem__host_map_put(struct host_map *map)
+void clmem__host_map_put(struct host_maps *maps, struct host_map *map)
 {
     bool last;
 
     if (!map)
         return;
-    pthread_mutex_lock(&maps_lock);
+    (void)maps;
+    pthread_mutex_lock(&table_lock);
     last = --map->users == 0;
     if (last) {
-        struct host_map **p = &maps;
+        struct host_map **p = &table;
         while (*p != map)
             p = &(*p)->next;
         *p = map->next;
         /* Under the lock: a concurrent get of the same memory must not map
          * it again before this unmap. */
-        vkUnmapMemory(map->device, map->memory);
+        map->unmap(map->device, map->memory);
     }
-    pthread_mutex_unlock(&maps_lock);
+    pthread_mutex_unlock(&table_lock);
     if (last)
         free(map);
 }

@@ -1,55 +1,110 @@
 /* Internal: one import of Vulkan memory into OpenCL, shared by the handles
- * made from it (the cache hands out more). Its anchor (import_anchor) is the
- * handles' keep-alive; the record itself lives until OpenCL destroys the
- * imported cl_mem, whose destructor callback drops the Vulkan anchor. */
+ * made from it (cache hits and clmem_bridge_handle_for_queue make more).
+ * Its anchor is the handles' keepalive. When the anchor's last reference
+ * goes, the teardown (import-teardown.c) runs; each path (path-fd.c,
+ * path-host.c) supplies its own import, handoff and teardown steps through
+ * struct import_ops, so nothing outside a path's file asks which path an
+ * import took. */
 #ifndef CLMEM_IMPORT_H
 #define CLMEM_IMPORT_H
-#include "clext.h"
-#include "clmem-bridge.h"
-#include "host-map.h"
+#include "bridge.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
-struct cache_entry;
+struct bridge_import;
 
-struct bridge_import {
-    clmem_path path;                /* a concrete path, never BEST */
-    const struct clext *ext;        /* the platform's extension entry points */
-    cl_command_queue queue;         /* retained */
-    cl_mem parent;                  /* retained: the whole allocation */
-    size_t parent_size;             /* its size in bytes */
-    cl_mem view;                    /* retained sub-buffer, or NULL when parent is the range */
-    clmem_keepalive *vk_keep_alive; /* one reference, dropped when parent is destroyed */
-    clmem_keepalive **more_vk_anchors; /* cache hits' other Vulkan anchors, held alike (under lock) */
-    unsigned more_vk_anchor_count;
-    struct host_map *host_map;      /* host-mapped path: the shared vkMapMemory mapping */
-    void *host_base;                /* host-mapped path: first byte of the allocation */
-    void *cl_map_ptr;               /* host-mapped path: OpenCL's mapping while the host owns it */
-    atomic_bool acquired;           /* OpenCL owns the memory (between acquire and release) */
-    int caller_fd;                  /* import_fd: the caller's fd, closed when parent is destroyed; else -1 */
-    bool destructor_set;            /* on_parent_destroyed is registered on parent */
-    /* Who drops the Vulkan anchor and frees the record: the thread that
-     * released the last handle (it waits for OpenCL's destruction) or, when
-     * that wait timed out, the destructor callback. */
-    pthread_mutex_t lock;
-    pthread_cond_t destroyed_cond;
-    enum { IMPORT_LIVE, IMPORT_DESTROYED, IMPORT_ABANDONED } teardown;
-    struct cache_entry *cache_entry;/* set while the import cache lists this import */
+/* The validated request an import function works from. */
+struct import_request {
+    const clmem_bridge_vk_memory *memory; /* import_vk; NULL for import_fd */
+    int fd;                               /* import_fd; -1 for import_vk */
+    uint64_t allocation_size;
+    uint64_t offset;
+    uint64_t size;
+    cl_command_queue queue;
+    cl_mem_flags flags;
 };
 
-/* The release callback of every import anchor; also the tag that
- * clmem_keepalive_user_data() checks to find the record from a handle. */
+struct import_ops {
+    clmem_bridge_path path;
+    /* Make rec->parent (and whatever else the path keeps) from req. On
+     * failure nothing of the path is left: rec->parent is NULL. */
+    clmem_status (*import)(struct bridge_import *rec, const struct import_request *req);
+    /* Hand the memory to OpenCL / back to Vulkan on queue. */
+    cl_int (*acquire)(struct bridge_import *rec, cl_command_queue queue, cl_uint n, const cl_event *wait,
+                      cl_event *event_out, const char **call);
+    cl_int (*release)(struct bridge_import *rec, cl_command_queue queue, cl_uint n, const cl_event *wait,
+                      cl_event *event_out, const char **call);
+    /* Teardown, before the markers: enqueue what must run before the
+     * cl_mem goes (host-mapped: undo OpenCL's own map). Never blocks. */
+    void (*before_release)(struct bridge_import *rec);
+    /* Teardown, after OpenCL destroyed the cl_mem: let go of the rest (the
+     * caller's fd, the host mapping). */
+    void (*after_destroy)(struct bridge_import *rec);
+    /* Does the sub-buffer rule apply to [offset, +size) of the parent?
+     * (host-mapped wraps the range itself: the parent is the range.) */
+    bool parent_is_range;
+};
+
+extern const struct import_ops clmem__opaque_fd_ops;
+extern const struct import_ops clmem__dma_buf_ops;
+extern const struct import_ops clmem__host_mapped_ops;
+
+struct bridge_import {
+    clmem_bridge *bridge; /* one reference, dropped when the record is freed */
+    const struct import_ops *ops;
+    cl_mem parent;        /* the imported allocation (host-mapped: the range) */
+    size_t parent_size;
+    cl_mem view;          /* sub-buffer for the range, or NULL when parent is the range */
+    cl_command_queue home_queue; /* the queue the import was made on (in queues[] too) */
+    atomic_bool acquired;        /* OpenCL owns the memory (between acquire and release) */
+    cl_command_queue acquired_on; /* the queue of that acquire (one of queues[]) */
+
+    pthread_mutex_t lock;          /* guards the two lists below */
+    cl_command_queue *queues;      /* retained: every queue a handle was made for */
+    unsigned queue_count;
+    clmem_keepalive **vk_anchors;  /* held until OpenCL destroyed the cl_mem */
+    unsigned vk_anchor_count;
+
+    /* path state */
+    int caller_fd;             /* import_fd: the caller's fd, closed after destruction; else -1 */
+    struct host_map *host_map; /* host-mapped: the shared vkMapMemory mapping */
+    void *host_base;           /* host-mapped: first byte of the allocation */
+    void *cl_map_ptr;          /* host-mapped: OpenCL's mapping while the host owns the memory */
+    cl_event map_event;        /* host-mapped: the non-blocking map of the last release, or NULL */
+
+    /* teardown (import-teardown.c) */
+    bool destructor_set;         /* the destructor callback is registered on parent */
+    cl_event *markers;           /* one per queue, enqueued after the last handle went */
+    unsigned marker_count;
+    atomic_uint markers_pending; /* markers not yet seen complete */
+    atomic_bool cl_released;     /* the cl_mem release was claimed (exactly once) */
+    atomic_uint refs;            /* the teardown's, plus one per marker callback still due */
+    struct bridge_import *next_dying; /* the bridge's list, under its lock */
+    struct cache_entry *cache_entry;  /* set while the bridge's cache lists this import */
+};
+
+/* The release callback of every import anchor; also the tag that finds the
+ * record from a handle. */
 void clmem__import_anchor_release(void *user);
 
 /* The record behind a bridge handle, or NULL for any other handle. */
 struct bridge_import *clmem__import_of_handle(const clmem_handle *h);
 
-/* A cache hit with another Vulkan anchor: hold it too, until destruction. */
-clmem_status clmem__import_hold_anchor(struct bridge_import *rec, clmem_keepalive *vk_keep_alive);
+/* Add a queue to the import's list (retained once); CLMEM_ERR_NO_MEMORY. */
+clmem_status clmem__import_add_queue(struct bridge_import *rec, cl_command_queue queue);
 
-/* clmem_bridge_release() on a record (also used by teardown). */
-clmem_status clmem__handoff_release(struct bridge_import *rec, cl_uint num_events, const cl_event *wait_list,
-                             cl_event *event_out);
+/* Register the destructor callback on rec->parent (import-teardown.c). */
+clmem_status clmem__import_arm_destructor(struct bridge_import *rec);
+
+/* finish(): are all of rec's markers complete? (polls the events) If so,
+ * claims and does the cl_mem release, as the last marker callback would. */
+void clmem__import_poll_teardown(struct bridge_import *rec);
+void clmem__import_get(struct bridge_import *rec);
+void clmem__import_put(struct bridge_import *rec);
+
+/* The handoff steps on a record, shared by the public calls and the teardown. */
+clmem_status clmem__import_release_on(struct bridge_import *rec, cl_command_queue queue, cl_uint n,
+                                      const cl_event *wait, cl_event *event_out);
 #endif

@@ -11,9 +11,11 @@
 #define MAX_PLATFORMS 32
 #define MAX_DEVICES 64
 
-CLMEM_EXPORT clmem_status clmem_bridge_pair(VkPhysicalDevice physical_device, cl_platform_id *platform_out,
+CLMEM_EXPORT clmem_status clmem_bridge_pair(VkInstance instance, PFN_vkGetInstanceProcAddr get_instance_proc_addr,
+                                            VkPhysicalDevice physical_device, cl_platform_id *platform_out,
                                             cl_device_id *device_out)
 {
+    struct vkfn vk;
     unsigned char vk_uuid[VK_UUID_SIZE];
     char vk_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
     cl_platform_id platforms[MAX_PLATFORMS];
@@ -25,9 +27,12 @@ CLMEM_EXPORT clmem_status clmem_bridge_pair(VkPhysicalDevice physical_device, cl
         *platform_out = NULL;
     if (device_out)
         *device_out = NULL;
-    if (!physical_device)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "physical_device is NULL.");
-    clmem__vk_device_identity(physical_device, vk_uuid, vk_name);
+    if (!instance || !physical_device)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "%s is NULL.",
+                               !instance ? "instance" : "physical_device");
+    if (clmem__vkfn_load_instance(&vk, get_instance_proc_addr, instance) != CLMEM_OK)
+        return clmem_error_status();
+    clmem__vk_device_identity(&vk, physical_device, vk_uuid, vk_name);
 
     err = clGetPlatformIDs(MAX_PLATFORMS, platforms, &nplatforms);
     if (err == CL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && nplatforms == 0))

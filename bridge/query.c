@@ -79,30 +79,30 @@ void clmem__cl_device_names(cl_device_id device, char *device_name, size_t devic
     device_name[device_len - 1] = platform_name[platform_len - 1] = '\0';
 }
 
-bool clmem__vk_device_has_extension(VkPhysicalDevice pd, const char *name)
+bool clmem__vk_device_has_extension(const struct vkfn *vk, VkPhysicalDevice pd, const char *name)
 {
     uint32_t n = 0;
     VkExtensionProperties *props;
     bool found = false;
 
-    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0)
+    if (vk->EnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0)
         return false;
     props = calloc(n, sizeof *props);
     if (!props)
         return false;
-    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, props) >= VK_SUCCESS)
+    if (vk->EnumerateDeviceExtensionProperties(pd, NULL, &n, props) >= VK_SUCCESS)
         for (uint32_t i = 0; i < n && !found; i++)
             found = strcmp(props[i].extensionName, name) == 0;
     free(props);
     return found;
 }
 
-void clmem__vk_device_identity(VkPhysicalDevice pd, unsigned char uuid[VK_UUID_SIZE], char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE])
+void clmem__vk_device_identity(const struct vkfn *vk, VkPhysicalDevice pd, unsigned char uuid[VK_UUID_SIZE], char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE])
 {
     VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
     VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id};
 
-    vkGetPhysicalDeviceProperties2(pd, &props);
+    vk->GetPhysicalDeviceProperties2(pd, &props);
     memcpy(uuid, id.deviceUUID, VK_UUID_SIZE);
     memcpy(name, props.properties.deviceName, VK_MAX_PHYSICAL_DEVICE_NAME_SIZE);
 }

@@ -5,6 +5,7 @@
 #include "cl-compat.h"
 #include <stdbool.h>
 #include <stddef.h>
+#include "vkfn.h"
 #include <vulkan/vulkan.h>
 
 /* Is `name` a whole word of the device's CL_DEVICE_EXTENSIONS? */
@@ -27,9 +28,10 @@ bool clmem__cl_device_uses_host_memory(cl_device_id device);
 void clmem__cl_device_names(cl_device_id device, char *device_name, size_t device_len, char *platform_name,
                      size_t platform_len);
 
-/* Is `name` among the Vulkan physical device's extensions? */
-bool clmem__vk_device_has_extension(VkPhysicalDevice pd, const char *name);
+/* Is `name` among the Vulkan physical device's extensions? (Vulkan calls go
+ * through the bridge's table: vkfn.h.) */
+bool clmem__vk_device_has_extension(const struct vkfn *vk, VkPhysicalDevice pd, const char *name);
 
 /* deviceUUID and deviceName (VkPhysicalDeviceIDProperties, Vulkan 1.1). */
-void clmem__vk_device_identity(VkPhysicalDevice pd, unsigned char uuid[VK_UUID_SIZE], char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE]);
+void clmem__vk_device_identity(const struct vkfn *vk, VkPhysicalDevice pd, unsigned char uuid[VK_UUID_SIZE], char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE]);
 #endif

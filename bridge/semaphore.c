@@ -2,58 +2,33 @@
  * cl_khr_external_semaphore (opaque fd, sync fd), and the same calls with
  * the host in the middle where OpenCL lacks the extensions. */
 #include "config.h"
-#include "clext.h"
-#include "clmem-bridge.h"
+#include "bridge.h"
 #include "export.h"
 #include "fault.h"
-#include "query.h"
 #include "refcount.h"
 
 #include <stdlib.h>
 #include <unistd.h>
 
-struct clmem_semaphore {
+struct clmem_bridge_semaphore {
     clmem_refcount refs;
-    clmem_semaphore_mode mode;   /* never BEST */
-    const struct clext *ext;     /* device modes */
-    cl_semaphore_khr cl_sem;     /* device modes */
-    VkDevice vk_device;          /* host ordering */
-    VkQueue vk_queue;            /* host ordering */
-    VkSemaphore vk_sem;          /* host ordering */
-    VkFence fence;               /* host ordering: tells the host the wait happened */
-    clmem_keepalive *vk_keep_alive;
+    clmem_bridge *bridge;              /* one reference */
+    clmem_bridge_semaphore_mode mode;  /* never BEST */
+    cl_semaphore_khr cl_sem;           /* device modes */
+    VkQueue vk_queue;                  /* host ordering */
+    VkSemaphore vk_sem;                /* host ordering */
+    VkFence fence;                     /* host ordering: tells the host the wait happened */
+    clmem_keepalive *vk_keepalive;
 };
-
-static bool cl_imports_semaphore(cl_device_id device, clmem_semaphore_mode mode)
-{
-    bool sync = mode == CLMEM_SEMAPHORE_SYNC_FD;
-    return clmem__cl_device_has_extension(device, "cl_khr_external_semaphore") &&
-           clmem__cl_device_has_extension(device, sync ? "cl_khr_external_semaphore_sync_fd"
-                                                : "cl_khr_external_semaphore_opaque_fd") &&
-           clmem__cl_device_lists_handle_type(device, CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR,
-                                       sync ? CL_SEMAPHORE_HANDLE_SYNC_FD_KHR : CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR);
-}
-
-static clmem_status unsupported_mode(cl_device_id device, clmem_semaphore_mode mode)
-{
-    char dev[256], plat[256];
-    clmem__cl_device_names(device, dev, sizeof dev, plat, sizeof plat);
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "%s semaphore import needs cl_khr_external_semaphore and %s, with the handle type in "
-                           "CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR; %s (%s) does not offer them.",
-                           mode == CLMEM_SEMAPHORE_SYNC_FD ? "Sync-fd" : "Opaque-fd",
-                           mode == CLMEM_SEMAPHORE_SYNC_FD ? "cl_khr_external_semaphore_sync_fd"
-                                                           : "cl_khr_external_semaphore_opaque_fd",
-                           plat, dev);
-}
 
 /* Export the VkSemaphore and import it into OpenCL. The fd is ours until
  * the driver accepts it; NVIDIA closes it during a successful import. */
-static clmem_status import_device(struct clmem_semaphore *sem, VkDevice vk_device, VkSemaphore semaphore,
-                                  cl_context context, cl_device_id device)
+static clmem_status import_device(struct clmem_bridge_semaphore *sem, VkSemaphore semaphore)
 {
-    bool sync = sem->mode == CLMEM_SEMAPHORE_SYNC_FD;
-    PFN_vkGetSemaphoreFdKHR get_fd = (PFN_vkGetSemaphoreFdKHR)vkGetDeviceProcAddr(vk_device, "vkGetSemaphoreFdKHR");
+    clmem_bridge *b = sem->bridge;
+    const struct clext *ext = &b->cl;
+    bool sync = sem->mode == CLMEM_BRIDGE_SEMAPHORE_SYNC_FD;
+    PFN_vkGetSemaphoreFdKHR get_fd = b->vk.GetSemaphoreFdKHR;
     VkSemaphoreGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
                                     .semaphore = semaphore,
                                     .handleType = sync ? VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT
@@ -66,11 +41,11 @@ static clmem_status import_device(struct clmem_semaphore *sem, VkDevice vk_devic
         return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
                                "vkGetSemaphoreFdKHR is not available: enable VK_KHR_external_semaphore_fd on the "
                                "VkDevice.");
-    if (!sem->ext->create_semaphore || !sem->ext->wait_semaphores || !sem->ext->signal_semaphores ||
-        !sem->ext->release_semaphore)
+    if (!ext->create_semaphore || !ext->wait_semaphores || !ext->signal_semaphores ||
+        !ext->release_semaphore)
         return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
                                "The OpenCL platform does not return the cl_khr_semaphore entry points.");
-    r = FAULT("vkGetSemaphoreFdKHR") ? VK_ERROR_TOO_MANY_OBJECTS : get_fd(vk_device, &info, &fd);
+    r = FAULT("vkGetSemaphoreFdKHR") ? VK_ERROR_TOO_MANY_OBJECTS : get_fd(b->device, &info, &fd);
     if (r != VK_SUCCESS)
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkGetSemaphoreFdKHR", r,
                                "Exporting the semaphore as %s failed (was it created with "
@@ -85,16 +60,16 @@ static clmem_status import_device(struct clmem_semaphore *sem, VkDevice vk_devic
             sync ? CL_SEMAPHORE_HANDLE_SYNC_FD_KHR : CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR,
             (cl_semaphore_properties_khr)fd,
             CLMEM_CL_SEMAPHORE_DEVICE_HANDLE_LIST,
-            (cl_semaphore_properties_khr)(uintptr_t)device,
+            (cl_semaphore_properties_khr)(uintptr_t)b->cl_device,
             CLMEM_CL_DEVICE_HANDLE_LIST_END,
             0,
         };
         sem->cl_sem = FAULT("clCreateSemaphoreWithPropertiesKHR") ? NULL
-                                                                   : sem->ext->create_semaphore(context, props, &err);
+                                                                   : ext->create_semaphore(b->context, props, &err);
     }
     if (err != CL_SUCCESS || !sem->cl_sem) {
         if (sem->cl_sem)
-            sem->ext->release_semaphore(sem->cl_sem);
+            ext->release_semaphore(sem->cl_sem);
         sem->cl_sem = NULL;
         close(fd); /* the driver did not take it */
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clCreateSemaphoreWithPropertiesKHR", err,
@@ -103,102 +78,97 @@ static clmem_status import_device(struct clmem_semaphore *sem, VkDevice vk_devic
     return CLMEM_OK;
 }
 
-static clmem_status import_host(struct clmem_semaphore *sem, VkDevice vk_device, VkQueue vk_queue,
-                                VkSemaphore semaphore)
+static clmem_status import_host(struct clmem_bridge_semaphore *sem, VkQueue vk_queue, VkSemaphore semaphore)
 {
+    clmem_bridge *b = sem->bridge;
     VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkResult r;
 
     if (!vk_queue)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
                                "Host ordering needs the VkQueue to submit the semaphore's wait and signal to.");
-    r = FAULT("vkCreateFence") ? VK_ERROR_OUT_OF_HOST_MEMORY : vkCreateFence(vk_device, &fi, NULL, &sem->fence);
+    r = FAULT("vkCreateFence") ? VK_ERROR_OUT_OF_HOST_MEMORY : b->vk.CreateFence(b->device, &fi, NULL, &sem->fence);
     if (r != VK_SUCCESS)
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkCreateFence", r,
                                "Creating the fence for host ordering failed.");
-    sem->vk_device = vk_device;
     sem->vk_queue = vk_queue;
     sem->vk_sem = semaphore;
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_semaphore_import(VkDevice vk_device, VkQueue vk_queue, VkSemaphore semaphore,
-                                                        clmem_semaphore_mode mode, clmem_keepalive *vk_keep_alive,
-                                                        cl_context context, cl_device_id device,
-                                                        clmem_semaphore **out)
+CLMEM_EXPORT clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue vk_queue, VkSemaphore semaphore,
+                                                        clmem_bridge_semaphore_mode mode,
+                                                        clmem_keepalive *vk_keepalive, clmem_bridge_semaphore **out)
 {
-    struct clmem_semaphore *sem;
-    cl_platform_id platform = NULL;
-    cl_int err;
+    struct clmem_bridge_semaphore *sem;
     clmem_status s;
 
     if (out)
         *out = NULL;
-    if (!vk_device || !semaphore || !context || !device || !out)
+    if (!b || !semaphore || !out)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !vk_device ? "vk_device"
-                               : !semaphore ? "semaphore"
-                               : !context   ? "context"
-                               : !device    ? "device"
-                                            : "out");
-    if (mode > CLMEM_SEMAPHORE_HOST_ORDERED)
+                               !b ? "bridge" : !semaphore ? "semaphore" : "out");
+    if (mode > CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown semaphore mode %d.",
                                (int)mode);
-    err = clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
-    if (err != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetDeviceInfo(CL_DEVICE_PLATFORM)", err,
-                               "device is not a valid OpenCL device.");
-    if (mode == CLMEM_SEMAPHORE_BEST) /* the choice itself checks what it picks */
-        mode = cl_imports_semaphore(device, CLMEM_SEMAPHORE_OPAQUE_FD) &&
-                       vkGetDeviceProcAddr(vk_device, "vkGetSemaphoreFdKHR")
-                   ? CLMEM_SEMAPHORE_OPAQUE_FD
-                   : CLMEM_SEMAPHORE_HOST_ORDERED;
-    else if (mode != CLMEM_SEMAPHORE_HOST_ORDERED && !cl_imports_semaphore(device, mode))
-        return unsupported_mode(device, mode);
+    /* The bridge's answer, worked out at creation, decides BEST and checks
+     * a named device mode. */
+    if (mode == CLMEM_BRIDGE_SEMAPHORE_BEST)
+        mode = b->caps.semaphore[CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD].status == CLMEM_OK
+                   ? CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD
+                   : CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED;
+    else if (mode != CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED &&
+             (s = clmem__caps_report(&b->caps.semaphore[mode])) != CLMEM_OK)
+        return s;
 
     sem = FAULT("semaphore_alloc") ? NULL : calloc(1, sizeof *sem);
     if (!sem)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a semaphore failed.");
     refcount_init(&sem->refs);
     sem->mode = mode;
-    sem->ext = clmem__clext_for_platform(platform);
-    if (!sem->ext)
-        s = clmem_error_status();
-    else if (mode == CLMEM_SEMAPHORE_HOST_ORDERED)
-        s = import_host(sem, vk_device, vk_queue, semaphore);
+    sem->bridge = b;
+    if (mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
+        s = import_host(sem, vk_queue, semaphore);
     else
-        s = import_device(sem, vk_device, semaphore, context, device);
+        s = import_device(sem, semaphore);
     if (s != CLMEM_OK) {
         free(sem);
         return s;
     }
-    sem->vk_keep_alive = clmem_keepalive_ref(vk_keep_alive);
+    clmem_bridge_ref(b);
+    clmem__bridge_semaphore_count(b, +1);
+    sem->vk_keepalive = clmem_keepalive_ref(vk_keepalive);
     *out = sem;
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_semaphore_mode clmem_bridge_semaphore_mode(const clmem_semaphore *sem)
+CLMEM_EXPORT clmem_bridge_semaphore_mode clmem_bridge_semaphore_get_mode(const clmem_bridge_semaphore *sem)
 {
-    return sem ? sem->mode : CLMEM_SEMAPHORE_BEST;
+    return sem ? sem->mode : CLMEM_BRIDGE_SEMAPHORE_BEST;
 }
 
-CLMEM_EXPORT clmem_semaphore *clmem_bridge_semaphore_ref(clmem_semaphore *sem)
+CLMEM_EXPORT clmem_bridge_semaphore *clmem_bridge_semaphore_ref(clmem_bridge_semaphore *sem)
 {
     if (sem)
         refcount_get(&sem->refs);
     return sem;
 }
 
-CLMEM_EXPORT void clmem_bridge_semaphore_unref(clmem_semaphore *sem)
+CLMEM_EXPORT void clmem_bridge_semaphore_unref(clmem_bridge_semaphore *sem)
 {
+    clmem_bridge *b;
+
     if (!sem || !refcount_put(&sem->refs))
         return;
+    b = sem->bridge;
     if (sem->cl_sem)
-        sem->ext->release_semaphore(sem->cl_sem);
+        b->cl.release_semaphore(sem->cl_sem);
     if (sem->fence)
-        vkDestroyFence(sem->vk_device, sem->fence, NULL);
-    clmem_keepalive_unref(sem->vk_keep_alive);
+        b->vk.DestroyFence(b->device, sem->fence, NULL);
+    clmem_keepalive_unref(sem->vk_keepalive);
     free(sem);
+    clmem__bridge_semaphore_count(b, -1);
+    clmem_bridge_unref(b);
 }
 
 /* Host ordering hands back an event that is already complete, so callers
@@ -223,21 +193,26 @@ static clmem_status complete_event(cl_command_queue queue, cl_event *event_out)
     return CLMEM_OK;
 }
 
-static clmem_status check_call(const clmem_semaphore *sem, cl_command_queue queue, cl_event *event_out)
+static clmem_status check_call(const clmem_bridge *b, const clmem_bridge_semaphore *sem, cl_command_queue queue,
+                               cl_event *event_out)
 {
     if (event_out)
         *event_out = NULL;
-    if (!sem || !queue)
+    if (!b || !sem || !queue)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !sem ? "semaphore" : "queue");
+                               !b ? "bridge" : !sem ? "semaphore" : "queue");
+    if (sem->bridge != b)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "The semaphore belongs to bridge %p, not to bridge %p.", (void *)sem->bridge,
+                               (void *)b);
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_semaphore *sem, cl_command_queue queue,
-                                                      cl_uint num_events, const cl_event *wait_list,
-                                                      cl_event *event_out)
+CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem,
+                                                      cl_command_queue queue, cl_uint num_events,
+                                                      const cl_event *wait_list, cl_event *event_out)
 {
-    clmem_status s = check_call(sem, queue, event_out);
+    clmem_status s = check_call(b, sem, queue, event_out);
     VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .waitSemaphoreCount = 1, .pWaitDstStageMask = &stage};
     cl_int err;
@@ -245,8 +220,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_semaphore *sem, cl_c
 
     if (s != CLMEM_OK)
         return s;
-    if (sem->mode != CLMEM_SEMAPHORE_HOST_ORDERED) {
-        err = sem->ext->wait_semaphores(queue, 1, &sem->cl_sem, NULL, num_events, wait_list, event_out);
+    if (sem->mode != CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED) {
+        err = b->cl.wait_semaphores(queue, 1, &sem->cl_sem, NULL, num_events, wait_list, event_out);
         if (err != CL_SUCCESS)
             return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clEnqueueWaitSemaphoresKHR", err,
                                    "Enqueueing the semaphore wait failed.");
@@ -258,11 +233,11 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_semaphore *sem, cl_c
     /* The host learns that Vulkan signalled by having Vulkan consume the
      * signal in a submission with a fence. */
     si.pWaitSemaphores = &sem->vk_sem;
-    r = vkQueueSubmit(sem->vk_queue, 1, &si, sem->fence);
+    r = b->vk.QueueSubmit(sem->vk_queue, 1, &si, sem->fence);
     if (r == VK_SUCCESS) {
-        r = vkWaitForFences(sem->vk_device, 1, &sem->fence, VK_TRUE, UINT64_MAX);
+        r = b->vk.WaitForFences(b->device, 1, &sem->fence, VK_TRUE, UINT64_MAX);
         /* Reset even after a failed wait, so the next wait's submit is valid. */
-        VkResult reset = vkResetFences(sem->vk_device, 1, &sem->fence);
+        VkResult reset = b->vk.ResetFences(b->device, 1, &sem->fence);
         if (r == VK_SUCCESS)
             r = reset;
     }
@@ -272,19 +247,19 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_semaphore *sem, cl_c
     return complete_event(queue, event_out);
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_semaphore_signal(clmem_semaphore *sem, cl_command_queue queue,
-                                                        cl_uint num_events, const cl_event *wait_list,
-                                                        cl_event *event_out)
+CLMEM_EXPORT clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem,
+                                                        cl_command_queue queue, cl_uint num_events,
+                                                        const cl_event *wait_list, cl_event *event_out)
 {
-    clmem_status s = check_call(sem, queue, event_out);
+    clmem_status s = check_call(b, sem, queue, event_out);
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .signalSemaphoreCount = 1};
     cl_int err;
     VkResult r;
 
     if (s != CLMEM_OK)
         return s;
-    if (sem->mode != CLMEM_SEMAPHORE_HOST_ORDERED) {
-        err = sem->ext->signal_semaphores(queue, 1, &sem->cl_sem, NULL, num_events, wait_list, event_out);
+    if (sem->mode != CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED) {
+        err = b->cl.signal_semaphores(queue, 1, &sem->cl_sem, NULL, num_events, wait_list, event_out);
         if (err == CL_SUCCESS)
             err = clFlush(queue);
         if (err != CL_SUCCESS)
@@ -299,7 +274,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_signal(clmem_semaphore *sem, cl
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clFinish", err,
                                "Finishing the queue before the host-ordered signal failed.");
     si.pSignalSemaphores = &sem->vk_sem;
-    r = vkQueueSubmit(sem->vk_queue, 1, &si, VK_NULL_HANDLE);
+    r = b->vk.QueueSubmit(sem->vk_queue, 1, &si, VK_NULL_HANDLE);
     if (r != VK_SUCCESS)
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkQueueSubmit", r,
                                "Submitting the semaphore signal failed.");

@@ -3,13 +3,13 @@
  * dedicated when Vulkan requires or prefers it for the buffer, or reports
  * the export handle type as dedicated-only. */
 #include "config.h"
-#include "clmem-bridge.h"
+#include "bridge.h"
 #include "export.h"
 #include "fault.h"
 
 #include <string.h>
 
-static bool export_needs_dedicated(VkPhysicalDevice pd, VkBufferUsageFlags usage,
+static bool export_needs_dedicated(const struct vkfn *vk, VkPhysicalDevice pd, VkBufferUsageFlags usage,
                                    VkExternalMemoryHandleTypeFlags export_types)
 {
     for (uint32_t bit = 1; bit && bit <= export_types; bit <<= 1) {
@@ -19,28 +19,28 @@ static bool export_needs_dedicated(VkPhysicalDevice pd, VkBufferUsageFlags usage
         VkExternalBufferProperties props = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
         if (!(export_types & bit))
             continue;
-        vkGetPhysicalDeviceExternalBufferProperties(pd, &info, &props);
+        vk->GetPhysicalDeviceExternalBufferProperties(pd, &info, &props);
         if (props.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT)
             return true;
     }
     return false;
 }
 
-static uint32_t find_memory_type(VkPhysicalDevice pd, uint32_t allowed, VkMemoryPropertyFlags want)
+static uint32_t find_memory_type(const struct vkfn *vk, VkPhysicalDevice pd, uint32_t allowed, VkMemoryPropertyFlags want)
 {
     VkPhysicalDeviceMemoryProperties mp;
-    vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+    vk->GetPhysicalDeviceMemoryProperties(pd, &mp);
     for (uint32_t i = 0; i < mp.memoryTypeCount; i++)
         if ((allowed & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want)
             return i;
     return UINT32_MAX;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(VkPhysicalDevice physical_device, VkDevice device,
-                                                        VkDeviceSize size, VkBufferUsageFlags usage,
+CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDeviceSize size,
+                                                        VkBufferUsageFlags usage,
                                                         VkMemoryPropertyFlags property_flags,
                                                         VkExternalMemoryHandleTypeFlags export_types,
-                                                        VkBuffer *buffer_out, clmem_vk_memory *memory_out)
+                                                        VkBuffer *buffer_out, clmem_bridge_vk_memory *memory_out)
 {
     VkExternalMemoryBufferCreateInfo external = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
                                                  .handleTypes = export_types};
@@ -65,31 +65,31 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(VkPhysicalDevice physica
         *buffer_out = VK_NULL_HANDLE;
     if (memory_out)
         memset(memory_out, 0, sizeof *memory_out);
-    if (!physical_device || !device || !buffer_out || !memory_out)
+    if (!b || !buffer_out || !memory_out)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !physical_device ? "physical_device"
-                               : !device        ? "device"
-                               : !buffer_out    ? "buffer_out"
-                                                : "memory_out");
+                               !b ? "bridge" : !buffer_out ? "buffer_out" : "memory_out");
+    const struct vkfn *vk = &b->vk;
+    VkPhysicalDevice physical_device = b->physical_device;
+    VkDevice device = b->device;
     if (size == 0)
         return clmem_error_set(CLMEM_ERR_ZERO_SIZE, CLMEM_API_NONE, NULL, 0, "The buffer size is zero.");
 
-    r = FAULT("vkCreateBuffer") ? VK_ERROR_OUT_OF_HOST_MEMORY : vkCreateBuffer(device, &create, NULL, &buffer);
+    r = FAULT("vkCreateBuffer") ? VK_ERROR_OUT_OF_HOST_MEMORY : vk->CreateBuffer(device, &create, NULL, &buffer);
     if (r != VK_SUCCESS)
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkCreateBuffer", r,
                                "Creating a %llu-byte buffer failed.", (unsigned long long)size);
     req_info.buffer = buffer;
-    vkGetBufferMemoryRequirements2(device, &req_info, &req);
+    vk->GetBufferMemoryRequirements2(device, &req_info, &req);
     alloc.allocationSize = req.memoryRequirements.size;
-    alloc.memoryTypeIndex = find_memory_type(physical_device, req.memoryRequirements.memoryTypeBits, property_flags);
+    alloc.memoryTypeIndex = find_memory_type(vk, physical_device, req.memoryRequirements.memoryTypeBits, property_flags);
     if (alloc.memoryTypeIndex == UINT32_MAX) {
-        vkDestroyBuffer(device, buffer, NULL);
+        vk->DestroyBuffer(device, buffer, NULL);
         return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
                                "No memory type with property flags 0x%x can hold this buffer (allowed types 0x%x).",
                                (unsigned)property_flags, (unsigned)req.memoryRequirements.memoryTypeBits);
     }
     use_dedicated = dedicated_req.requiresDedicatedAllocation || dedicated_req.prefersDedicatedAllocation ||
-                    (export_types && export_needs_dedicated(physical_device, usage, export_types));
+                    (export_types && export_needs_dedicated(vk, physical_device, usage, export_types));
     if (export_types)
         alloc.pNext = &export_info;
     if (use_dedicated) {
@@ -97,23 +97,23 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(VkPhysicalDevice physica
         dedicated.pNext = alloc.pNext;
         alloc.pNext = &dedicated;
     }
-    r = FAULT("vkAllocateMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vkAllocateMemory(device, &alloc, NULL, &memory);
+    r = FAULT("vkAllocateMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vk->AllocateMemory(device, &alloc, NULL, &memory);
     if (r != VK_SUCCESS) {
-        vkDestroyBuffer(device, buffer, NULL);
+        vk->DestroyBuffer(device, buffer, NULL);
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkAllocateMemory", r,
                                "Allocating %llu bytes of memory type %u failed.",
                                (unsigned long long)alloc.allocationSize, alloc.memoryTypeIndex);
     }
-    r = FAULT("vkBindBufferMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vkBindBufferMemory(device, buffer, memory, 0);
+    r = FAULT("vkBindBufferMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vk->BindBufferMemory(device, buffer, memory, 0);
     if (r != VK_SUCCESS) {
-        vkFreeMemory(device, memory, NULL);
-        vkDestroyBuffer(device, buffer, NULL);
+        vk->FreeMemory(device, memory, NULL);
+        vk->DestroyBuffer(device, buffer, NULL);
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkBindBufferMemory", r,
                                "Binding the buffer to its memory failed.");
     }
     {
         VkPhysicalDeviceMemoryProperties mp;
-        vkGetPhysicalDeviceMemoryProperties(physical_device, &mp);
+        vk->GetPhysicalDeviceMemoryProperties(physical_device, &mp);
         memory_out->property_flags = mp.memoryTypes[alloc.memoryTypeIndex].propertyFlags;
     }
     memory_out->device = device;
@@ -125,12 +125,13 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(VkPhysicalDevice physica
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT void clmem_bridge_vk_buffer_destroy(VkBuffer buffer, const clmem_vk_memory *memory)
+CLMEM_EXPORT void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer,
+                                                 const clmem_bridge_vk_memory *memory)
 {
-    if (!memory || !memory->device)
+    if (!b)
         return;
     if (buffer)
-        vkDestroyBuffer(memory->device, buffer, NULL);
-    if (memory->memory)
-        vkFreeMemory(memory->device, memory->memory, NULL);
+        b->vk.DestroyBuffer(b->device, buffer, NULL);
+    if (memory && memory->memory)
+        b->vk.FreeMemory(b->device, memory->memory, NULL);
 }

@@ -6,14 +6,31 @@
  * those extensions, wraps Vulkan's host-mapped memory (CL_MEM_USE_HOST_PTR),
  * which is zero-copy on CPU and unified-memory OpenCL devices. Either way
  * the result is an ordinary clmem_handle whose anchor chains both APIs'
- * lifetimes: the Vulkan memory's anchor is dropped only after OpenCL has
- * destroyed the cl_mem, which OpenCL does only once every command that
- * used it has completed.
+ * lifetimes: the Vulkan memory's keepalive is dropped only after every
+ * command that could touch the memory has completed and OpenCL destroyed
+ * the cl_mem (see clmem_bridge_import_vk for the three conditions).
+ *
+ * Everything goes through a bridge object (clmem_bridge): one VkDevice
+ * paired with one cl_context. It owns what the import needs and would
+ * otherwise be process-global: the Vulkan and OpenCL extension entry
+ * points (loaded through the application's vkGetInstanceProcAddr when it
+ * passes one), the capability answer worked out once at creation, the
+ * host mappings and the import cache. Every import, handle and semaphore
+ * holds a reference on its bridge.
  *
  * Requirements: a Vulkan 1.1 instance (physical-device queries use the 1.1
  * core functions); OpenCL 3.0 for clCreateBufferWithProperties on the fd
  * paths. Errors are reported as in clmem.h: a clmem_status, with the failing
  * call, its raw native code and a sentence in clmem_error_*().
+ *
+ * Threads and blocking, for every function below: any function may be
+ * called from any thread; "Blocks:" in each comment says on what it can
+ * wait. A keepalive passed to the bridge (vk_keepalive, keepalive) has its
+ * last reference dropped, and so its callback run, on one of: the thread
+ * that dropped the last handle (PoCL, whose destruction is synchronous), an
+ * OpenCL driver thread (an event or destructor callback), or the thread in
+ * clmem_bridge_finish(). Its callback must therefore be thread-safe and must
+ * not call blocking OpenCL functions (clFinish, clWaitForEvents).
  *
  * This is the only clmem header that includes <vulkan/vulkan.h>.
  */
@@ -30,64 +47,159 @@ extern "C" {
 /* --------------------------------------------------------------- paths */
 
 /* How memory travels from Vulkan to OpenCL. */
-typedef enum clmem_path {
-    CLMEM_PATH_BEST = 0,       /* choose: opaque fd, then dma-buf, then host-mapped */
-    CLMEM_PATH_OPAQUE_FD = 1,  /* VK_KHR_external_memory_fd + cl_khr_external_memory_opaque_fd */
-    CLMEM_PATH_DMA_BUF = 2,    /* VK_EXT_external_memory_dma_buf + cl_khr_external_memory_dma_buf */
-    CLMEM_PATH_HOST_MAPPED = 3 /* vkMapMemory + CL_MEM_USE_HOST_PTR */
-} clmem_path;
+typedef enum clmem_bridge_path {
+    CLMEM_BRIDGE_PATH_BEST = 0,       /* choose: opaque fd, then dma-buf, then host-mapped */
+    CLMEM_BRIDGE_PATH_OPAQUE_FD = 1,  /* VK_KHR_external_memory_fd + cl_khr_external_memory_opaque_fd */
+    CLMEM_BRIDGE_PATH_DMA_BUF = 2,    /* VK_EXT_external_memory_dma_buf + cl_khr_external_memory_dma_buf */
+    CLMEM_BRIDGE_PATH_HOST_MAPPED = 3 /* vkMapMemory + CL_MEM_USE_HOST_PTR */
+} clmem_bridge_path;
 
-/* A short name ("opaque-fd", "dma-buf", "host-mapped", "best"); static. */
-const char *clmem_path_name(clmem_path path);
+/* A short name ("opaque-fd", "dma-buf", "host-mapped", "best"); static.
+ * Blocks: never. */
+const char *clmem_bridge_path_name(clmem_bridge_path path);
 
 /* --------------------------------------------------------------- pairing */
 
 /*
  * Find the OpenCL platform and device whose CL_DEVICE_UUID_KHR
- * (cl_khr_device_uuid) equals the Vulkan physical device's deviceUUID.
- * Either out-parameter may be NULL. Pairs on deviceUUID: the driver UUIDs
- * differ between the APIs even for one driver.
- * Errors: CLMEM_ERR_NULL_POINTER (physical_device), CLMEM_ERR_DEVICE_MISMATCH
- * (no OpenCL device has that UUID), CLMEM_ERR_UNSUPPORTED (no OpenCL device
- * offers cl_khr_device_uuid, so UUIDs cannot be compared), CLMEM_ERR_OPENCL.
+ * (cl_khr_device_uuid) equals the Vulkan physical device's deviceUUID, to
+ * make the cl_context a bridge is created with. Either out-parameter may be
+ * NULL. get_instance_proc_addr may be NULL (the loader's); instance is what
+ * it is called with. Pairs on deviceUUID: the driver UUIDs differ between
+ * the APIs even for one driver.
+ * Errors: CLMEM_ERR_NULL_POINTER (instance, physical_device),
+ * CLMEM_ERR_DEVICE_MISMATCH (no OpenCL device has that UUID),
+ * CLMEM_ERR_UNSUPPORTED (no OpenCL device offers cl_khr_device_uuid, or
+ * Vulkan lacks vkGetPhysicalDeviceProperties2), CLMEM_ERR_OPENCL.
+ * Blocks: on the driver queries only.
  */
-clmem_status clmem_bridge_pair(VkPhysicalDevice physical_device, cl_platform_id *platform_out,
+clmem_status clmem_bridge_pair(VkInstance instance, PFN_vkGetInstanceProcAddr get_instance_proc_addr,
+                               VkPhysicalDevice physical_device, cl_platform_id *platform_out,
                                cl_device_id *device_out);
+
+/* ---------------------------------------------------------- the bridge */
+
+typedef struct clmem_bridge clmem_bridge;
+
+/* Bits of clmem_bridge_info.flags. */
+enum clmem_bridge_flag {
+    /* Every clmem_bridge_import_vk() is a new driver import: no import
+     * cache for this bridge. */
+    CLMEM_BRIDGE_NO_IMPORT_CACHE = 1u << 0
+};
+
+/*
+ * What a bridge is made from. Set `size` to sizeof(clmem_bridge_info):
+ * fields added later go at the end, and a smaller size means they are
+ * absent (zero). The bridge borrows the Vulkan objects (they must outlive
+ * it: call clmem_bridge_finish() before vkDestroyDevice) and retains the
+ * cl_context.
+ */
+typedef struct clmem_bridge_info {
+    size_t size;                                      /* sizeof(clmem_bridge_info) */
+    VkInstance instance;
+    VkPhysicalDevice physical_device;
+    VkDevice device;                                  /* made from physical_device */
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr; /* NULL: the Vulkan loader's */
+    cl_context context;
+    cl_device_id cl_device; /* NULL: the context's device whose CL_DEVICE_UUID_KHR is Vulkan's
+                               deviceUUID (or its only device, when none is) */
+    uint32_t flags;         /* clmem_bridge_flag bits */
+} clmem_bridge_info;
+
+/*
+ * Make a bridge: load the entry points, check the pairing and work out,
+ * once, which memory paths and semaphore modes work (clmem_bridge_caps()).
+ * A pair whose device UUIDs differ still gets a bridge: its fd paths then
+ * report CLMEM_ERR_DEVICE_MISMATCH, naming both UUIDs, and host-mapped
+ * stays available. On success *out has one reference, the caller's.
+ * Errors: CLMEM_ERR_NULL_POINTER (info, out, or a handle in info),
+ * CLMEM_ERR_INVALID_VALUE (info->size too small, unknown flags),
+ * CLMEM_ERR_DEVICE_MISMATCH (cl_device is not in the context, or the
+ * context has several devices and none has Vulkan's UUID),
+ * CLMEM_ERR_UNSUPPORTED (a Vulkan 1.1 entry point is missing),
+ * CLMEM_ERR_OPENCL, CLMEM_ERR_NO_MEMORY. On error *out is NULL and nothing
+ * is retained.
+ * Blocks: on the driver queries (tens of microseconds to a millisecond).
+ */
+clmem_status clmem_bridge_create(const clmem_bridge_info *info, clmem_bridge **out);
+
+/* One more reference; returns b. NULL-safe. Blocks: never. */
+clmem_bridge *clmem_bridge_ref(clmem_bridge *b);
+
+/* Drop one reference. The bridge lives on while imports, handles or
+ * semaphores made from it do (each holds a reference); the last reference
+ * releases the cl_context. That last reference can be dropped on a driver
+ * thread when teardowns are still pending: call clmem_bridge_finish()
+ * first. NULL-safe. Blocks: never. */
+void clmem_bridge_unref(clmem_bridge *b);
+
+/*
+ * What an application calls before vkDestroyDevice: wait until every
+ * Vulkan keepalive of this bridge's dropped imports has been released.
+ * While waiting it also does the teardown work itself whenever its
+ * conditions are met (so that it does not depend on when the driver runs
+ * its callbacks).
+ * Returns CLMEM_OK once nothing of this bridge holds Vulkan memory any
+ * more; CLMEM_ERR_IN_USE at once, releasing nothing, when imports still
+ * have handles or semaphores are still alive (the sentence gives the
+ * counts); CLMEM_ERR_TIMEOUT when device work the teardowns wait for was
+ * still pending after timeout_ns (the sentence gives the count). Never
+ * waits longer than timeout_ns (0: just check). CLMEM_ERR_NULL_POINTER.
+ * Blocks: up to timeout_ns, on device work enqueued before the last
+ * handles were dropped.
+ */
+clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_ns);
+
+/* The bridge's OpenCL context and device, and its Vulkan device.
+ * Borrowed; NULL for a NULL bridge. Blocks: never. */
+cl_context       clmem_bridge_context(const clmem_bridge *b);
+cl_device_id     clmem_bridge_cl_device(const clmem_bridge *b);
+VkDevice         clmem_bridge_vk_device(const clmem_bridge *b);
 
 /* ---------------------------------------------------------- capabilities */
 
 /* Bits of clmem_bridge_caps(). */
-enum clmem_cap {
-    CLMEM_CAP_OPAQUE_FD = 1u << 0,             /* opaque-fd memory import works */
-    CLMEM_CAP_DMA_BUF = 1u << 1,               /* dma-buf memory import works */
-    CLMEM_CAP_HOST_MAPPED = 1u << 2,           /* host-mapped sharing works */
-    CLMEM_CAP_HOST_MAPPED_ZERO_COPY = 1u << 3, /* ...and is zero-copy (CPU or host-unified device) */
-    CLMEM_CAP_SEMAPHORE_OPAQUE_FD = 1u << 4,   /* opaque-fd binary semaphore import works */
-    CLMEM_CAP_SEMAPHORE_SYNC_FD = 1u << 5,     /* sync-fd binary semaphore import works */
-    CLMEM_CAP_OPAQUE_FD_DEDICATED_ONLY = 1u << 6 /* Vulkan exports opaque-fd buffers only from
-                                                    dedicated allocations */
+enum clmem_bridge_cap {
+    CLMEM_BRIDGE_CAP_OPAQUE_FD = 1u << 0,             /* opaque-fd memory import works */
+    CLMEM_BRIDGE_CAP_DMA_BUF = 1u << 1,               /* dma-buf memory import works */
+    CLMEM_BRIDGE_CAP_HOST_MAPPED = 1u << 2,           /* host-mapped sharing works */
+    CLMEM_BRIDGE_CAP_HOST_MAPPED_ZERO_COPY = 1u << 3, /* ...and is zero-copy (CPU or host-unified device) */
+    CLMEM_BRIDGE_CAP_SEMAPHORE_OPAQUE_FD = 1u << 4,   /* opaque-fd binary semaphore import works */
+    CLMEM_BRIDGE_CAP_SEMAPHORE_SYNC_FD = 1u << 5,     /* sync-fd binary semaphore import works */
+    CLMEM_BRIDGE_CAP_OPAQUE_FD_DEDICATED_ONLY = 1u << 6 /* Vulkan exports opaque-fd buffers only from
+                                                           dedicated allocations */
 };
 
+/* Every clmem_bridge_cap bit that holds for the bridge's pair, as worked out
+ * at creation; 0 for a NULL bridge. Blocks: never. */
+uint32_t clmem_bridge_caps(const clmem_bridge *b);
+
 /*
- * Can `path` (not CLMEM_PATH_BEST) carry memory from this Vulkan device to
- * this OpenCL device? Asks both sides and does not trust one source alone:
- * the OpenCL extension string and CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR,
+ * Can `path` (not BEST) carry memory on this bridge? The answer worked out
+ * at creation, which asked both sides and trusted no one source alone: the
+ * OpenCL extension string and CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR,
  * the Vulkan device extensions and vkGetPhysicalDeviceExternalBufferProperties,
  * and for the fd paths that the device UUIDs match.
- * Returns CLMEM_OK, or CLMEM_ERR_UNSUPPORTED / CLMEM_ERR_DEVICE_MISMATCH with
- * clmem_error_message() naming exactly what is missing. Queries only; cheap
- * enough to call once per device pair, not per frame.
+ * Returns CLMEM_OK, or CLMEM_ERR_UNSUPPORTED / CLMEM_ERR_DEVICE_MISMATCH
+ * with clmem_error_message() naming exactly what is missing;
+ * CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE (BEST or unknown).
+ * Blocks: never.
  */
-clmem_status clmem_bridge_check_path(VkPhysicalDevice physical_device, cl_device_id device, clmem_path path);
+clmem_status clmem_bridge_check_path(const clmem_bridge *b, clmem_bridge_path path);
 
-/* The same for semaphores: handle_type is VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT
- * or VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT. */
-clmem_status clmem_bridge_check_semaphore(VkPhysicalDevice physical_device, cl_device_id device,
-                                          VkExternalSemaphoreHandleTypeFlagBits handle_type);
+/* ----------------------------------------------------------- semaphore modes */
 
-/* Every clmem_cap bit that holds for the pair, in *caps_out. Errors only for
- * NULL arguments or a failing query; an unsupported path is a clear bit. */
-clmem_status clmem_bridge_caps(VkPhysicalDevice physical_device, cl_device_id device, uint32_t *caps_out);
+typedef enum clmem_bridge_semaphore_mode {
+    CLMEM_BRIDGE_SEMAPHORE_BEST = 0,        /* device ordering if possible, else host ordering */
+    CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD = 1,   /* device ordering through an opaque fd */
+    CLMEM_BRIDGE_SEMAPHORE_SYNC_FD = 2,     /* device ordering through a sync fd */
+    CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED = 3 /* host ordering (no OpenCL extension needed) */
+} clmem_bridge_semaphore_mode;
+
+/* The same as clmem_bridge_check_path() for a semaphore mode (OPAQUE_FD,
+ * SYNC_FD; HOST_ORDERED always works). Blocks: never. */
+clmem_status clmem_bridge_check_semaphore(const clmem_bridge *b, clmem_bridge_semaphore_mode mode);
 
 /* ---------------------------------------------------------- Vulkan memory */
 
@@ -96,30 +208,33 @@ clmem_status clmem_bridge_caps(VkPhysicalDevice physical_device, cl_device_id de
  * asked these afterwards, so the allocator passes them on. This struct is
  * frozen: a future field comes with a new struct and new functions.
  */
-typedef struct clmem_vk_memory {
-    VkDevice device;
+typedef struct clmem_bridge_vk_memory {
+    VkDevice device;                              /* must be the bridge's VkDevice */
     VkDeviceMemory memory;
     VkDeviceSize allocation_size;                 /* VkMemoryAllocateInfo::allocationSize */
     VkMemoryPropertyFlags property_flags;         /* of the memory type it came from */
     VkExternalMemoryHandleTypeFlags export_types; /* VkExportMemoryAllocateInfo::handleTypes; 0 if none */
     VkBool32 dedicated;                           /* allocated with VkMemoryDedicatedAllocateInfo */
-} clmem_vk_memory;
+} clmem_bridge_vk_memory;
 
 /*
  * Convenience for the allocation everyone writes: a VkBuffer of `size` bytes
  * with `usage`, exportable as `export_types` (may be 0), bound to new memory
- * of a type with `property_flags`. The allocation is dedicated when Vulkan
- * requires or prefers it (VkMemoryDedicatedRequirements) or reports the
- * handle type as dedicated-only. The caller owns both afterwards and frees
- * them with clmem_bridge_vk_buffer_destroy() (or vkDestroyBuffer + vkFreeMemory).
- * Needs VK_KHR_external_memory_fd enabled on the device when export_types is
- * not 0. On error nothing is left allocated.
+ * of a type with `property_flags`, on the bridge's device. The allocation is
+ * dedicated when Vulkan requires or prefers it (VkMemoryDedicatedRequirements)
+ * or reports the handle type as dedicated-only. The caller owns both
+ * afterwards and frees them with clmem_bridge_vk_buffer_destroy() (or
+ * vkDestroyBuffer + vkFreeMemory). Needs VK_KHR_external_memory_fd enabled
+ * on the device when export_types is not 0. On error nothing is left
+ * allocated. Blocks: on the Vulkan allocation.
  */
-clmem_status clmem_bridge_vk_buffer_create(VkPhysicalDevice physical_device, VkDevice device, VkDeviceSize size,
-                                           VkBufferUsageFlags usage, VkMemoryPropertyFlags property_flags,
+clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,
+                                           VkMemoryPropertyFlags property_flags,
                                            VkExternalMemoryHandleTypeFlags export_types, VkBuffer *buffer_out,
-                                           clmem_vk_memory *memory_out);
-void clmem_bridge_vk_buffer_destroy(VkBuffer buffer, const clmem_vk_memory *memory);
+                                           clmem_bridge_vk_memory *memory_out);
+/* Destroys the buffer and frees the memory (either may be null handles).
+ * Blocks: never. */
+void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clmem_bridge_vk_memory *memory);
 
 /* ---------------------------------------------------------------- import */
 
@@ -127,48 +242,64 @@ void clmem_bridge_vk_buffer_destroy(VkBuffer buffer, const clmem_vk_memory *memo
  * Make the bytes [offset, offset + size) of Vulkan memory usable by OpenCL
  * as a buffer, with no copy on the fd paths and on zero-copy host-mapped
  * devices. On success *out is a new handle (one reference, the caller's)
- * whose cl_mem is in `context`, paired with `queue`, and whose keep-alive
- * holds the OpenCL objects (retained) chained before `vk_keep_alive`: the
- * bridge takes one reference on vk_keep_alive (the caller keeps its own) and
- * drops it only after OpenCL destroyed the cl_mem, i.e. after the last
- * handle is gone, the handle's queue was finished and every other command
- * using the cl_mem completed. That drop may happen on a thread of the
- * OpenCL driver when work is still pending on other queues.
+ * whose cl_mem is in the bridge's context, paired with `queue` (a queue of
+ * that context), and whose keepalive is the import's.
  *
- * path: CLMEM_PATH_BEST picks the first of opaque fd, dma-buf, host-mapped
- * that both sides support and that memory->export_types (or, for
- * host-mapped, memory->property_flags: HOST_VISIBLE | HOST_COHERENT) allows.
+ * Lifetime: the bridge takes one reference on vk_keepalive (the caller
+ * keeps its own; it should keep the VkDeviceMemory alive) and drops it only
+ * when, after the import's last handle is gone, all of these hold:
+ *  (a) every command enqueued before that last unref on every queue a
+ *      handle of this import was made for (this queue, a cache hit's queue,
+ *      clmem_bridge_handle_for_queue()) has completed: the bridge enqueues
+ *      a marker on each;
+ *  (b) the memory was handed back to Vulkan, if it was left acquired;
+ *  (c) OpenCL has destroyed the cl_mem.
+ * No timeout gives up on these. The last clmem_handle_unref() only enqueues
+ * the markers; it does not wait for device work. (NVIDIA runs a cl_mem's
+ * destructor callback before the kernels using it completed, so (c) alone
+ * is not enough: docs/driver-notes.md.)
  *
- * For the fd paths the fd comes from vkGetMemoryFdKHR (VK_KHR_external_memory_fd
- * must be enabled on memory->device) and the whole allocation is imported;
- * a non-zero offset or a smaller size becomes a sub-buffer, whose origin
- * must be a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN (the same rule holds
- * on the host-mapped path, so code does not depend on the path).
- * The host-mapped path maps the allocation with vkMapMemory (shared between
- * imports of one VkDeviceMemory; do not map it yourself while imported).
+ * path: CLMEM_BRIDGE_PATH_BEST picks the first of opaque fd, dma-buf,
+ * host-mapped that the bridge supports and that memory->export_types (or,
+ * for host-mapped, memory->property_flags: HOST_VISIBLE | HOST_COHERENT)
+ * allows.
+ *
+ * For the fd paths the fd comes from vkGetMemoryFdKHR and the whole
+ * allocation is imported; a non-zero offset or a smaller size becomes a
+ * sub-buffer, whose origin must be a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN
+ * (the same rule holds on the host-mapped path, so code does not depend on
+ * the path). The host-mapped path maps the allocation with vkMapMemory
+ * (shared between the bridge's imports of one VkDeviceMemory; do not map it
+ * yourself while imported).
  *
  * Before OpenCL touches the memory, and before Vulkan touches it again, pass
  * ownership with clmem_bridge_acquire() / clmem_bridge_release().
  *
  * Errors: CLMEM_ERR_NULL_POINTER, CLMEM_ERR_ZERO_SIZE, CLMEM_ERR_INVALID_VALUE
- * (range beyond the allocation, misaligned offset, unknown path),
- * CLMEM_ERR_CONTEXT_MISMATCH (queue not in context), CLMEM_ERR_UNSUPPORTED
- * (with what is missing), CLMEM_ERR_VULKAN, CLMEM_ERR_OPENCL (raw code, e.g.
- * NVIDIA's 999), CLMEM_ERR_NO_MEMORY. On any error *out is NULL and nothing
- * is leaked: no fd, no cl_mem, no mapping, no reference.
+ * (range beyond the allocation, misaligned offset, unknown path, host-pointer
+ * flags), CLMEM_ERR_CONTEXT_MISMATCH (queue not in the bridge's context),
+ * CLMEM_ERR_DEVICE_MISMATCH (memory->device is not the bridge's VkDevice, or
+ * an fd path on a pair whose UUIDs differ), CLMEM_ERR_UNSUPPORTED (with what
+ * is missing), CLMEM_ERR_VULKAN, CLMEM_ERR_OPENCL (raw code, e.g. NVIDIA's
+ * 999), CLMEM_ERR_NO_MEMORY. On any error *out is NULL and nothing is
+ * leaked: no fd, no cl_mem, no mapping, no reference.
  *
  * Cost: a driver import (about 0.2 ms to 15 ms on an H200, by size) unless
- * the import cache holds a live import of the same memory, offset, size,
- * flags and context; then one lock, one lookup and one allocation.
+ * the bridge's import cache holds a live import of the same memory, offset,
+ * size, flags and path; then one lock, one lookup and one allocation.
+ * Blocks: on the driver import; on the host-mapped path also on a blocking
+ * clEnqueueMapBuffer on `queue`.
  */
-clmem_status clmem_bridge_import_vk(const clmem_vk_memory *memory, VkDeviceSize offset, VkDeviceSize size,
-                                    clmem_path path, clmem_keepalive *vk_keep_alive, cl_context context,
+clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_bridge_vk_memory *memory, VkDeviceSize offset,
+                                    VkDeviceSize size, clmem_bridge_path path, clmem_keepalive *vk_keepalive,
                                     cl_command_queue queue, cl_mem_flags flags, clmem_handle **out);
 
 /*
- * Import an fd the caller already holds (path CLMEM_PATH_OPAQUE_FD or
- * CLMEM_PATH_DMA_BUF) covering an allocation of allocation_size bytes, and
- * make [offset, offset + size) a handle as clmem_bridge_import_vk() does.
+ * Import an fd the caller already holds (CLMEM_BRIDGE_PATH_OPAQUE_FD or
+ * CLMEM_BRIDGE_PATH_DMA_BUF) covering an allocation of allocation_size
+ * bytes, and make [offset, offset + size) a handle as
+ * clmem_bridge_import_vk() does, with the same lifetime rules for keepalive
+ * (may be NULL). Never cached: each fd is a new import by definition.
  *
  * fd ownership, exactly: on CLMEM_OK the fd belongs to the import. It stays
  * open while the cl_mem lives and is closed when OpenCL destroyed the cl_mem;
@@ -176,25 +307,29 @@ clmem_status clmem_bridge_import_vk(const clmem_vk_memory *memory, VkDeviceSize 
  * duplicate, F_DUPFD_CLOEXEC, which it closes itself, as NVIDIA was measured
  * to do; the library closes the caller's fd after it.) On any error the fd is
  * still the caller's, open and untouched, whichever step failed.
- *
- * keep_alive (may be NULL) is held until OpenCL destroyed the cl_mem, as above.
+ * Blocks: on the driver import.
  */
-clmem_status clmem_bridge_import_fd(int fd, clmem_path path, uint64_t allocation_size, uint64_t offset,
-                                    uint64_t size, clmem_keepalive *keep_alive, cl_context context,
+clmem_status clmem_bridge_import_fd(clmem_bridge *b, int fd, clmem_bridge_path path, uint64_t allocation_size,
+                                    uint64_t offset, uint64_t size, clmem_keepalive *keepalive,
                                     cl_command_queue queue, cl_mem_flags flags, clmem_handle **out);
 
 /*
- * Turn the import cache on (the default) or off for the whole process;
- * returns whether it was on. Off, every clmem_bridge_import_vk() is a new
- * driver import; live cached imports stay valid and leave the cache with
- * their last handle. clmem_bridge_import_fd() is never cached: each fd is
- * a new import by definition.
+ * Another handle of h's import (the same cl_mem and keepalive), paired with
+ * `queue`, another queue of the bridge's context. From now on the import's
+ * teardown also waits for the commands enqueued on `queue` before its last
+ * handle goes (rule (a) above). Work on a queue that no handle names is the
+ * caller's to finish before dropping the last handle: the bridge cannot see
+ * it. On success *out has one reference, the caller's.
+ * Errors: CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE (h did not come
+ * from the bridge), CLMEM_ERR_CONTEXT_MISMATCH, CLMEM_ERR_OPENCL,
+ * CLMEM_ERR_NO_MEMORY. Blocks: never (one lock).
  */
-int clmem_bridge_cache_set_enabled(int enabled);
+clmem_status clmem_bridge_handle_for_queue(const clmem_handle *h, cl_command_queue queue, clmem_handle **out);
 
 /* The path a bridge handle was imported through, in *path_out.
- * CLMEM_ERR_INVALID_VALUE when h did not come from the bridge. */
-clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_path *path_out);
+ * CLMEM_ERR_INVALID_VALUE when h did not come from the bridge.
+ * Blocks: never. */
+clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_bridge_path *path_out);
 
 /* ------------------------------------------------------------- handoff */
 
@@ -214,14 +349,15 @@ clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_path *path_ou
  * until the release's event completed.
  *
  * Acquiring what is acquired, or releasing what is not, is
- * CLMEM_ERR_INVALID_VALUE and enqueues nothing. The state belongs to the
- * imported memory (cached handles share it); do not race acquire against
- * release on one import.
+ * CLMEM_ERR_INVALID_VALUE and enqueues nothing; so is a handle of another
+ * bridge. The state belongs to the imported memory (cached handles share
+ * it); do not race acquire against release on one import.
+ * Blocks: never (enqueues only).
  */
-clmem_status clmem_bridge_acquire(const clmem_handle *h, cl_uint num_events, const cl_event *wait_list,
-                                  cl_event *event_out);
-clmem_status clmem_bridge_release(const clmem_handle *h, cl_uint num_events, const cl_event *wait_list,
-                                  cl_event *event_out);
+clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
+                                  const cl_event *wait_list, cl_event *event_out);
+clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
+                                  const cl_event *wait_list, cl_event *event_out);
 
 /* ----------------------------------------------------------- semaphores */
 
@@ -230,8 +366,8 @@ clmem_status clmem_bridge_release(const clmem_handle *h, cl_uint num_events, con
  * can be handed over with no host wait:
  *
  *   Vulkan: vkQueueSubmit(..., signal = ready)
- *   OpenCL: clmem_bridge_semaphore_wait(ready)  acquire  kernels  release
- *           clmem_bridge_semaphore_signal(done)
+ *   OpenCL: clmem_bridge_semaphore_wait(b, ready)  acquire  kernels  release
+ *           clmem_bridge_semaphore_signal(b, done)
  *   Vulkan: vkQueueSubmit(wait = done, ...)
  *
  * Two ways to carry it, chosen at import:
@@ -250,40 +386,37 @@ clmem_status clmem_bridge_release(const clmem_handle *h, cl_uint num_events, con
  *
  * Sync-fd semaphores are exported with copy transference: the fd carries one
  * pending signal, so a sync-fd import is good for one wait (import again per
- * signal). Opaque fd is imported once and reused.
+ * signal). Opaque fd is imported once and reused. Binary semaphores must
+ * alternate strictly: a second signal before the wait hung on NVIDIA.
  */
-typedef struct clmem_semaphore clmem_semaphore;
-
-typedef enum clmem_semaphore_mode {
-    CLMEM_SEMAPHORE_BEST = 0,         /* device ordering if possible, else host ordering */
-    CLMEM_SEMAPHORE_OPAQUE_FD = 1,    /* device ordering through an opaque fd */
-    CLMEM_SEMAPHORE_SYNC_FD = 2,      /* device ordering through a sync fd */
-    CLMEM_SEMAPHORE_HOST_ORDERED = 3  /* host ordering (no OpenCL extension needed) */
-} clmem_semaphore_mode;
+typedef struct clmem_bridge_semaphore clmem_bridge_semaphore;
 
 /*
- * Import `semaphore` (a binary VkSemaphore created exportable with
- * VkExportSemaphoreCreateInfo for the fd modes; with CLMEM_SEMAPHORE_BEST,
+ * Import `semaphore` (a binary VkSemaphore of the bridge's device, created
+ * exportable with VkExportSemaphoreCreateInfo for the fd modes; with BEST,
  * create it exportable as opaque fd whenever clmem_bridge_check_semaphore()
- * says opaque fd works, since BEST then picks it) of `vk_device` for use on
- * OpenCL queues of `device` in `context`. `vk_queue` is used by host
- * ordering only (may be VK_NULL_HANDLE for the fd modes). The bridge takes a
- * reference on vk_keep_alive (which should keep the VkSemaphore alive) and
- * drops it after the OpenCL semaphore is released, when the last reference
- * to *out goes. On success *out has one reference, the caller's.
+ * says opaque fd works, since BEST then picks it) for use on OpenCL queues
+ * of the bridge's context. `vk_queue` is used by host ordering only (may be
+ * VK_NULL_HANDLE for the fd modes). The bridge takes a reference on
+ * vk_keepalive (which should keep the VkSemaphore alive) and drops it after
+ * the OpenCL semaphore is released, when the last reference to *out goes.
+ * On success *out has one reference, the caller's, and holds one on b.
  * Errors: CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE, CLMEM_ERR_UNSUPPORTED
  * (naming what is missing), CLMEM_ERR_VULKAN, CLMEM_ERR_OPENCL,
  * CLMEM_ERR_NO_MEMORY. On error *out is NULL and nothing is leaked.
+ * Blocks: on the driver import.
  */
-clmem_status clmem_bridge_semaphore_import(VkDevice vk_device, VkQueue vk_queue, VkSemaphore semaphore,
-                                           clmem_semaphore_mode mode, clmem_keepalive *vk_keep_alive,
-                                           cl_context context, cl_device_id device, clmem_semaphore **out);
+clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue vk_queue, VkSemaphore semaphore,
+                                           clmem_bridge_semaphore_mode mode, clmem_keepalive *vk_keepalive,
+                                           clmem_bridge_semaphore **out);
 
-/* The mode chosen at import (never CLMEM_SEMAPHORE_BEST). */
-clmem_semaphore_mode clmem_bridge_semaphore_mode(const clmem_semaphore *sem);
+/* The mode chosen at import (never BEST). Blocks: never. */
+clmem_bridge_semaphore_mode clmem_bridge_semaphore_get_mode(const clmem_bridge_semaphore *sem);
 
-clmem_semaphore *clmem_bridge_semaphore_ref(clmem_semaphore *sem);  /* NULL-safe */
-void             clmem_bridge_semaphore_unref(clmem_semaphore *sem); /* NULL-safe */
+/* NULL-safe; the last unref releases the OpenCL semaphore, then drops
+ * vk_keepalive and the bridge reference. Blocks: never. */
+clmem_bridge_semaphore *clmem_bridge_semaphore_ref(clmem_bridge_semaphore *sem);
+void                    clmem_bridge_semaphore_unref(clmem_bridge_semaphore *sem);
 
 /*
  * Make later commands on `queue` wait until Vulkan signalled the semaphore
@@ -291,9 +424,11 @@ void             clmem_bridge_semaphore_unref(clmem_semaphore *sem); /* NULL-saf
  * for the wait. Device ordering: clEnqueueWaitSemaphoresKHR, no host wait.
  * Host ordering: returns once the signal arrived (the wait_list is waited
  * for first) and *event_out is an already complete event.
+ * CLMEM_ERR_INVALID_VALUE for a semaphore of another bridge.
+ * Blocks: host ordering only, on the Vulkan signal and the wait list.
  */
-clmem_status clmem_bridge_semaphore_wait(clmem_semaphore *sem, cl_command_queue queue, cl_uint num_events,
-                                         const cl_event *wait_list, cl_event *event_out);
+clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
+                                         cl_uint num_events, const cl_event *wait_list, cl_event *event_out);
 
 /*
  * Signal the semaphore for Vulkan once the commands enqueued so far on
@@ -302,9 +437,10 @@ clmem_status clmem_bridge_semaphore_wait(clmem_semaphore *sem, cl_command_queue 
  * reaches the device now rather than at the next host wait (without the
  * flush, Vulkan's wait can stall until something else flushes the queue).
  * Host ordering: finishes the queue, then submits the Vulkan signal.
+ * Blocks: host ordering only, on clFinish(queue).
  */
-clmem_status clmem_bridge_semaphore_signal(clmem_semaphore *sem, cl_command_queue queue, cl_uint num_events,
-                                           const cl_event *wait_list, cl_event *event_out);
+clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
+                                           cl_uint num_events, const cl_event *wait_list, cl_event *event_out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,335 @@
+/* The bridge object: creation (entry points, pairing, capabilities), its
+ * references, and clmem_bridge_finish, which an application calls before
+ * vkDestroyDevice. */
+#include "config.h"
+#include "bridge.h"
+#include "export.h"
+#include "fault.h"
+#include "import.h"
+#include "query.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_CONTEXT_DEVICES 64
+
+/* The device of the context the bridge works with: the one named, or the
+ * one with Vulkan's deviceUUID, or the context's only device. */
+static clmem_status choose_cl_device(const struct vkfn *vk, VkPhysicalDevice pd, cl_context context,
+                                     cl_device_id wanted, cl_device_id *out)
+{
+    cl_device_id devices[MAX_CONTEXT_DEVICES];
+    size_t bytes = 0;
+    unsigned char vk_uuid[VK_UUID_SIZE];
+    char vk_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+    cl_uint n;
+    cl_int err = FAULT("clGetContextInfo(CL_CONTEXT_DEVICES)")
+                     ? CL_OUT_OF_HOST_MEMORY
+                     : clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof devices, devices, &bytes);
+
+    if (err != CL_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetContextInfo(CL_CONTEXT_DEVICES)", err,
+                               "context is not a valid cl_context (or has more than %d devices).",
+                               MAX_CONTEXT_DEVICES);
+    n = (cl_uint)(bytes / sizeof devices[0]);
+    if (wanted) {
+        for (cl_uint i = 0; i < n; i++)
+            if (devices[i] == wanted) {
+                *out = wanted;
+                return CLMEM_OK;
+            }
+        return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
+                               "info->cl_device %p is not one of the context's %u devices.", (void *)wanted, n);
+    }
+    clmem__vk_device_identity(vk, pd, vk_uuid, vk_name);
+    for (cl_uint i = 0; i < n; i++) {
+        unsigned char cl_uuid[16];
+        if (clmem__cl_device_uuid(devices[i], cl_uuid) && memcmp(cl_uuid, vk_uuid, 16) == 0) {
+            *out = devices[i];
+            return CLMEM_OK;
+        }
+    }
+    if (n == 1) { /* not the same device: the fd paths will say so; host-mapped works */
+        *out = devices[0];
+        return CLMEM_OK;
+    }
+    return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
+                           "None of the context's %u devices has the deviceUUID of Vulkan device %s; name one in "
+                           "info->cl_device.",
+                           n, vk_name);
+}
+
+static clmem_status read_info(const clmem_bridge_info *info, clmem_bridge_info *copy)
+{
+    const size_t required = offsetof(clmem_bridge_info, flags); /* flags may be absent */
+
+    memset(copy, 0, sizeof *copy);
+    if (info->size < required)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "info->size is %zu; set it to sizeof(clmem_bridge_info) (%zu).", info->size,
+                               sizeof *info);
+    memcpy(copy, info, info->size < sizeof *copy ? info->size : sizeof *copy);
+    if (!copy->instance || !copy->physical_device || !copy->device || !copy->context)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "info->%s is NULL.",
+                               !copy->instance          ? "instance"
+                               : !copy->physical_device ? "physical_device"
+                               : !copy->device          ? "device"
+                                                        : "context");
+    if (copy->flags & ~(uint32_t)CLMEM_BRIDGE_NO_IMPORT_CACHE)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "info->flags 0x%x holds unknown bits 0x%x.", (unsigned)copy->flags,
+                               (unsigned)(copy->flags & ~(uint32_t)CLMEM_BRIDGE_NO_IMPORT_CACHE));
+    return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clmem_bridge **out)
+{
+    clmem_bridge_info in;
+    clmem_bridge *b;
+    clmem_status s;
+    cl_int err;
+
+    if (out)
+        *out = NULL;
+    if (!info || !out)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
+                               !info ? "info" : "out");
+    if ((s = read_info(info, &in)) != CLMEM_OK)
+        return s;
+    b = FAULT("bridge_alloc") ? NULL : calloc(1, sizeof *b);
+    if (!b)
+        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a bridge failed.");
+    b->instance = in.instance;
+    b->physical_device = in.physical_device;
+    b->device = in.device;
+    b->context = in.context;
+    b->flags = in.flags;
+    if ((s = clmem__vkfn_load_instance(&b->vk, in.get_instance_proc_addr, in.instance)) != CLMEM_OK ||
+        (s = clmem__vkfn_load_device(&b->vk, in.device)) != CLMEM_OK ||
+        (s = choose_cl_device(&b->vk, in.physical_device, in.context, in.cl_device, &b->cl_device)) != CLMEM_OK)
+        goto fail;
+    err = clGetDeviceInfo(b->cl_device, CL_DEVICE_PLATFORM, sizeof b->platform, &b->platform, NULL);
+    if (err != CL_SUCCESS) {
+        s = clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetDeviceInfo(CL_DEVICE_PLATFORM)", err,
+                            "Finding the OpenCL device's platform failed.");
+        goto fail;
+    }
+    clmem__clext_load(&b->cl, b->platform);
+    if ((s = clmem__caps_compute(&b->caps, &b->vk, in.physical_device, in.device, b->cl_device)) != CLMEM_OK)
+        goto fail;
+    err = FAULT("clRetainContext") ? CL_OUT_OF_HOST_MEMORY : clRetainContext(in.context);
+    if (err != CL_SUCCESS) {
+        s = clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clRetainContext", err,
+                            "Retaining the context failed.");
+        goto fail;
+    }
+    refcount_init(&b->refs);
+    pthread_mutex_init(&b->lock, NULL);
+    pthread_cond_init(&b->changed, NULL);
+    clmem__cache_init(&b->cache, !(in.flags & CLMEM_BRIDGE_NO_IMPORT_CACHE));
+    clmem__host_maps_init(&b->maps, &b->vk, in.device);
+    *out = b;
+    return CLMEM_OK;
+
+fail:
+    free(b);
+    return s;
+}
+
+CLMEM_EXPORT clmem_bridge *clmem_bridge_ref(clmem_bridge *b)
+{
+    if (b)
+        refcount_get(&b->refs);
+    return b;
+}
+
+CLMEM_EXPORT void clmem_bridge_unref(clmem_bridge *b)
+{
+    if (!b || !refcount_put(&b->refs))
+        return;
+    /* Nothing refers to it: every import and semaphore held a reference. */
+    clmem__host_maps_destroy(&b->maps);
+    clmem__cache_destroy(&b->cache);
+    pthread_cond_destroy(&b->changed);
+    pthread_mutex_destroy(&b->lock);
+    clReleaseContext(b->context);
+    free(b);
+}
+
+CLMEM_EXPORT cl_context clmem_bridge_context(const clmem_bridge *b) { return b ? b->context : NULL; }
+CLMEM_EXPORT cl_device_id clmem_bridge_cl_device(const clmem_bridge *b) { return b ? b->cl_device : NULL; }
+CLMEM_EXPORT VkDevice clmem_bridge_vk_device(const clmem_bridge *b) { return b ? b->device : VK_NULL_HANDLE; }
+
+CLMEM_EXPORT uint32_t clmem_bridge_caps(const clmem_bridge *b)
+{
+    return b ? b->caps.bits : 0;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_check_path(const clmem_bridge *b, clmem_bridge_path path)
+{
+    if (!b)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+    if (path != CLMEM_BRIDGE_PATH_OPAQUE_FD && path != CLMEM_BRIDGE_PATH_DMA_BUF &&
+        path != CLMEM_BRIDGE_PATH_HOST_MAPPED)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "clmem_bridge_check_path takes one concrete path, not %d.", (int)path);
+    return clmem__caps_report(&b->caps.path[path]);
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_check_semaphore(const clmem_bridge *b, clmem_bridge_semaphore_mode mode)
+{
+    if (!b)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+    if (mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
+        return CLMEM_OK;
+    if (mode != CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD && mode != CLMEM_BRIDGE_SEMAPHORE_SYNC_FD)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "clmem_bridge_check_semaphore takes one concrete mode, not %d.", (int)mode);
+    return clmem__caps_report(&b->caps.semaphore[mode]);
+}
+
+clmem_status clmem__bridge_check_queue(const clmem_bridge *b, cl_command_queue queue)
+{
+    cl_context queue_context = NULL;
+    cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof queue_context, &queue_context, NULL);
+
+    if (err != CL_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err,
+                               "queue is not a valid command queue.");
+    if (queue_context != b->context)
+        return clmem_error_set(CLMEM_ERR_CONTEXT_MISMATCH, CLMEM_API_NONE, NULL, 0,
+                               "The queue belongs to context %p, not to the bridge's context %p.",
+                               (void *)queue_context, (void *)b->context);
+    return CLMEM_OK;
+}
+
+/* ------------------------------------------------------------ bookkeeping */
+
+void clmem__bridge_import_born(clmem_bridge *b)
+{
+    pthread_mutex_lock(&b->lock);
+    b->live_imports++;
+    pthread_mutex_unlock(&b->lock);
+}
+
+void clmem__bridge_import_failed(clmem_bridge *b)
+{
+    pthread_mutex_lock(&b->lock);
+    b->live_imports--;
+    pthread_cond_broadcast(&b->changed);
+    pthread_mutex_unlock(&b->lock);
+}
+
+void clmem__bridge_import_dying(clmem_bridge *b, struct bridge_import *rec)
+{
+    pthread_mutex_lock(&b->lock);
+    b->live_imports--;
+    b->tearing_down++;
+    rec->next_dying = b->dying;
+    b->dying = rec;
+    pthread_cond_broadcast(&b->changed);
+    pthread_mutex_unlock(&b->lock);
+}
+
+void clmem__bridge_import_gone(clmem_bridge *b, struct bridge_import *rec)
+{
+    struct bridge_import **p;
+
+    pthread_mutex_lock(&b->lock);
+    for (p = &b->dying; *p && *p != rec; p = &(*p)->next_dying)
+        ;
+    if (*p)
+        *p = rec->next_dying;
+    b->tearing_down--;
+    pthread_cond_broadcast(&b->changed);
+    pthread_mutex_unlock(&b->lock);
+}
+
+void clmem__bridge_semaphore_count(clmem_bridge *b, int delta)
+{
+    pthread_mutex_lock(&b->lock);
+    b->live_semaphores = (unsigned)((int)b->live_semaphores + delta);
+    pthread_cond_broadcast(&b->changed);
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* ---------------------------------------------------------------- finish */
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Do what the marker callbacks would, for every dying import whose markers
+ * completed: the driver may run those callbacks tens of milliseconds late
+ * (NVIDIA: 20-36 ms after clFinish returned). Called without the lock. */
+static void poll_dying(clmem_bridge *b)
+{
+    struct bridge_import *batch[16];
+    unsigned n = 0;
+
+    pthread_mutex_lock(&b->lock);
+    for (struct bridge_import *r = b->dying; r && n < 16; r = r->next_dying)
+        if (!atomic_load(&r->cl_released)) {
+            clmem__import_get(r);
+            batch[n++] = r;
+        }
+    pthread_mutex_unlock(&b->lock);
+    for (unsigned i = 0; i < n; i++) {
+        clmem__import_poll_teardown(batch[i]);
+        clmem__import_put(batch[i]);
+    }
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_ns)
+{
+    uint64_t deadline;
+    unsigned live, sems, pending;
+
+    if (!b)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+    deadline = now_ns() + timeout_ns;
+    if (deadline < timeout_ns)
+        deadline = UINT64_MAX;
+    pthread_mutex_lock(&b->lock);
+    live = b->live_imports;
+    sems = b->live_semaphores;
+    pthread_mutex_unlock(&b->lock);
+    if (live || sems)
+        return clmem_error_set(CLMEM_ERR_IN_USE, CLMEM_API_NONE, NULL, 0,
+                               "%u import%s still %s handles and %u semaphore%s still alive; nothing was released.",
+                               live, live == 1 ? "" : "s", live == 1 ? "has" : "have", sems,
+                               sems == 1 ? " is" : "s are");
+    for (;;) {
+        uint64_t t;
+        poll_dying(b);
+        pthread_mutex_lock(&b->lock);
+        pending = b->tearing_down;
+        t = now_ns();
+        if (pending && t < deadline) {
+            /* Sleep until a teardown finishes, or 1 ms, then poll again. */
+            uint64_t wake = deadline - t < 1000000u ? deadline : t + 1000000u;
+            struct timespec real;
+            clock_gettime(CLOCK_REALTIME, &real);
+            uint64_t abs_ns = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec + (wake - t);
+            struct timespec until = {.tv_sec = (time_t)(abs_ns / 1000000000u),
+                                     .tv_nsec = (long)(abs_ns % 1000000000u)};
+            pthread_cond_timedwait(&b->changed, &b->lock, &until);
+            pending = b->tearing_down;
+        }
+        pthread_mutex_unlock(&b->lock);
+        if (!pending)
+            return CLMEM_OK;
+        if (now_ns() >= deadline)
+            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
+                                   "%u dropped import%s still wait%s for device work after %llu ns; their Vulkan "
+                                   "keepalives are held.",
+                                   pending, pending == 1 ? "" : "s", pending == 1 ? "s" : "",
+                                   (unsigned long long)timeout_ns);
+    }
+}

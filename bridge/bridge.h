@@ -1,0 +1,53 @@
+/* Internal: the bridge object. It owns what the imports of one VkDevice
+ * into one cl_context share: the entry points of both APIs, the capability
+ * answer, the host mappings, the import cache, and the count of imports
+ * and semaphores still alive or still tearing down, which
+ * clmem_bridge_finish() waits on. */
+#ifndef CLMEM_BRIDGE_INTERNAL_H
+#define CLMEM_BRIDGE_INTERNAL_H
+#include "cache.h"
+#include "caps.h"
+#include "clext.h"
+#include "host-map.h"
+#include "refcount.h"
+#include "vkfn.h"
+
+#include <pthread.h>
+
+struct bridge_import;
+
+struct clmem_bridge {
+    clmem_refcount refs;
+    VkInstance instance;
+    VkPhysicalDevice physical_device;
+    VkDevice device;
+    cl_context context; /* retained */
+    cl_device_id cl_device;
+    cl_platform_id platform;
+    uint32_t flags;
+    struct vkfn vk;
+    struct clext cl;
+    struct bridge_caps caps;
+    struct import_cache cache;
+    struct host_maps maps;
+
+    /* Guarded by lock; `changed` is broadcast when a count drops. */
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    unsigned live_imports;        /* imports whose anchor some handle still holds */
+    unsigned live_semaphores;
+    unsigned tearing_down;        /* dropped imports still holding their Vulkan keepalives */
+    struct bridge_import *dying;  /* those imports, linked through next_dying */
+};
+
+/* Bookkeeping called by the import record and the semaphores. */
+void clmem__bridge_import_born(clmem_bridge *b);
+void clmem__bridge_import_dying(clmem_bridge *b, struct bridge_import *rec);  /* last handle gone */
+void clmem__bridge_import_gone(clmem_bridge *b, struct bridge_import *rec);   /* keepalives dropped */
+void clmem__bridge_import_failed(clmem_bridge *b);                          /* never had a handle */
+void clmem__bridge_semaphore_count(clmem_bridge *b, int delta);
+
+/* CLMEM_OK when queue is a valid queue of b's context; else
+ * CLMEM_ERR_OPENCL or CLMEM_ERR_CONTEXT_MISMATCH, recorded. */
+clmem_status clmem__bridge_check_queue(const clmem_bridge *b, cl_command_queue queue);
+#endif

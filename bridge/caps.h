@@ -1,0 +1,42 @@
+/* Internal: what works on a bridge's device pair, worked out once when the
+ * bridge is made. Every question "can path X / semaphore mode Y work
+ * here" is answered from this one record: clmem_bridge_caps(),
+ * clmem_bridge_check_path(), the import's path choice, the semaphore's
+ * BEST, and clmem-info (through the public calls). */
+#ifndef CLMEM_CAPS_H
+#define CLMEM_CAPS_H
+#include "cl-compat.h"
+#include "clmem-bridge.h"
+#include "vkfn.h"
+
+#include <stdbool.h>
+
+#define CAPS_MESSAGE_MAX 640
+
+/* One answer: CLMEM_OK, or the status and sentence a failed check gives. */
+struct cap_answer {
+    clmem_status status;
+    char message[CAPS_MESSAGE_MAX];
+};
+
+struct bridge_caps {
+    uint32_t bits;                     /* clmem_bridge_cap */
+    struct cap_answer path[4];         /* by clmem_bridge_path; [BEST] unused */
+    struct cap_answer cl_import[4];    /* the OpenCL side alone of the fd paths (clmem_bridge_import_fd) */
+    struct cap_answer semaphore[3];    /* by clmem_bridge_semaphore_mode: [OPAQUE_FD], [SYNC_FD] */
+    cl_uint base_align_bytes;          /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes, at least 1 */
+    bool uses_host_memory;             /* CPU or host-unified OpenCL device: host-mapped is zero-copy */
+    char cl_device_name[256];
+    char cl_platform_name[256];
+    char vk_device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+};
+
+/* Ask both APIs, once. Errors only when a query that every device answers
+ * fails (CLMEM_ERR_OPENCL); an unsupported path is an answer, not an error. */
+clmem_status clmem__caps_compute(struct bridge_caps *caps, const struct vkfn *vk, VkPhysicalDevice pd,
+                                 VkDevice device, cl_device_id cl_device);
+
+/* Record `a` as this thread's last error (when it is not CLMEM_OK) and
+ * return its status. */
+clmem_status clmem__caps_report(const struct cap_answer *a);
+#endif

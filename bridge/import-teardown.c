@@ -1,0 +1,181 @@
+/* The teardown of an import, after its last handle went. The Vulkan
+ * keepalives may be dropped only when all three hold:
+ *  (a) every command enqueued before the last unref on every queue a
+ *      handle was made for has completed: a marker on each queue;
+ *  (b) the memory was handed back to Vulkan, if it was left acquired: the
+ *      release is enqueued before the markers, so (a) covers it;
+ *  (c) OpenCL destroyed the cl_mem: its destructor callback.
+ * (c) alone is not enough: NVIDIA runs the destructor callback before the
+ * kernels using the buffer completed (../shared/device/NOTES.md,
+ * docs/driver-notes.md). So the cl_mem is released only after (a) and (b),
+ * which also keeps clReleaseMemObject from blocking (NVIDIA's blocks while
+ * a kernel using the buffer runs), and the keepalives go in (c)'s callback.
+ *
+ * Nothing here waits for device work: the last clmem_handle_unref enqueues
+ * and returns. The release then runs on whichever thread sees the last
+ * condition met: a marker's event callback, the destructor callback (both
+ * driver threads), or clmem_bridge_finish(), which polls the markers
+ * itself. Blocking fallbacks (clFinish, clWaitForEvents) are taken only
+ * when an enqueue or callback registration fails. */
+#include "config.h"
+#include "fault.h"
+#include "import.h"
+
+#include <stdlib.h>
+
+void clmem__import_get(struct bridge_import *rec)
+{
+    atomic_fetch_add_explicit(&rec->refs, 1u, memory_order_relaxed);
+}
+
+static void record_free(struct bridge_import *rec)
+{
+    clmem_bridge *b = rec->bridge;
+
+    for (unsigned i = 0; i < rec->marker_count; i++)
+        clReleaseEvent(rec->markers[i]);
+    for (unsigned i = 0; i < rec->queue_count; i++)
+        clReleaseCommandQueue(rec->queues[i]);
+    free(rec->markers);
+    free(rec->queues);
+    free(rec->vk_anchors);
+    pthread_mutex_destroy(&rec->lock);
+    free(rec);
+    clmem_bridge_unref(b);
+}
+
+/* The record's own count: the teardown holds one, and each marker callback
+ * that is still due holds one, so a late callback never sees it freed. */
+void clmem__import_put(struct bridge_import *rec)
+{
+    if (atomic_fetch_sub_explicit(&rec->refs, 1u, memory_order_acq_rel) == 1u)
+        record_free(rec);
+}
+
+/* (c) met, after (a) and (b): let go of the Vulkan side. The path's own
+ * steps first (unmap before the memory can be freed, close the caller's fd),
+ * then the keepalives. */
+static void after_destroyed(struct bridge_import *rec)
+{
+    rec->ops->after_destroy(rec);
+    for (unsigned i = 0; i < rec->vk_anchor_count; i++)
+        clmem_keepalive_unref(rec->vk_anchors[i]);
+    rec->vk_anchor_count = 0;
+    clmem__bridge_import_gone(rec->bridge, rec);
+    clmem__import_put(rec);
+}
+
+static void CL_CALLBACK on_parent_destroyed(cl_mem parent, void *user)
+{
+    (void)parent;
+    after_destroyed(user);
+}
+
+clmem_status clmem__import_arm_destructor(struct bridge_import *rec)
+{
+    cl_int err = FAULT("clSetMemObjectDestructorCallback")
+                     ? CL_OUT_OF_HOST_MEMORY
+                     : clSetMemObjectDestructorCallback(rec->parent, on_parent_destroyed, rec);
+    if (err != CL_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clSetMemObjectDestructorCallback", err,
+                               "Chaining the Vulkan keepalive to the cl_mem's destruction failed.");
+    rec->destructor_set = true;
+    return CLMEM_OK;
+}
+
+/* (a) and (b) met: release the cl_mem, exactly once, whoever sees it first. */
+static void release_cl(struct bridge_import *rec)
+{
+    if (atomic_exchange(&rec->cl_released, true))
+        return;
+    if (rec->view)
+        clReleaseMemObject(rec->view);
+    clReleaseMemObject(rec->parent);
+    if (!rec->destructor_set) /* the import failed before the callback was set */
+        after_destroyed(rec);
+}
+
+static void marker_done(struct bridge_import *rec)
+{
+    if (atomic_fetch_sub(&rec->markers_pending, 1u) == 1u)
+        release_cl(rec);
+}
+
+static void CL_CALLBACK on_marker(cl_event event, cl_int status, void *user)
+{
+    struct bridge_import *rec = user;
+    (void)event;
+    (void)status; /* an errored command has ended too */
+    marker_done(rec);
+    clmem__import_put(rec);
+}
+
+void clmem__import_poll_teardown(struct bridge_import *rec)
+{
+    if (atomic_load(&rec->cl_released))
+        return;
+    for (unsigned i = 0; i < rec->marker_count; i++) {
+        cl_int status = CL_QUEUED;
+        if (clGetEventInfo(rec->markers[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) !=
+                CL_SUCCESS ||
+            status > CL_COMPLETE)
+            return; /* still queued, submitted or running */
+    }
+    release_cl(rec);
+}
+
+/* (a): a marker on every queue, flushed so it reaches the device now. */
+static void enqueue_markers(struct bridge_import *rec)
+{
+    rec->markers = FAULT("teardown_markers_alloc") ? NULL : calloc(rec->queue_count, sizeof *rec->markers);
+    for (unsigned i = 0; i < rec->queue_count; i++) {
+        cl_command_queue q = rec->queues[i];
+        cl_event ev = NULL;
+        cl_int err = !rec->markers                             ? CL_OUT_OF_HOST_MEMORY
+                     : FAULT("clEnqueueMarkerWithWaitList") ? CL_OUT_OF_RESOURCES
+                                                               : clEnqueueMarkerWithWaitList(q, 0, NULL, &ev);
+        if (err != CL_SUCCESS) {
+            clFinish(q); /* fallback: wait here for what the marker would have waited for */
+            continue;
+        }
+        clFlush(q);
+        rec->markers[rec->marker_count++] = ev;
+        atomic_fetch_add(&rec->markers_pending, 1u);
+        clmem__import_get(rec); /* the callback's */
+        err = FAULT("clSetEventCallback") ? CL_OUT_OF_HOST_MEMORY
+                                           : clSetEventCallback(ev, CL_COMPLETE, on_marker, rec);
+        if (err != CL_SUCCESS) { /* no callback will come: wait here instead */
+            clmem__import_put(rec);
+            clWaitForEvents(1, &ev);
+            atomic_fetch_sub(&rec->markers_pending, 1u);
+        }
+    }
+}
+
+/* The anchor's release: the import's last handle is gone. */
+void clmem__import_anchor_release(void *user)
+{
+    struct bridge_import *rec = user;
+    clmem_bridge *b = rec->bridge;
+
+    clmem__cache_forget(&b->cache, &rec->cache_entry);
+    if (!rec->parent) { /* the import failed before OpenCL held anything */
+        clmem__bridge_import_failed(b);
+        clmem__import_put(rec);
+        return;
+    }
+    /* (b), before the markers. An acquired external cl_mem is never
+     * destroyed on NVIDIA, so a failed release is retried once the queue
+     * is idle (the one blocking step, on an error path only). */
+    if (atomic_load(&rec->acquired) && clmem__import_release_on(rec, rec->acquired_on, 0, NULL, NULL) != CLMEM_OK) {
+        clFinish(rec->acquired_on);
+        clmem__import_release_on(rec, rec->acquired_on, 0, NULL, NULL);
+    }
+    rec->ops->before_release(rec);
+    /* One count for this function, so that no callback releases the cl_mem
+     * before the bridge lists the import as tearing down. */
+    atomic_store(&rec->markers_pending, 1u);
+    enqueue_markers(rec);
+    clmem__bridge_import_dying(b, rec);
+    marker_done(rec);
+}

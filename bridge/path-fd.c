@@ -1,0 +1,138 @@
+/* The fd paths (cl_khr_external_memory): opaque fd and dma-buf. Vulkan
+ * exports the allocation as an fd (or the caller brings one), OpenCL
+ * imports it with clCreateBufferWithProperties, and ownership moves with
+ * the extension's acquire and release. */
+#include "config.h"
+#include "fault.h"
+#include "import.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+static bool is_dma_buf(const struct bridge_import *rec)
+{
+    return rec->ops->path == CLMEM_BRIDGE_PATH_DMA_BUF;
+}
+
+/* clCreateBufferWithProperties on an fd. On success the fd is the driver's. */
+static clmem_status import_fd_buffer(struct bridge_import *rec, int fd, uint64_t allocation_size, cl_mem_flags flags)
+{
+    clmem_bridge *b = rec->bridge;
+    cl_mem_properties props[] = {
+        is_dma_buf(rec) ? CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR : CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR,
+        (cl_mem_properties)fd,
+        CLMEM_CL_MEM_DEVICE_HANDLE_LIST,
+        (cl_mem_properties)(uintptr_t)b->cl_device,
+        CLMEM_CL_DEVICE_HANDLE_LIST_END,
+        0,
+    };
+    cl_int err = CL_OUT_OF_RESOURCES;
+    cl_mem parent = FAULT("clCreateBufferWithProperties") ? NULL
+                                                          : clCreateBufferWithProperties(b->context, props, flags,
+                                                                                         (size_t)allocation_size,
+                                                                                         NULL, &err);
+
+    /* Any code but CL_SUCCESS is failure: NVIDIA returns 999 for a bad fd. */
+    if (err != CL_SUCCESS || !parent) {
+        if (parent)
+            clReleaseMemObject(parent);
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clCreateBufferWithProperties", err,
+                               "Importing fd %d (%s, %llu bytes) failed.", fd, clmem_bridge_path_name(rec->ops->path),
+                               (unsigned long long)allocation_size);
+    }
+    rec->parent = parent;
+    rec->parent_size = (size_t)allocation_size;
+    return CLMEM_OK;
+}
+
+/* From Vulkan: export, then import; the exported fd is ours until the
+ * driver takes it. */
+static clmem_status import_vk(struct bridge_import *rec, const struct import_request *req)
+{
+    clmem_bridge *b = rec->bridge;
+    VkMemoryGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
+                                 .memory = req->memory->memory,
+                                 .handleType = is_dma_buf(rec) ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT
+                                                               : VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+    int fd = -1;
+    VkResult r = FAULT("vkGetMemoryFdKHR") ? VK_ERROR_TOO_MANY_OBJECTS : b->vk.GetMemoryFdKHR(b->device, &info, &fd);
+    clmem_status s;
+
+    if (r != VK_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkGetMemoryFdKHR", r,
+                               "Exporting the memory as %s failed.", clmem_bridge_path_name(rec->ops->path));
+    s = import_fd_buffer(rec, fd, req->allocation_size, req->flags);
+    if (s != CLMEM_OK)
+        close(fd);
+    return s;
+}
+
+/* From the caller's fd. The driver is given a duplicate: if a step after
+ * the driver took it fails, releasing the cl_mem closes the duplicate, and
+ * the caller's fd is untouched on every error. On success the caller's fd
+ * is kept until OpenCL destroyed the cl_mem, then closed: the caller sees
+ * exactly the extension's rule (open while the cl_mem lives, never theirs
+ * again). rec->caller_fd is set by clmem_bridge_import_fd once the whole
+ * import succeeded. */
+static clmem_status import_caller_fd(struct bridge_import *rec, const struct import_request *req)
+{
+    int dup_fd = FAULT("fcntl(F_DUPFD_CLOEXEC)") ? (errno = EMFILE, -1) : fcntl(req->fd, F_DUPFD_CLOEXEC, 0);
+    clmem_status s;
+
+    if (dup_fd < 0)
+        return clmem_error_set(errno == EBADF ? CLMEM_ERR_INVALID_VALUE : CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM,
+                               "fcntl(F_DUPFD_CLOEXEC)", errno, "Duplicating fd %d failed; it is untouched.", req->fd);
+    s = import_fd_buffer(rec, dup_fd, req->allocation_size, req->flags);
+    if (s != CLMEM_OK)
+        close(dup_fd); /* the driver did not take it; the caller's fd is untouched */
+    return s;
+}
+
+static clmem_status import_any(struct bridge_import *rec, const struct import_request *req)
+{
+    return req->memory ? import_vk(rec, req) : import_caller_fd(rec, req);
+}
+
+static cl_int acquire(struct bridge_import *rec, cl_command_queue queue, cl_uint n, const cl_event *wait,
+                      cl_event *event_out, const char **call)
+{
+    clmem_bridge *b = rec->bridge;
+    *call = "clEnqueueAcquireExternalMemObjectsKHR";
+    if (!b->cl.acquire_external)
+        return CL_INVALID_OPERATION;
+    return FAULT("clEnqueueAcquireExternalMemObjectsKHR")
+               ? CL_OUT_OF_RESOURCES
+               : b->cl.acquire_external(queue, 1, &rec->parent, n, wait, event_out);
+}
+
+static cl_int release(struct bridge_import *rec, cl_command_queue queue, cl_uint n, const cl_event *wait,
+                      cl_event *event_out, const char **call)
+{
+    clmem_bridge *b = rec->bridge;
+    *call = "clEnqueueReleaseExternalMemObjectsKHR";
+    if (!b->cl.release_external)
+        return CL_INVALID_OPERATION;
+    return FAULT("clEnqueueReleaseExternalMemObjectsKHR")
+               ? CL_OUT_OF_RESOURCES
+               : b->cl.release_external(queue, 1, &rec->parent, n, wait, event_out);
+}
+
+static void before_release(struct bridge_import *rec)
+{
+    (void)rec; /* nothing of OpenCL's own to undo */
+}
+
+static void after_destroy(struct bridge_import *rec)
+{
+    if (rec->caller_fd >= 0) /* import_fd took it on success; OpenCL is done with it now */
+        close(rec->caller_fd);
+    rec->caller_fd = -1;
+}
+
+const struct import_ops clmem__opaque_fd_ops = {
+    CLMEM_BRIDGE_PATH_OPAQUE_FD, import_any, acquire, release, before_release, after_destroy, false,
+};
+const struct import_ops clmem__dma_buf_ops = {
+    CLMEM_BRIDGE_PATH_DMA_BUF, import_any, acquire, release, before_release, after_destroy, false,
+};

@@ -1,0 +1,47 @@
+/* Internal: the Vulkan entry points a bridge calls, loaded once through the
+ * application's vkGetInstanceProcAddr (or the loader's) and kept in the
+ * bridge, so that programs loading Vulkan themselves (volk, their own
+ * loader) get their functions used. Instance-level functions come from
+ * vkGetInstanceProcAddr(instance, ...), device-level ones from the
+ * vkGetDeviceProcAddr it returns. */
+#ifndef CLMEM_VKFN_H
+#define CLMEM_VKFN_H
+#include "clmem.h"
+#include <vulkan/vulkan.h>
+
+struct vkfn {
+    /* instance level: every one present after clmem__vkfn_load_instance */
+    PFN_vkGetDeviceProcAddr GetDeviceProcAddr;
+    PFN_vkGetPhysicalDeviceProperties2 GetPhysicalDeviceProperties2;
+    PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties;
+    PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
+    PFN_vkGetPhysicalDeviceExternalBufferProperties GetPhysicalDeviceExternalBufferProperties;
+    PFN_vkGetPhysicalDeviceExternalSemaphoreProperties GetPhysicalDeviceExternalSemaphoreProperties;
+    /* device level (core 1.0/1.1): every one present after clmem__vkfn_load_device */
+    PFN_vkCreateBuffer CreateBuffer;
+    PFN_vkDestroyBuffer DestroyBuffer;
+    PFN_vkGetBufferMemoryRequirements2 GetBufferMemoryRequirements2;
+    PFN_vkAllocateMemory AllocateMemory;
+    PFN_vkFreeMemory FreeMemory;
+    PFN_vkBindBufferMemory BindBufferMemory;
+    PFN_vkMapMemory MapMemory;
+    PFN_vkUnmapMemory UnmapMemory;
+    PFN_vkCreateFence CreateFence;
+    PFN_vkDestroyFence DestroyFence;
+    PFN_vkQueueSubmit QueueSubmit;
+    PFN_vkWaitForFences WaitForFences;
+    PFN_vkResetFences ResetFences;
+    /* device extensions: NULL when the extension is not enabled */
+    PFN_vkGetMemoryFdKHR GetMemoryFdKHR;
+    PFN_vkGetSemaphoreFdKHR GetSemaphoreFdKHR;
+};
+
+/* The instance-level functions. gipa NULL means the loader's
+ * vkGetInstanceProcAddr. CLMEM_ERR_UNSUPPORTED naming the first missing one
+ * (a Vulkan 1.1 instance provides them all). */
+clmem_status clmem__vkfn_load_instance(struct vkfn *f, PFN_vkGetInstanceProcAddr gipa, VkInstance instance);
+
+/* The device-level functions of `device`, through f->GetDeviceProcAddr.
+ * CLMEM_ERR_UNSUPPORTED naming the first missing core function. */
+clmem_status clmem__vkfn_load_device(struct vkfn *f, VkDevice device);
+#endif

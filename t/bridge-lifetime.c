@@ -1,0 +1,365 @@
+/* The Vulkan keepalive outlives the import's last handle until the device
+ * work enqueued before it has completed (clmem_bridge_import_vk, rule (a)):
+ * a kernel of at least 50 ms runs on a second queue, through a handle made
+ * for that queue with clmem_bridge_handle_for_queue, and every handle is
+ * dropped while it runs (still acquired: the bridge must hand the memory
+ * back itself). The keepalive's callback, run on whichever thread the
+ * bridge chooses, records the kernel's status: it must be CL_COMPLETE, the
+ * callback must run exactly once, and no clmem_handle_unref may wait for
+ * the kernel. Then the same with the kernel held back by a user event that
+ * a helper thread opens after 100 ms and after 3 s: the keepalive must not
+ * have run before the gate opened. And once more with the memory released
+ * on the second queue behind the kernel, the release not yet done when the
+ * handles go.
+ *
+ * Runs through opaque fd where the bridge says it works (the H200), else
+ * through host-mapped memory (lavapipe + PoCL). */
+#include "bridge-fixture.h"
+#include "tap.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const VkDeviceSize KiB = 1024;
+static const uint64_t MS = 1000000; /* nanoseconds */
+
+/* Longest a clmem_handle_unref may take: it enqueues markers, it does not
+ * wait for device work. A behavioural bound, not a benchmark. */
+static const double UNREF_LIMIT_MS = 1.0;
+
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static double ms_between(long long a, long long b)
+{
+    return (double)(b - a) / 1e6;
+}
+
+/* A hung driver must fail the test, not stall the suite. */
+static void on_alarm(int sig)
+{
+    static const char msg[] = "Bail out! watchdog: bridge-lifetime still running after 300 s\n";
+    (void)sig;
+    if (write(STDOUT_FILENO, msg, sizeof msg - 1) < 0) {
+        /* nothing more to do */
+    }
+    _exit(1);
+}
+
+/* One work-item, a dependent chain of n multiply-adds: its run time is
+ * proportional to n and nothing can fold the loop away. */
+static const char spin_source[] = "__kernel void spin(__global uint *p, uint n) {\n"
+                                  "    uint x = p[0];\n"
+                                  "    for (uint i = 0; i < n; i++)\n"
+                                  "        x = x * 1664525u + 1013904223u;\n"
+                                  "    p[1] = x;\n"
+                                  "}\n";
+
+static cl_int enqueue_spin(cl_command_queue q, cl_kernel k, cl_mem mem, cl_uint n, cl_uint num_wait,
+                           const cl_event *wait, cl_event *ev)
+{
+    size_t one = 1;
+    cl_int err = clSetKernelArg(k, 0, sizeof mem, &mem);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 1, sizeof n, &n);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(q, k, 1, NULL, &one, NULL, num_wait, wait, ev);
+    return err;
+}
+
+/* Wall time of one run of n iterations, enqueue to clFinish. */
+static double time_spin(struct cl_fixture *f, cl_kernel k, cl_mem mem, cl_uint n)
+{
+    long long t0 = now_ns();
+    cl_int err = enqueue_spin(f->queue, k, mem, n, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clFinish(f->queue);
+    if (err != CL_SUCCESS)
+        tap_bail("running the spin kernel failed: %d", err);
+    return ms_between(t0, now_ns());
+}
+
+/* The trip count for a run of at least 50 ms on this device, measured:
+ * scale up from a short run until one run takes 60 ms or more. */
+static cl_uint calibrate(struct cl_fixture *f, cl_kernel k, double *ms_out)
+{
+    cl_mem mem = cl_fixture_buffer(f, 64);
+    cl_uint zero = 0, n = 1u << 16;
+    double ms;
+    cl_int err = clEnqueueFillBuffer(f->queue, mem, &zero, sizeof zero, 0, 64, 0, NULL, NULL);
+
+    if (err != CL_SUCCESS)
+        tap_bail("clEnqueueFillBuffer failed: %d", err);
+    time_spin(f, k, mem, 1); /* warm-up: the first launch may compile */
+    for (;;) {
+        double scale;
+        ms = time_spin(f, k, mem, n);
+        if (ms >= 60.0 || n == UINT32_MAX)
+            break;
+        scale = ms > 1.0 ? 80.0 / ms : 16.0;
+        if (scale < 2.0)
+            scale = 2.0;
+        n = (double)n * scale >= (double)UINT32_MAX ? UINT32_MAX : (cl_uint)((double)n * scale);
+    }
+    clReleaseMemObject(mem);
+    *ms_out = ms;
+    return n;
+}
+
+/* What the Vulkan keepalive's callback saw. It chains to the fixture's
+ * anchor, which frees the Vulkan memory. */
+struct watch {
+    _Atomic(cl_event) kernel;
+    atomic_int status_seen; /* the kernel's CL_EVENT_COMMAND_EXECUTION_STATUS in the callback */
+    atomic_int runs;
+    atomic_llong ran_at_ns;
+    clmem_keepalive *vk_anchor; /* one reference, dropped by the callback */
+};
+
+static void on_vk_release(void *user)
+{
+    struct watch *w = user;
+    cl_event kernel = atomic_load(&w->kernel);
+    cl_int status = -1000; /* no kernel event recorded yet */
+
+    if (kernel && clGetEventInfo(kernel, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) !=
+                      CL_SUCCESS)
+        status = -1001;
+    atomic_store(&w->status_seen, status);
+    atomic_store(&w->ran_at_ns, now_ns());
+    atomic_fetch_add(&w->runs, 1);
+    clmem_keepalive_unref(w->vk_anchor);
+}
+
+/* The helper thread that opens a user event after a delay, noting whether
+ * the keepalive had run by then. */
+struct gate {
+    cl_event event;
+    int delay_ms;
+    struct watch *watch;
+    int runs_before;
+    long long opened_ns;
+    cl_int err;
+};
+
+static void *open_gate(void *arg)
+{
+    struct gate *g = arg;
+    usleep((useconds_t)g->delay_ms * 1000);
+    g->runs_before = atomic_load(&g->watch->runs);
+    g->opened_ns = now_ns();
+    g->err = clSetUserEventStatus(g->event, CL_COMPLETE);
+    return NULL;
+}
+
+static const char *status_name(cl_int s)
+{
+    switch (s) {
+    case CL_COMPLETE: return "CL_COMPLETE";
+    case CL_RUNNING: return "CL_RUNNING";
+    case CL_SUBMITTED: return "CL_SUBMITTED";
+    case CL_QUEUED: return "CL_QUEUED";
+    case -1000: return "no kernel event";
+    case -1001: return "clGetEventInfo failed";
+    }
+    return s < 0 ? "an error status" : "unknown";
+}
+
+/* One case: gate_ms < 0 runs the kernel at once, else it waits on a user
+ * event opened after gate_ms. With release_first the memory is released on
+ * the second queue behind the kernel (not waited for) before the handles
+ * go; otherwise it is left acquired for the bridge to hand back. */
+static void lifetime_case(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, cl_kernel k, cl_uint n,
+                          clmem_bridge_path path, int gate_ms, bool release_first)
+{
+    const VkDeviceSize size = 64 * KiB;
+    char label[64];
+    struct vk_owned o;
+    struct watch w;
+    struct gate g;
+    pthread_t gate_thread;
+    bool gated = gate_ms >= 0, thread_started = false;
+    clmem_keepalive *ka;
+    clmem_handle *h = NULL, *h2 = NULL;
+    cl_command_queue q2;
+    cl_event gate_event = NULL, kev = NULL;
+    cl_int err, status_after_drop = -1;
+    clmem_status s;
+    long long t0, t1, t2, t_finish;
+    int runs_after_drop;
+
+    if (gated)
+        snprintf(label, sizeof label, "gated %d ms%s", gate_ms, release_first ? ", released" : "");
+    else
+        snprintf(label, sizeof label, "ungated%s", release_first ? ", released" : "");
+    memset(&w, 0, sizeof w);
+    atomic_init(&w.kernel, NULL);
+    atomic_init(&w.status_seen, -1000);
+    atomic_init(&w.runs, 0);
+    atomic_init(&w.ran_at_ns, 0);
+    memset(&g, 0, sizeof g);
+
+    w.vk_anchor = vk_owned_new(&o, b, vk, size, path_memory_props(path), path_export_types(vk, path));
+    ka = clmem_keepalive_new(on_vk_release, &w);
+    if (!ka)
+        tap_bail("clmem_keepalive_new failed");
+    s = clmem_bridge_import_vk(b, &o.memory, 0, size, path, ka, f->queue, CL_MEM_READ_WRITE, &h);
+    clmem_keepalive_unref(ka); /* the import holds its own reference */
+    if (!tap_ok(s == CLMEM_OK, "%s: import through %s (%s)", label, clmem_bridge_path_name(path),
+                s ? clmem_error_message() : "ok"))
+        return;
+    q2 = clCreateCommandQueueWithProperties(f->context, f->device, NULL, &err);
+    if (err != CL_SUCCESS)
+        tap_bail("clCreateCommandQueueWithProperties failed: %d", err);
+    s = clmem_bridge_handle_for_queue(h, q2, &h2);
+    tap_ok(s == CLMEM_OK && h2 && clmem_handle_queue(h2) == q2 && clmem_handle_mem(h2) == clmem_handle_mem(h),
+           "%s: a handle for the second queue, same cl_mem (%s)", label, s ? clmem_error_message() : "ok");
+    if (s != CLMEM_OK) {
+        clmem_handle_unref(h);
+        bridge_settle(b);
+        clReleaseCommandQueue(q2);
+        return;
+    }
+    s = clmem_bridge_acquire(b, h2, 0, NULL, NULL);
+    tap_ok(s == CLMEM_OK, "%s: acquired on the second queue (%s)", label, s ? clmem_error_message() : "ok");
+    if (gated) {
+        gate_event = clCreateUserEvent(f->context, &err);
+        if (err != CL_SUCCESS)
+            tap_bail("clCreateUserEvent failed: %d", err);
+    }
+    err = enqueue_spin(q2, k, clmem_handle_mem(h2), n, gated ? 1 : 0, gated ? &gate_event : NULL, &kev);
+    if (err == CL_SUCCESS)
+        err = clFlush(q2);
+    tap_is_int(err, CL_SUCCESS, "%s: the kernel is enqueued on the second queue", label);
+    atomic_store(&w.kernel, kev);
+    if (release_first) {
+        s = clmem_bridge_release(b, h2, 0, NULL, NULL);
+        if (s == CLMEM_OK)
+            clFlush(q2);
+        tap_ok(s == CLMEM_OK, "%s: released on the second queue behind the kernel, not waited for (%s)", label,
+               s ? clmem_error_message() : "ok");
+    }
+    if (gated) {
+        g.event = gate_event;
+        g.delay_ms = gate_ms;
+        g.watch = &w;
+        if (pthread_create(&gate_thread, NULL, open_gate, &g) != 0)
+            tap_bail("pthread_create failed");
+        thread_started = true;
+    }
+
+    /* Drop every handle while the kernel runs (or waits), still acquired
+     * or with the release still pending. */
+    t0 = now_ns();
+    clmem_handle_unref(h);
+    t1 = now_ns();
+    clmem_handle_unref(h2);
+    t2 = now_ns();
+    runs_after_drop = atomic_load(&w.runs);
+    if (kev)
+        clGetEventInfo(kev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status_after_drop, &status_after_drop, NULL);
+
+    tap_diag("%s: clmem_handle_unref took %.3f ms (the import's handle), %.3f ms (the last, the second queue's)",
+             label, ms_between(t0, t1), ms_between(t1, t2));
+    tap_ok(ms_between(t0, t1) < UNREF_LIMIT_MS, "%s: the first unref returned in under %.0f ms (%.3f ms)", label,
+           UNREF_LIMIT_MS, ms_between(t0, t1));
+    tap_ok(ms_between(t1, t2) < UNREF_LIMIT_MS,
+           "%s: the last unref returned in under %.0f ms (%.3f ms): it does not wait for the kernel", label,
+           UNREF_LIMIT_MS, ms_between(t1, t2));
+    tap_ok(status_after_drop != CL_COMPLETE && status_after_drop >= 0,
+           "%s: the kernel was still pending when the last handle went (%s)", label, status_name(status_after_drop));
+    tap_is_int(runs_after_drop, 0, "%s: the keepalive had not run when the last unref returned", label);
+
+    s = clmem_bridge_finish(b, 10000 * MS);
+    t_finish = now_ns();
+    if (thread_started)
+        pthread_join(gate_thread, NULL);
+    tap_ok(s == CLMEM_OK, "%s: clmem_bridge_finish(10 s) -> CLMEM_OK after %.1f ms (%s)", label,
+           ms_between(t2, t_finish), s ? clmem_error_message() : "ok");
+    tap_is_int(atomic_load(&w.runs), 1, "%s: the keepalive ran once by the time finish returned", label);
+    tap_ok(atomic_load(&w.status_seen) == CL_COMPLETE, "%s: its callback saw the kernel %s (status %d)", label,
+           status_name(atomic_load(&w.status_seen)), atomic_load(&w.status_seen));
+    if (gated) {
+        tap_is_int(g.err, CL_SUCCESS, "%s: the helper thread opened the gate", label);
+        tap_is_int(g.runs_before, 0, "%s: the keepalive had not run before the gate opened", label);
+    }
+    if (atomic_load(&w.runs) == 1 && gated)
+        tap_diag("%s: the keepalive ran %.1f ms after the last unref, %.1f ms after the gate opened", label,
+                 ms_between(t2, atomic_load(&w.ran_at_ns)), ms_between(g.opened_ns, atomic_load(&w.ran_at_ns)));
+    else if (atomic_load(&w.runs) == 1)
+        tap_diag("%s: the keepalive ran %.1f ms after the last unref", label,
+                 ms_between(t2, atomic_load(&w.ran_at_ns)));
+    usleep(20000);
+    tap_ok(atomic_load(&w.runs) == 1 && atomic_load(&o.released) == 1,
+           "%s: exactly once: keepalive %d, Vulkan memory freed %d", label, atomic_load(&w.runs),
+           atomic_load(&o.released));
+
+    if (kev)
+        clReleaseEvent(kev);
+    if (gate_event)
+        clReleaseEvent(gate_event);
+    clReleaseCommandQueue(q2);
+}
+
+/* The bridge released what it held in the context once its last reference
+ * went; teardown threads may still be letting go, so wait up to 2 s. */
+static void expect_context_settles(struct cl_fixture *f)
+{
+    cl_uint n = 0;
+    for (int i = 0; i < 200; i++) {
+        clGetContextInfo(f->context, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
+        if (n == 2 && cl_queue_refcount(f->queue) == 1)
+            break;
+        usleep(10000);
+    }
+    cl_fixture_expect_no_leaks(f);
+}
+
+int main(void)
+{
+    struct vkctx vk;
+    struct cl_fixture f;
+    clmem_bridge *b;
+    clmem_bridge_path path;
+    cl_kernel k;
+    cl_uint n;
+    double ms;
+
+    signal(SIGALRM, on_alarm);
+    alarm(300);
+    bridge_open_vulkan(&vk);
+    cl_fixture_open_paired(&f, &vk);
+    b = bridge_open(&vk, &f, 0);
+    path = (clmem_bridge_caps(b) & CLMEM_BRIDGE_CAP_OPAQUE_FD) ? CLMEM_BRIDGE_PATH_OPAQUE_FD
+                                                                : CLMEM_BRIDGE_PATH_HOST_MAPPED;
+    tap_diag("Vulkan %s, OpenCL %s (%s); path %s%s", vk.device_name, f.device_name, f.platform_name,
+             clmem_bridge_path_name(path),
+             path == CLMEM_BRIDGE_PATH_OPAQUE_FD ? "" : " (the bridge reports no opaque-fd import here)");
+
+    k = cl_fixture_kernel(&f, spin_source, "spin");
+    n = calibrate(&f, k, &ms);
+    tap_ok(ms >= 50.0, "the spin kernel runs at least 50 ms: %u iterations took %.1f ms", n, ms);
+
+    lifetime_case(b, &vk, &f, k, n, path, -1, false);
+    lifetime_case(b, &vk, &f, k, n, path, 100, false);
+    lifetime_case(b, &vk, &f, k, n, path, 3000, false);
+    lifetime_case(b, &vk, &f, k, n, path, -1, true);
+
+    tap_is_int(clmem_bridge_finish(b, 0), CLMEM_OK, "nothing of the bridge holds Vulkan memory at the end");
+    clmem_bridge_unref(b);
+    clReleaseKernel(k);
+    expect_context_settles(&f);
+    cl_fixture_close(&f);
+    tap_is_int(vkctx_validation_errors(), 0, "the Vulkan validation layer reported no error%s",
+               vk.validation ? "" : " (layer not installed: nothing counted)");
+    vkctx_close(&vk);
+    return tap_done();
+}
