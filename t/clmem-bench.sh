@@ -1,7 +1,8 @@
 #!/bin/sh
 # tools/clmem-bench --quick runs to the end on this machine, exits 0 (every
 # correctness check passed) and writes a CSV row for each measure and
-# variant at each size. No timing is asserted: machines are noisy.
+# variant at each size. No timing is asserted: machines are noisy. A
+# CLMEM_VK_DEVICE that names no device is an error (exit 1), not a skip.
 #
 # Run by make check from the build directory: Makefile.am exports
 # top_builddir and top_srcdir.
@@ -17,6 +18,7 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/clmem-bench.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT HUP INT TERM
 
+unset CLMEM_VK_DEVICE
 "$tool" --quick --csv "$tmp/x.csv" --png "$tmp/x.png" >"$tmp/out" 2>&1
 rc=$?
 if test "$rc" -eq 77; then
@@ -24,7 +26,7 @@ if test "$rc" -eq 77; then
     exit 0
 fi
 
-echo "1..5"
+echo "1..6"
 n=0
 check() {
     n=$((n + 1))
@@ -32,7 +34,7 @@ check() {
         echo "ok $n - $2"
     else
         echo "not ok $n - $2"
-        sed "s/^/# /" "$tmp/out" "$tmp/x.csv" 2>/dev/null
+        sed "s/^/# /" "$tmp/out" "$tmp/x.csv" "$tmp/bad" 2>/dev/null
     fi
 }
 
@@ -65,3 +67,9 @@ rows=$(($(wc -l <"$tmp/x.csv") - 1))
 skipped=$(grep -c '^size .*: skipped' "$tmp/out")
 test "$rows" -eq $(( (3 - skipped) * 8 ))
 check $? "--quick ran 3 sizes ($rows rows, $skipped sizes skipped)"
+
+# Stops in its set-up, before measuring anything.
+CLMEM_VK_DEVICE=99 "$tool" --quick --csv "$tmp/bad.csv" --png "$tmp/bad.png" >"$tmp/bad" 2>&1
+bad_rc=$?
+test "$bad_rc" -eq 1 && grep -q 'CLMEM_VK_DEVICE=99 .*index 99' "$tmp/bad"
+check $? "CLMEM_VK_DEVICE=99 exits 1 (got $bad_rc), naming index 99"

@@ -2,6 +2,8 @@
 # tools/clmem-info runs, in text and JSON, exits 0 on this machine, proves
 # the host-mapped path live, and on PoCL reports the opaque-fd path as
 # unsupported for the right reason (PoCL has no cl_khr_external_memory_opaque_fd).
+# CLMEM_VK_DEVICE by index and by deviceUUID selects the device the default
+# run lists as device 0; an index that does not exist fails, naming it.
 #
 # Run by make check from the build directory: Makefile.am exports
 # top_builddir and top_srcdir.
@@ -17,6 +19,8 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/clmem-info.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT HUP INT TERM
 
+# The default run lists every device: CLMEM_VK_DEVICE must not leak in.
+unset CLMEM_VK_DEVICE
 "$tool" >"$tmp/text" 2>"$tmp/text.err"
 text_rc=$?
 "$tool" --json >"$tmp/json" 2>"$tmp/json.err"
@@ -34,7 +38,7 @@ case $vulkan_line in
     exit 0 ;;
 esac
 
-echo "1..7"
+echo "1..10"
 n=0
 # ok CONDITION-STATUS DESCRIPTION: one TAP line; on failure show the output.
 check() {
@@ -43,7 +47,7 @@ check() {
         echo "ok $n - $2"
     else
         echo "not ok $n - $2"
-        sed "s/^/# /" "$tmp/text" "$tmp/text.err" "$tmp/py.err" 2>/dev/null
+        sed "s/^/# /" "$tmp/text" "$tmp/text.err" "$tmp/py.err" "$tmp/sel" "$tmp/sel.err" 2>/dev/null
     fi
 }
 
@@ -65,7 +69,7 @@ fi
 if command -v python3 >/dev/null 2>&1; then
     python3 -c 'import json, sys
 d = json.load(sys.stdin)
-for key in ("clmem_version", "opencl", "vulkan", "pairs"):
+for key in ("clmem_version", "opencl", "vulkan", "pairs", "bridges"):
     assert key in d, key
 for p in d["pairs"]:
     assert p["status"] in ("ok", "failed", "unsupported"), p["status"]
@@ -111,3 +115,47 @@ size_rc=$?
 help_rc=$?
 test "$size_rc" -eq 2 && test "$help_rc" -eq 0
 check $? "--size 6 exits 2 (got $size_rc), --help exits 0 (got $help_rc)"
+
+# Vulkan device 0's block of a text report: from "device 0: " up to the
+# next device, the blank line or the rows (the OpenCL devices are indented,
+# so "^device " is Vulkan's).
+vk_device0() {
+    awk '/^Vulkan: / { vk = 1; next }
+         vk && /^device 0: / { on = 1 }
+         vk && on && (/^$/ || (/^device [0-9]+: / && !/^device 0: /)) { exit }
+         on { print }' "$1"
+}
+vk_device0 "$tmp/text" >"$tmp/dev0"
+uuid=$(sed -n 's/^  device UUID: *//p' "$tmp/dev0")
+
+# One run with CLMEM_VK_DEVICE=$1: exits 0, says it checks only device 0,
+# and lists device 0 exactly as the default run did.
+selects_device0() {
+    CLMEM_VK_DEVICE=$1 "$tool" >"$tmp/sel" 2>"$tmp/sel.err"
+    sel_rc=$?
+    vk_device0 "$tmp/sel" >"$tmp/sel.dev0"
+    test "$sel_rc" -eq 0 && test -s "$tmp/dev0" && cmp -s "$tmp/dev0" "$tmp/sel.dev0" &&
+        grep -q "^Vulkan: .*CLMEM_VK_DEVICE=$1 selects device 0, the only one checked\$" "$tmp/sel"
+}
+
+selects_device0 0
+check $? "CLMEM_VK_DEVICE=0 selects the default run's device 0 (exit $sel_rc)"
+
+# The UUID as clmem-info prints it, then without dashes and in upper case:
+# both spellings must work.
+if test -n "$uuid"; then
+    plain=$(echo "$uuid" | tr -d - | tr abcdef ABCDEF)
+    selects_device0 "$uuid" && selects_device0 "$plain"
+    check $? "CLMEM_VK_DEVICE=$uuid (and $plain) selects the same device (exit $sel_rc)"
+else
+    n=$((n + 1))
+    echo "not ok $n - no device UUID for Vulkan device 0 in the text output"
+    sed "s/^/# /" "$tmp/text"
+fi
+
+# No host here has 99 Vulkan devices: exit 1, and the message names the
+# index asked for and the devices there are.
+CLMEM_VK_DEVICE=99 "$tool" >"$tmp/sel" 2>"$tmp/sel.err"
+sel_rc=$?
+test "$sel_rc" -eq 1 && grep -q '^Vulkan: no device checked (CLMEM_VK_DEVICE=99 .*index 99.*device.*: 0 = ' "$tmp/sel"
+check $? "CLMEM_VK_DEVICE=99 exits 1 (got $sel_rc), naming index 99 and the devices there are"

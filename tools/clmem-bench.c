@@ -8,14 +8,16 @@
  *   (a) staged copy: Vulkan copies its buffer into a HOST_VISIBLE staging
  *       buffer (vkCmdCopyBuffer + vkQueueWaitIdle), then
  *       clEnqueueWriteBuffer(blocking) into a plain cl buffer;
- *   (b) first import: clmem_bridge_import_vk with the import cache off
- *       (each rep a new driver import); unref untimed;
+ *   (b) first import: clmem_bridge_import_vk on a bridge made with
+ *       CLMEM_BRIDGE_NO_IMPORT_CACHE (each rep a new driver import); the
+ *       unref and the teardown it starts (clmem_bridge_finish) untimed;
  *   (c) cached import: a second clmem_bridge_import_vk of memory that has a
  *       live import, with the cache on;
  *   (d) per-frame handoff with host waits: Vulkan fills word 0,
  *       vkQueueWaitIdle, acquire, a one-work-item kernel, release, clFinish;
  *   (e) the same handoff ordered by two binary semaphores, no host wait in
  *       the loop: total time of K frames / K;
+ * Both bridges are made once, before any timing, on the bench's context.
  * and (f) (b), (d), (e) once more through the raw calls with no library,
  * interleaved rep by rep with the clmem runs so that drift hits both alike.
  * Then the ratios (a)/(d), (a)/(e) and clmem vs raw, a CSV and, when
@@ -57,7 +59,9 @@
 #define DEFAULT_FRAMES 200
 #define DEFAULT_BLOCKS 10     /* (e): timed blocks of K frames per variant */
 #define WARMUP_FRAMES 10      /* (d), (e): untimed frames before timing */
-#define DESTROY_WAIT_S 5      /* how long the raw teardown waits for OpenCL to destroy a cl_mem */
+#define DESTROY_WAIT_S 5      /* how long the raw teardown waits for OpenCL to destroy a cl_mem, and
+                                 clmem_bridge_finish for the bridge's teardowns */
+#define FINISH_TIMEOUT_NS ((uint64_t)DESTROY_WAIT_S * 1000000000u)
 #define WATCHDOG_S 120        /* no measure of one size takes this long; a hang (a semaphore never
                                  signalled) ends the run naming where, instead of at the caller's limit */
 
@@ -124,7 +128,7 @@ struct options {
  * signals `done`. */
 struct sem_set {
     VkSemaphore ready, done;
-    clmem_semaphore *lib_ready, *lib_done; /* clmem variant */
+    clmem_bridge_semaphore *lib_ready, *lib_done; /* clmem variant */
     cl_semaphore_khr cl_ready, cl_done;    /* raw variant, device ordering */
     VkFence fence;                         /* raw variant, host ordering */
 };
@@ -138,7 +142,12 @@ struct bench {
     cl_command_queue queue;
     cl_kernel kernel[V_COUNT]; /* V_CLMEM and V_RAW, each bound to its own buffer */
     bool cpu_device;
-    clmem_path path; /* CLMEM_PATH_OPAQUE_FD or CLMEM_PATH_HOST_MAPPED */
+    clmem_bridge_path path; /* CLMEM_BRIDGE_PATH_OPAQUE_FD or CLMEM_BRIDGE_PATH_HOST_MAPPED */
+    /* Made once, outside every timed loop, on this context and device: one
+     * with the import cache ((c), (d), (e), the semaphores), one made with
+     * CLMEM_BRIDGE_NO_IMPORT_CACHE ((b): each import a new driver import). */
+    clmem_bridge *bridge;
+    clmem_bridge *bridge_uncached;
     char pair_note[600];
     char path_note[600];
 
@@ -155,7 +164,7 @@ struct bench {
     /* (e) */
     bool sem_ok;        /* both variants' semaphores are usable */
     bool sem_exportable;
-    clmem_semaphore_mode sem_mode; /* what the library chose; the raw variant mirrors it */
+    clmem_bridge_semaphore_mode sem_mode; /* what the library imported with; the raw variant mirrors it */
     char sem_note[600];
     struct sem_set sem[V_COUNT];
 
@@ -317,20 +326,21 @@ static int parse_count(const char *text, const char *option)
 
 struct vk_buf {
     VkBuffer buffer;
-    clmem_vk_memory mem;
+    clmem_bridge_vk_memory mem;
 };
 
 /* The clmem variant's buffer belongs to an anchor, as the bridge expects:
  * the anchor frees it once the bench and every import let go. */
 struct anchored_buf {
     struct vk_buf buf;
+    clmem_bridge *bridge; /* borrowed: the bench's, which outlives every anchor */
     atomic_int freed;
 };
 
 static void anchored_buf_release(void *user)
 {
     struct anchored_buf *a = user;
-    clmem_bridge_vk_buffer_destroy(a->buf.buffer, &a->buf.mem);
+    clmem_bridge_vk_buffer_destroy(a->bridge, a->buf.buffer, &a->buf.mem);
     atomic_store(&a->freed, 1);
 }
 
@@ -341,9 +351,9 @@ static const VkBufferUsageFlags buffer_usage =
  * host-visible coherent memory for host-mapped (bridge/import.c's rule). */
 static void shared_buf_create(struct bench *b, struct vk_buf *out, uint64_t size)
 {
-    bool fd = b->path == CLMEM_PATH_OPAQUE_FD;
+    bool fd = b->path == CLMEM_BRIDGE_PATH_OPAQUE_FD;
     clmem_status s = clmem_bridge_vk_buffer_create(
-        b->vk.physical_device, b->vk.device, size, buffer_usage,
+        b->bridge, size, buffer_usage,
         fd ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
         fd ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT : 0, &out->buffer, &out->mem);
     check_clmem(s, "clmem_bridge_vk_buffer_create(shared buffer)");
@@ -355,12 +365,11 @@ static void shared_buf_create(struct bench *b, struct vk_buf *out, uint64_t size
 static bool staging_buf_create(struct bench *b, struct vk_buf *out, uint64_t size)
 {
     const VkMemoryPropertyFlags coherent = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    clmem_status s = clmem_bridge_vk_buffer_create(b->vk.physical_device, b->vk.device, size, buffer_usage,
+    clmem_status s = clmem_bridge_vk_buffer_create(b->bridge, size, buffer_usage,
                                                    coherent | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0, &out->buffer,
                                                    &out->mem);
     if (s == CLMEM_ERR_UNSUPPORTED) {
-        s = clmem_bridge_vk_buffer_create(b->vk.physical_device, b->vk.device, size, buffer_usage, coherent, 0,
-                                          &out->buffer, &out->mem);
+        s = clmem_bridge_vk_buffer_create(b->bridge, size, buffer_usage, coherent, 0, &out->buffer, &out->mem);
         check_clmem(s, "clmem_bridge_vk_buffer_create(staging buffer)");
         return false;
     }
@@ -435,7 +444,7 @@ struct raw_import {
 
 /* The timed part of a raw import: exactly the calls bridge/import.c makes
  * to the drivers, nothing else. */
-static void raw_import(struct bench *b, const clmem_vk_memory *m, struct raw_import *r)
+static void raw_import(struct bench *b, const clmem_bridge_vk_memory *m, struct raw_import *r)
 {
     cl_int err = CL_SUCCESS;
 
@@ -445,7 +454,7 @@ static void raw_import(struct bench *b, const clmem_vk_memory *m, struct raw_imp
     r->vk_base = NULL;
     r->cl_map = NULL;
     r->acquired = false;
-    if (b->path == CLMEM_PATH_OPAQUE_FD) {
+    if (b->path == CLMEM_BRIDGE_PATH_OPAQUE_FD) {
         VkMemoryGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
                                      .memory = m->memory,
                                      .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
@@ -489,7 +498,7 @@ static void raw_watch(struct raw_import *r)
 static void raw_acquire(struct bench *b, struct raw_import *r)
 {
     cl_int err;
-    if (b->path == CLMEM_PATH_HOST_MAPPED) {
+    if (b->path == CLMEM_BRIDGE_PATH_HOST_MAPPED) {
         err = clEnqueueUnmapMemObject(b->queue, r->mem, r->cl_map, 0, NULL, NULL);
         r->cl_map = NULL;
     } else {
@@ -502,7 +511,7 @@ static void raw_acquire(struct bench *b, struct raw_import *r)
 static void raw_release(struct bench *b, struct raw_import *r)
 {
     cl_int err = CL_SUCCESS;
-    if (b->path == CLMEM_PATH_HOST_MAPPED)
+    if (b->path == CLMEM_BRIDGE_PATH_HOST_MAPPED)
         r->cl_map = clEnqueueMapBuffer(b->queue, r->mem, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, 0, r->size, 0, NULL,
                                        NULL, &err);
     else
@@ -563,7 +572,7 @@ static VkSemaphore semaphore_create(struct bench *b)
 }
 
 /* The library's import of one semaphore; its anchor destroys it. */
-static clmem_status lib_semaphore_import(struct bench *b, VkSemaphore s, clmem_semaphore **out)
+static clmem_status lib_semaphore_import(struct bench *b, VkSemaphore s, clmem_bridge_semaphore **out)
 {
     struct sem_owner *o = malloc(sizeof *o);
     clmem_keepalive *ka;
@@ -576,8 +585,7 @@ static clmem_status lib_semaphore_import(struct bench *b, VkSemaphore s, clmem_s
     ka = clmem_keepalive_new(sem_owner_release, o);
     if (!ka)
         die("clmem_keepalive_new failed");
-    st = clmem_bridge_semaphore_import(b->vk.device, b->vk.queue, s, CLMEM_SEMAPHORE_BEST, ka, b->context,
-                                       b->device, out);
+    st = clmem_bridge_semaphore_import(b->bridge, b->vk.queue, s, b->sem_mode, ka, out);
     clmem_keepalive_unref(ka); /* on success the import holds it; on failure this destroys the semaphore */
     return st;
 }
@@ -609,19 +617,25 @@ static cl_semaphore_khr raw_semaphore_import(struct bench *b, VkSemaphore s)
     return cs;
 }
 
-/* Both variants' semaphores. The raw variant uses the mode the library
- * chose, so that the two do the same work. Failure leaves (e) out. */
+/* Both variants' semaphores, in one mode: opaque fd (device ordering) when
+ * the bridge says it works, else host ordering; the raw variant mirrors it,
+ * so that the two do the same work. (Not BEST: where only sync fd worked it
+ * could choose that, a one-wait-per-import mode the raw loop does not
+ * mirror.) Failure leaves (e) out. */
 static void semaphores_setup(struct bench *b)
 {
-    VkPhysicalDeviceExternalSemaphoreInfo qi = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO,
-                                                .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
-    VkExternalSemaphoreProperties qp = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES};
     struct sem_set *lib = &b->sem[V_CLMEM], *raw = &b->sem[V_RAW];
+    char why_not_fd[sizeof b->sem_note] = "";
     clmem_status st;
 
-    if (b->vk.has_semaphore_fd) {
-        vkGetPhysicalDeviceExternalSemaphoreProperties(b->vk.physical_device, &qi, &qp);
-        b->sem_exportable = (qp.externalSemaphoreFeatures & VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT) != 0;
+    st = clmem_bridge_check_semaphore(b->bridge, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD);
+    if (st == CLMEM_OK) {
+        b->sem_mode = CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD;
+        b->sem_exportable = true; /* as opaque fd, which the bridge found Vulkan can export */
+    } else {
+        snprintf(why_not_fd, sizeof why_not_fd, "%s", clmem_error_message());
+        b->sem_mode = CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED;
+        b->sem_exportable = false;
     }
     lib->ready = semaphore_create(b);
     lib->done = semaphore_create(b);
@@ -640,16 +654,18 @@ static void semaphores_setup(struct bench *b)
         fail(b, "(e) left out: %s", b->sem_note);
         return;
     }
-    b->sem_mode = clmem_bridge_semaphore_mode(lib->lib_ready);
+    if (clmem_bridge_semaphore_get_mode(lib->lib_ready) != b->sem_mode)
+        die("clmem_bridge_semaphore_get_mode says mode %d, not the %d imported with",
+            (int)clmem_bridge_semaphore_get_mode(lib->lib_ready), (int)b->sem_mode);
     raw->ready = semaphore_create(b);
     raw->done = semaphore_create(b);
-    if (b->sem_mode == CLMEM_SEMAPHORE_HOST_ORDERED) {
+    if (b->sem_mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED) {
         VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         check_vk(vkCreateFence(b->vk.device, &fi, NULL, &raw->fence), "vkCreateFence");
         snprintf(b->sem_note, sizeof b->sem_note,
-                 "host-ordered (no cl_khr_external_semaphore_opaque_fd here: the host waits for each signal with "
-                 "a fence); raw mirrors it");
-    } else if (b->sem_mode == CLMEM_SEMAPHORE_OPAQUE_FD) {
+                 "host-ordered (the host waits for each signal with a fence; raw mirrors it); opaque fd: %s",
+                 why_not_fd);
+    } else if (b->sem_mode == CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD) {
         if (!b->get_semaphore_fd || !b->create_semaphore || !b->wait_semaphores || !b->signal_semaphores ||
             !b->release_semaphore)
             die("the library imported opaque-fd semaphores, but the raw entry points are missing");
@@ -688,7 +704,7 @@ static void semaphores_teardown(struct bench *b)
 /* bridge/semaphore.c's wait and signal, without the library. */
 static void raw_semaphore_wait(struct bench *b, struct sem_set *set)
 {
-    if (b->sem_mode == CLMEM_SEMAPHORE_HOST_ORDERED) {
+    if (b->sem_mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED) {
         VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                            .waitSemaphoreCount = 1,
@@ -704,7 +720,7 @@ static void raw_semaphore_wait(struct bench *b, struct sem_set *set)
 
 static void raw_semaphore_signal(struct bench *b, struct sem_set *set)
 {
-    if (b->sem_mode == CLMEM_SEMAPHORE_HOST_ORDERED) {
+    if (b->sem_mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED) {
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                            .signalSemaphoreCount = 1,
                            .pSignalSemaphores = &set->done};
@@ -790,6 +806,7 @@ static void size_setup(struct bench *b, struct size_run *s)
     if (!s->lib)
         die("out of memory");
     shared_buf_create(b, &s->lib->buf, s->size);
+    s->lib->bridge = b->bridge;
     atomic_init(&s->lib->freed, 0);
     s->lib_anchor = clmem_keepalive_new(anchored_buf_release, s->lib);
     if (!s->lib_anchor)
@@ -819,6 +836,7 @@ static void size_setup(struct bench *b, struct size_run *s)
 
 static void size_teardown(struct bench *b, struct size_run *s)
 {
+    clmem_status st;
     double deadline;
     check_vk(vkQueueWaitIdle(b->vk.queue), "vkQueueWaitIdle");
     for (int v = V_CLMEM; v <= V_RAW; v++) {
@@ -828,10 +846,21 @@ static void size_teardown(struct bench *b, struct size_run *s)
     vkFreeCommandBuffers(b->vk.device, b->vk.pool, 1, &s->copy_cb);
     clReleaseMemObject(s->plain);
     vkUnmapMemory(b->vk.device, s->staging.mem.memory);
-    clmem_bridge_vk_buffer_destroy(s->staging.buffer, &s->staging.mem);
-    clmem_bridge_vk_buffer_destroy(s->raw_buf.buffer, &s->raw_buf.mem);
-    /* Every import is gone, so dropping the bench's reference must free the
-     * memory (at once, or shortly if OpenCL destroys asynchronously). */
+    clmem_bridge_vk_buffer_destroy(b->bridge, s->staging.buffer, &s->staging.mem);
+    clmem_bridge_vk_buffer_destroy(b->bridge, s->raw_buf.buffer, &s->raw_buf.mem);
+    /* Every handle is gone. A bridge drops its keepalive reference after
+     * an import's last handle, once the device work is done: a driver
+     * callback, or clmem_bridge_finish doing it itself. The uncached
+     * bridge's imports were each finished already; this must hold. */
+    st = clmem_bridge_finish(b->bridge_uncached, FINISH_TIMEOUT_NS);
+    if (st != CLMEM_OK)
+        fail(b, "clmem_bridge_finish (uncached bridge) returned %s: %s", clmem_status_name(st),
+             clmem_error_message());
+    /* The cached bridge still holds the semaphores, so it cannot be
+     * finished here: its teardowns complete through the driver's callbacks
+     * once the markers the last unref enqueued ran (clFinish). Then the
+     * bench's reference is the last and dropping it frees the memory. */
+    check_cl(clFinish(b->queue), "clFinish(before the teardowns)");
     clmem_keepalive_unref(s->lib_anchor);
     deadline = now_us() + DESTROY_WAIT_S * 1e6;
     while (!atomic_load(&s->lib->freed) && now_us() < deadline) {
@@ -872,16 +901,32 @@ static struct summary run_staged(struct bench *b, struct size_run *s)
     return summarize(s->samples, s->reps, 1);
 }
 
-static clmem_status lib_import(struct bench *b, struct size_run *s, clmem_handle **h)
+/* An import of the clmem variant's buffer through `bridge` (b->bridge, or
+ * b->bridge_uncached for (b)). */
+static clmem_status lib_import(struct bench *b, clmem_bridge *bridge, struct size_run *s, clmem_handle **h)
 {
-    return clmem_bridge_import_vk(&s->lib->buf.mem, 0, s->lib->buf.mem.allocation_size, b->path, s->lib_anchor,
-                                  b->context, b->queue, CL_MEM_READ_WRITE, h);
+    return clmem_bridge_import_vk(bridge, &s->lib->buf.mem, 0, s->lib->buf.mem.allocation_size, b->path,
+                                  s->lib_anchor, b->queue, CL_MEM_READ_WRITE, h);
 }
 
-/* (b) and raw (b): a new driver import each rep, clmem and raw in turns. */
+/* Untimed, after the last handle of the uncached bridge's import went: the
+ * teardown that unref started (markers on the queue, then the Vulkan
+ * keepalive dropped) is done before the next import, as raw_teardown waits
+ * for its cl_mem. So no rep inherits another's pending teardown, and the
+ * two bridges never hold a host mapping of the same memory at once. (Not
+ * for the cached bridge: it holds the semaphores all run long, so its
+ * clmem_bridge_finish is CLMEM_ERR_IN_USE until the end.) */
+static void lib_settle(clmem_bridge *bridge, const char *what)
+{
+    clmem_status st = clmem_bridge_finish(bridge, FINISH_TIMEOUT_NS);
+    if (st != CLMEM_OK)
+        die("clmem_bridge_finish (%s) returned %s: %s", what, clmem_status_name(st), clmem_error_message());
+}
+
+/* (b) and raw (b): a new driver import each rep, clmem and raw in turns.
+ * The clmem variant imports through the bridge made without a cache. */
 static void run_import(struct bench *b, struct size_run *s, struct summary *lib_out, struct summary *raw_out)
 {
-    int was_on = clmem_bridge_cache_set_enabled(0);
     for (int rep = -1; rep < s->reps; rep++) {
         for (int turn = 0; turn < 2; turn++) {
             /* Even reps: clmem first; odd reps (and the warm-up): raw first. */
@@ -890,10 +935,11 @@ static void run_import(struct bench *b, struct size_run *s, struct summary *lib_
             if (lib_turn) {
                 clmem_handle *h = NULL;
                 t0 = now_us();
-                clmem_status st = lib_import(b, s, &h);
+                clmem_status st = lib_import(b, b->bridge_uncached, s, &h);
                 t1 = now_us();
-                check_clmem(st, "clmem_bridge_import_vk (cache off)");
+                check_clmem(st, "clmem_bridge_import_vk (CLMEM_BRIDGE_NO_IMPORT_CACHE)");
                 clmem_handle_unref(h);
+                lib_settle(b->bridge_uncached, "after an uncached import");
             } else {
                 struct raw_import r;
                 t0 = now_us();
@@ -906,24 +952,23 @@ static void run_import(struct bench *b, struct size_run *s, struct summary *lib_
                 (lib_turn ? s->samples : s->samples2)[rep] = t1 - t0;
         }
     }
-    clmem_bridge_cache_set_enabled(was_on);
     *lib_out = summarize(s->samples, s->reps, 1);
     *raw_out = summarize(s->samples2, s->reps, 1);
 }
 
-/* (c): a second import of memory with a live import, cache on. */
+/* (c): a second import of memory with a live import, through the bridge
+ * with the cache. */
 static struct summary run_cached(struct bench *b, struct size_run *s)
 {
-    int was_on = clmem_bridge_cache_set_enabled(1);
     clmem_handle *h0 = NULL;
     char sz[32];
     bool same = true;
 
-    check_clmem(lib_import(b, s, &h0), "clmem_bridge_import_vk (the live import)");
+    check_clmem(lib_import(b, b->bridge, s, &h0), "clmem_bridge_import_vk (the live import)");
     for (int rep = -1; rep < s->reps; rep++) {
         clmem_handle *h = NULL;
         double t0 = now_us();
-        clmem_status st = lib_import(b, s, &h);
+        clmem_status st = lib_import(b, b->bridge, s, &h);
         double t1 = now_us();
         check_clmem(st, "clmem_bridge_import_vk (cached)");
         same = same && clmem_handle_mem(h) == clmem_handle_mem(h0);
@@ -935,7 +980,6 @@ static struct summary run_cached(struct bench *b, struct size_run *s)
         fail(b, "(c) at %s: the cached import returned another cl_mem than the live import's",
              size_text(s->size, sz, sizeof sz));
     clmem_handle_unref(h0);
-    clmem_bridge_cache_set_enabled(was_on);
     return summarize(s->samples, s->reps, 1);
 }
 
@@ -945,9 +989,9 @@ static double wait_frame(struct bench *b, struct size_run *s, enum variant v, in
     double t0 = now_us();
     submit_and_wait(b, s->fill_cb[v][f], "vkQueueSubmit(fill word 0) + vkQueueWaitIdle");
     if (v == V_CLMEM) {
-        check_clmem(clmem_bridge_acquire(s->h, 0, NULL, NULL), "clmem_bridge_acquire");
+        check_clmem(clmem_bridge_acquire(b->bridge, s->h, 0, NULL, NULL), "clmem_bridge_acquire");
         enqueue_kernel(b, v);
-        check_clmem(clmem_bridge_release(s->h, 0, NULL, NULL), "clmem_bridge_release");
+        check_clmem(clmem_bridge_release(b->bridge, s->h, 0, NULL, NULL), "clmem_bridge_release");
     } else {
         raw_acquire(b, &s->raw);
         enqueue_kernel(b, v);
@@ -1005,12 +1049,12 @@ static double semaphore_block(struct bench *b, struct size_run *s, enum variant 
         }
         check_vk(vkQueueSubmit(b->vk.queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit(fill, semaphores)");
         if (v == V_CLMEM) {
-            check_clmem(clmem_bridge_semaphore_wait(set->lib_ready, b->queue, 0, NULL, NULL),
+            check_clmem(clmem_bridge_semaphore_wait(b->bridge, set->lib_ready, b->queue, 0, NULL, NULL),
                         "clmem_bridge_semaphore_wait");
-            check_clmem(clmem_bridge_acquire(s->h, 0, NULL, NULL), "clmem_bridge_acquire");
+            check_clmem(clmem_bridge_acquire(b->bridge, s->h, 0, NULL, NULL), "clmem_bridge_acquire");
             enqueue_kernel(b, v);
-            check_clmem(clmem_bridge_release(s->h, 0, NULL, NULL), "clmem_bridge_release");
-            check_clmem(clmem_bridge_semaphore_signal(set->lib_done, b->queue, 0, NULL, NULL),
+            check_clmem(clmem_bridge_release(b->bridge, s->h, 0, NULL, NULL), "clmem_bridge_release");
+            check_clmem(clmem_bridge_semaphore_signal(b->bridge, set->lib_done, b->queue, 0, NULL, NULL),
                         "clmem_bridge_semaphore_signal");
         } else {
             raw_semaphore_wait(b, set);
@@ -1084,7 +1128,7 @@ static void run_size(struct bench *b, struct size_run *s, struct size_result *re
     fflush(stdout);
 
     /* (d) and (e) share one live import per variant. */
-    check_clmem(lib_import(b, s, &s->h), "clmem_bridge_import_vk");
+    check_clmem(lib_import(b, b->bridge, s, &s->h), "clmem_bridge_import_vk");
     raw_import(b, &s->raw_buf.mem, &s->raw);
     raw_watch(&s->raw);
     {
@@ -1256,7 +1300,7 @@ static bool write_png(const struct bench *b, const char *png, const struct size_
     fprintf(gp, "set output ");
     gp_quoted(gp, png);
     snprintf(title, sizeof title, "clmem-bench: Vulkan %s + OpenCL device, %s path", b->vk.device_name,
-             clmem_path_name(b->path));
+             clmem_bridge_path_name(b->path));
     fprintf(gp, "\nset title ");
     gp_quoted(gp, title);
     fprintf(gp, "\nset logscale xy\nset grid\nset key below\n"
@@ -1317,7 +1361,8 @@ static void usage(FILE *out)
             "samples: reps; frames for handoff_wait; blocks for handoff_semaphore, whose values are per\n"
             "frame), frames_per_rep. The CSV is rewritten after every size.\n"
             "\n"
-            "Environment: CLMEM_VK_DEVICE picks the Vulkan device by name (tools/vkctx.h).\n"
+            "Environment: CLMEM_VK_DEVICE picks the Vulkan device: an index (all digits), a deviceUUID\n"
+            "(32 hex digits, dashes optional) or a substring of its name (tools/vkctx.h).\n"
             "Exit status: 0; 1 when a check or a call failed; 2 usage error; 77 no Vulkan or\n"
             "OpenCL device (nothing to measure).\n",
             DEFAULT_FRAMES, DEFAULT_BLOCKS);
@@ -1407,7 +1452,7 @@ static int default_reps(uint64_t size)
  * shared, one staging, one plain cl buffer. */
 static const char *size_unfit(const struct bench *b, uint64_t size, char *why, size_t len)
 {
-    bool host_path = b->path == CLMEM_PATH_HOST_MAPPED || b->cpu_device;
+    bool host_path = b->path == CLMEM_BRIDGE_PATH_HOST_MAPPED || b->cpu_device;
     uint64_t host_need = host_path ? 4 * size : size;
     if (size > b->cl_max_alloc)
         snprintf(why, len, "above CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu MiB)", (unsigned long long)(b->cl_max_alloc / MIB));
@@ -1444,7 +1489,8 @@ static void cl_text(cl_device_id d, cl_device_info what, char *buf, size_t len)
 /* The paired OpenCL device, or the first one there is. */
 static void pick_opencl(struct bench *b)
 {
-    clmem_status s = clmem_bridge_pair(b->vk.physical_device, &b->platform, &b->device);
+    clmem_status s = clmem_bridge_pair(b->vk.instance, b->vk.get_instance_proc_addr, b->vk.physical_device,
+                                       &b->platform, &b->device);
     cl_platform_id platforms[16];
     cl_uint np = 0;
 
@@ -1479,6 +1525,12 @@ static void setup(struct bench *b, const struct options *o)
     if (!o->validate)
         setenv("CLMEM_VALIDATION", "0", 1);
     if (!vkctx_open(&b->vk, -1)) {
+        const char *want = getenv("CLMEM_VK_DEVICE");
+        struct vkctx probe;
+        /* Asking for a device that is not there is a mistake, not a
+         * machine without Vulkan: an error, not a skip. */
+        if (want && *want && vkctx_find_device(&probe) < 0 && vkctx_count_devices(&probe) > 0)
+            die("%s", b->vk.error);
         printf("clmem-bench: no usable Vulkan device, nothing to measure: %s\n", b->vk.error);
         exit(77);
     }
@@ -1502,14 +1554,30 @@ static void setup(struct bench *b, const struct options *o)
     clGetDeviceInfo(b->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     b->cpu_device = (type & CL_DEVICE_TYPE_CPU) != 0;
 
-    if (b->vk.has_memory_fd && clmem_bridge_check_path(b->vk.physical_device, b->device, CLMEM_PATH_OPAQUE_FD) == CLMEM_OK) {
-        b->path = CLMEM_PATH_OPAQUE_FD;
+    /* The bridges, before anything is timed. */
+    {
+        clmem_bridge_info info = {.size = sizeof info,
+                                  .instance = b->vk.instance,
+                                  .physical_device = b->vk.physical_device,
+                                  .device = b->vk.device,
+                                  .get_instance_proc_addr = b->vk.get_instance_proc_addr,
+                                  .context = b->context,
+                                  .cl_device = b->device,
+                                  .flags = 0};
+        check_clmem(clmem_bridge_create(&info, &b->bridge), "clmem_bridge_create");
+        info.flags = CLMEM_BRIDGE_NO_IMPORT_CACHE;
+        check_clmem(clmem_bridge_create(&info, &b->bridge_uncached),
+                    "clmem_bridge_create(CLMEM_BRIDGE_NO_IMPORT_CACHE)");
+    }
+
+    /* The bridge answered this at creation (the flag does not change it). */
+    if (clmem_bridge_check_path(b->bridge, CLMEM_BRIDGE_PATH_OPAQUE_FD) == CLMEM_OK) {
+        b->path = CLMEM_BRIDGE_PATH_OPAQUE_FD;
         snprintf(b->path_note, sizeof b->path_note, "clmem_bridge_check_path(opaque-fd) is OK");
     } else {
-        snprintf(b->path_note, sizeof b->path_note, "opaque fd is not possible: %s",
-                 b->vk.has_memory_fd ? clmem_error_message() : "VK_KHR_external_memory_fd is not enabled");
-        b->path = CLMEM_PATH_HOST_MAPPED;
-        check_clmem(clmem_bridge_check_path(b->vk.physical_device, b->device, CLMEM_PATH_HOST_MAPPED),
+        snprintf(b->path_note, sizeof b->path_note, "opaque fd is not possible: %s", clmem_error_message());
+        b->path = CLMEM_BRIDGE_PATH_HOST_MAPPED;
+        check_clmem(clmem_bridge_check_path(b->bridge, CLMEM_BRIDGE_PATH_HOST_MAPPED),
                     "clmem_bridge_check_path(host-mapped)");
     }
 
@@ -1528,7 +1596,7 @@ static void setup(struct bench *b, const struct options *o)
         (clReleaseSemaphoreKHR_fn)clGetExtensionFunctionAddressForPlatform(b->platform, "clReleaseSemaphoreKHR");
     b->get_memory_fd = (PFN_vkGetMemoryFdKHR)vkGetDeviceProcAddr(b->vk.device, "vkGetMemoryFdKHR");
     b->get_semaphore_fd = (PFN_vkGetSemaphoreFdKHR)vkGetDeviceProcAddr(b->vk.device, "vkGetSemaphoreFdKHR");
-    if (b->path == CLMEM_PATH_OPAQUE_FD && (!b->acquire_external || !b->release_external || !b->get_memory_fd))
+    if (b->path == CLMEM_BRIDGE_PATH_OPAQUE_FD && (!b->acquire_external || !b->release_external || !b->get_memory_fd))
         die("the opaque-fd path is supported, but clEnqueueAcquire/ReleaseExternalMemObjectsKHR or "
             "vkGetMemoryFdKHR cannot be resolved");
 
@@ -1573,7 +1641,9 @@ static void print_header(const struct bench *b, const struct options *o, const u
     printf("# OpenCL: %s on %s (%s), CL_DRIVER_VERSION %s, %s device\n", cl_name, plat_name, cl_version, cl_driver,
            b->cpu_device ? "CPU" : "non-CPU");
     printf("#   chosen: %s\n", b->pair_note);
-    printf("# path: %s (%s)\n", clmem_path_name(b->path), b->path_note);
+    printf("# path: %s (%s)\n", clmem_bridge_path_name(b->path), b->path_note);
+    printf("# bridges: made once before timing; (b) through one made with CLMEM_BRIDGE_NO_IMPORT_CACHE\n"
+           "#       (clmem_bridge_finish after each rep, untimed), the rest through one with the cache\n");
     printf("# semaphores: %s\n", b->sem_ok ? b->sem_note : b->sem_note[0] ? b->sem_note : "not usable");
     printf("# sizes:");
     for (int i = 0; i < n; i++)
@@ -1652,6 +1722,19 @@ int main(int argc, char **argv)
         printf("PNG: gnuplot failed, no plot written (the CSV has the data)\n");
 
     semaphores_teardown(&b);
+    /* Before vkDestroyDevice (vkctx_close): nothing of either bridge may
+     * still hold Vulkan memory. */
+    {
+        clmem_bridge *bridges[2] = {b.bridge, b.bridge_uncached};
+        for (int i = 0; i < 2; i++) {
+            clmem_status st = clmem_bridge_finish(bridges[i], FINISH_TIMEOUT_NS);
+            if (st != CLMEM_OK)
+                fail(&b, "clmem_bridge_finish (%s bridge) before vkDestroyDevice returned %s: %s",
+                     i == 0 ? "cached" : "uncached", clmem_status_name(st), clmem_error_message());
+            clmem_bridge_unref(bridges[i]);
+        }
+        b.bridge = b.bridge_uncached = NULL;
+    }
     for (int v = V_CLMEM; v <= V_RAW; v++)
         clReleaseKernel(b.kernel[v]);
     clReleaseCommandQueue(b.queue);

@@ -4,16 +4,19 @@
  * Lists the OpenCL platforms and devices with the properties that decide
  * memory sharing, and (when built with libclmem-bridge) the Vulkan physical
  * devices, how they pair with OpenCL devices, and for every (Vulkan device,
- * OpenCL device, path) whether the path is supported. A supported path is
- * not taken on trust: it is run live (Vulkan fills a buffer, OpenCL
- * transforms it in place, Vulkan reads it back and every word is checked).
+ * OpenCL device) pair what a clmem_bridge made of the two answers: which
+ * paths and semaphore modes are supported. A supported path is not taken
+ * on trust: it is run live (Vulkan fills a buffer, OpenCL transforms it in
+ * place, Vulkan reads it back and every word is checked). CLMEM_VK_DEVICE
+ * (an index, a deviceUUID or a name: tools/vkctx.h) limits the checks to
+ * the one Vulkan device it names.
  *
  * Everything is gathered first and printed at the end, as text or (--json)
  * as JSON, so both outputs come from the same records.
  *
  * Exit status: 0 when every live check passed (an unsupported path is not a
- * failure), 1 when one failed or a Vulkan device could not be opened, 2 on a
- * usage error.
+ * failure), 1 when one failed, a Vulkan device could not be opened or
+ * CLMEM_VK_DEVICE names none, 2 on a usage error.
  */
 #include "config.h"
 
@@ -77,6 +80,7 @@ struct cl_plat {
 
 /* Plain types, not Vulkan's, so that the printers build without Vulkan. */
 struct vk_dev {
+    int index;          /* Vulkan's, in vkEnumeratePhysicalDevices order */
     bool opened;        /* vkctx_open worked; otherwise reason says why */
     char name[256];
     const char *type;
@@ -90,9 +94,28 @@ struct vk_dev {
 
 enum row_status { ROW_OK, ROW_FAILED, ROW_UNSUPPORTED };
 
+/* A semaphore mode as the pair's bridge answered it (not run live). */
+struct sem_rec {
+    const char *mode;
+    enum row_status status; /* ROW_OK: supported */
+    char reason[TEXT];
+};
+
+/* The bridge of one (Vulkan device, OpenCL device) pair. */
+struct bridge_rec {
+    int vk, cl;                 /* into report.vk, report.cl */
+    bool created;               /* clmem_bridge_create worked */
+    char error[TEXT];           /* why it was not, or why clmem_bridge_finish failed; "" otherwise */
+    enum row_status error_status;
+    uint32_t caps;              /* clmem_bridge_caps */
+    int n_sem;
+    struct sem_rec sem[2];      /* opaque-fd, sync-fd */
+};
+
 /* One (Vulkan device, OpenCL device, path) check. */
 struct row {
-    int vk, cl;
+    int bridge; /* into report.bridges */
+    int vk, cl; /* into report.vk, report.cl */
     const char *path;
     enum row_status status;
     char reason[TEXT];
@@ -108,11 +131,17 @@ struct report {
     struct cl_dev cl[MAX_CL_DEVICES];
     bool vulkan_built;
     char vk_error[TEXT]; /* why no Vulkan device is listed; "" when some are */
+    char vk_selector[TEXT / 2]; /* CLMEM_VK_DEVICE when it chose the one device checked; "" when unset */
+    bool vk_select_failed;      /* it named no device (vk_error says so) */
+    int vk_total;               /* physical devices there are, when vk_selector is set */
     int n_vk;
     struct vk_dev vk[MAX_VK_DEVICES];
+    int n_bridges, bridges_allocated;
+    struct bridge_rec *bridges;
     int n_rows, rows_allocated;
     struct row *rows;
-    int failures; /* failed rows and Vulkan devices that could not be opened */
+    int failures; /* failed rows, semaphore checks and finishes; Vulkan devices that could not be
+                     opened or that CLMEM_VK_DEVICE asked for and does not exist */
 };
 
 /* --------------------------------------------------------- small helpers */
@@ -324,22 +353,19 @@ static void list_opencl(struct report *r)
 #ifdef CLMEM_INFO_WITH_VULKAN
 /* ------------------------------------------------------ Vulkan listing */
 
+#define FINISH_TIMEOUT_NS UINT64_C(10000000000) /* 10 s for clmem_bridge_finish */
+
+/* clmem_status_name() without its prefix: "OK", "DEVICE_MISMATCH". */
 static const char *status_name(clmem_status s)
 {
-    switch (s) {
-    case CLMEM_OK: return "OK";
-    case CLMEM_ERR_NULL_POINTER: return "NULL_POINTER";
-    case CLMEM_ERR_ZERO_SIZE: return "ZERO_SIZE";
-    case CLMEM_ERR_INVALID_VALUE: return "INVALID_VALUE";
-    case CLMEM_ERR_CONTEXT_MISMATCH: return "CONTEXT_MISMATCH";
-    case CLMEM_ERR_NOT_A_BUFFER: return "NOT_A_BUFFER";
-    case CLMEM_ERR_OPENCL: return "OPENCL";
-    case CLMEM_ERR_VULKAN: return "VULKAN";
-    case CLMEM_ERR_UNSUPPORTED: return "UNSUPPORTED";
-    case CLMEM_ERR_DEVICE_MISMATCH: return "DEVICE_MISMATCH";
-    case CLMEM_ERR_NO_MEMORY: return "NO_MEMORY";
-    }
-    return "UNKNOWN";
+    const char *name = clmem_status_name(s);
+    if (strncmp(name, "CLMEM_ERR_", 10) == 0)
+        return name + 10;
+    if (strncmp(name, "CLMEM_STATUS_", 13) == 0)
+        return name + 13;
+    if (strncmp(name, "CLMEM_", 6) == 0)
+        return name + 6;
+    return name;
 }
 
 static const char *vk_type_name(VkPhysicalDeviceType t)
@@ -385,7 +411,8 @@ static int find_cl_device(const struct report *r, cl_device_id id)
 static void pair_vk_device(const struct report *r, const struct vkctx *ctx, struct vk_dev *v)
 {
     cl_device_id dev = NULL;
-    clmem_status s = clmem_bridge_pair(ctx->physical_device, NULL, &dev);
+    clmem_status s =
+        clmem_bridge_pair(ctx->instance, ctx->get_instance_proc_addr, ctx->physical_device, NULL, &dev);
 
     v->pair_status = status_name(s);
     v->paired = s == CLMEM_OK ? find_cl_device(r, dev) : -1;
@@ -404,21 +431,23 @@ static const char kernel_source[] = "__kernel void transform(__global uint *x)\n
                                     "    x[i] = x[i] * 3u + 1u;\n"
                                     "}\n";
 
-/* One fresh OpenCL context, queue and kernel for an OpenCL device, made on
- * the first supported path and shared by that device's paths. */
+/* One fresh OpenCL context and queue for an OpenCL device, which the
+ * device's bridge is made with, and the kernel, built on the first
+ * supported path and shared by that device's paths. */
 struct cl_env {
-    bool tried;
     char error[TEXT / 2]; /* why it could not be made; "" when it was */
+    cl_device_id device;
     cl_context context;
     cl_command_queue queue;
+    bool built;           /* cl_env_build was tried */
     cl_program program;
     cl_kernel kernel;
 };
 
-static void build_failed(struct cl_env *env, cl_device_id dev, cl_int err)
+static void build_failed(struct cl_env *env, cl_int err)
 {
     char log[256] = "";
-    clGetProgramBuildInfo(env->program, dev, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+    clGetProgramBuildInfo(env->program, env->device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
     log[sizeof log - 1] = '\0';
     snprintf(env->error, sizeof env->error, "clBuildProgram failed with OpenCL code %d: %s", (int)err, log);
 }
@@ -443,17 +472,16 @@ static cl_int warm_up(struct cl_env *env, size_t size)
     return err;
 }
 
-static bool cl_env_open(struct cl_env *env, cl_device_id dev, size_t size)
+/* The context and queue. */
+static bool cl_env_open(struct cl_env *env, cl_device_id dev)
 {
     cl_platform_id platform = NULL;
     cl_context_properties props[3] = {CL_CONTEXT_PLATFORM, 0, 0};
-    const char *src = kernel_source;
     const char *call = "clGetDeviceInfo(CL_DEVICE_PLATFORM)";
     cl_int err;
 
-    if (env->tried)
-        return env->error[0] == '\0';
-    env->tried = true;
+    memset(env, 0, sizeof *env);
+    env->device = dev;
     err = clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
     if (err == CL_SUCCESS) {
         props[1] = (cl_context_properties)platform;
@@ -464,12 +492,25 @@ static bool cl_env_open(struct cl_env *env, cl_device_id dev, size_t size)
         call = "clCreateCommandQueueWithProperties";
         env->queue = clCreateCommandQueueWithProperties(env->context, dev, NULL, &err);
     }
-    if (err == CL_SUCCESS) {
-        call = "clCreateProgramWithSource";
-        env->program = clCreateProgramWithSource(env->context, 1, &src, NULL, &err);
-    }
-    if (err == CL_SUCCESS && (err = clBuildProgram(env->program, 1, &dev, "", NULL, NULL)) != CL_SUCCESS) {
-        build_failed(env, dev, err);
+    if (err != CL_SUCCESS)
+        snprintf(env->error, sizeof env->error, "%s failed with OpenCL code %d", call, (int)err);
+    return err == CL_SUCCESS;
+}
+
+/* The kernel, built and warmed up once; false (with env->error) when it
+ * cannot be. */
+static bool cl_env_build(struct cl_env *env, size_t size)
+{
+    const char *src = kernel_source;
+    const char *call = "clCreateProgramWithSource";
+    cl_int err;
+
+    if (env->built)
+        return env->error[0] == '\0';
+    env->built = true;
+    env->program = clCreateProgramWithSource(env->context, 1, &src, NULL, &err);
+    if (err == CL_SUCCESS && (err = clBuildProgram(env->program, 1, &env->device, "", NULL, NULL)) != CL_SUCCESS) {
+        build_failed(env, err);
         return false;
     }
     if (err == CL_SUCCESS) {
@@ -498,22 +539,29 @@ static void cl_env_close(struct cl_env *env)
     memset(env, 0, sizeof *env);
 }
 
+/* What our anchor for the Vulkan memory tells: set by its release, maybe
+ * on a driver thread. On the heap, and leaked when the release did not
+ * come, so that a late release never writes into a dead stack frame. */
+struct anchor_state {
+    atomic_bool released;
+};
+
 /* The state of one round trip, so that teardown can undo any prefix. */
 struct trip {
     struct vkctx *ctx;
     struct cl_env *env;
-    clmem_path path;
+    clmem_bridge *bridge;
+    clmem_bridge_path path;
     VkDeviceSize size;
     VkBuffer buffer, staging;
-    clmem_vk_memory memory, staging_memory;
+    clmem_bridge_vk_memory memory, staging_memory;
     clmem_handle *handle;
-    bool anchored;           /* the import was given our anchor for the memory */
-    atomic_bool vk_released; /* set by that anchor's release, maybe on a driver thread */
+    struct anchor_state *anchor; /* the import was given our anchor for the memory */
 };
 
 static void on_vk_released(void *user)
 {
-    atomic_store((atomic_bool *)user, true);
+    atomic_store(&((struct anchor_state *)user)->released, true);
 }
 
 static long elapsed_us(const struct timespec *a, const struct timespec *b)
@@ -539,23 +587,21 @@ static bool failed_native(struct row *row, const char *what, const char *api, in
  * for reading it back through Vulkan. */
 static bool make_buffers(struct trip *t, struct row *row)
 {
-    VkPhysicalDevice pd = t->ctx->physical_device;
-    VkDevice dev = t->ctx->device;
     VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     VkMemoryPropertyFlags props = host;
     VkExternalMemoryHandleTypeFlags export_types = 0;
 
-    if (t->path == CLMEM_PATH_OPAQUE_FD || t->path == CLMEM_PATH_DMA_BUF) {
+    if (t->path == CLMEM_BRIDGE_PATH_OPAQUE_FD || t->path == CLMEM_BRIDGE_PATH_DMA_BUF) {
         props = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-        export_types = t->path == CLMEM_PATH_DMA_BUF ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT
-                                                     : VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+        export_types = t->path == CLMEM_BRIDGE_PATH_DMA_BUF ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT
+                                                            : VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
     }
-    if (clmem_bridge_vk_buffer_create(pd, dev, t->size,
+    if (clmem_bridge_vk_buffer_create(t->bridge, t->size,
                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
                                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
                                       props, export_types, &t->buffer, &t->memory) != CLMEM_OK)
         return failed_clmem(row, "clmem_bridge_vk_buffer_create (shared buffer)");
-    if (clmem_bridge_vk_buffer_create(pd, dev, t->size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, host, 0, &t->staging,
+    if (clmem_bridge_vk_buffer_create(t->bridge, t->size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, host, 0, &t->staging,
                                       &t->staging_memory) != CLMEM_OK)
         return failed_clmem(row, "clmem_bridge_vk_buffer_create (staging buffer)");
     return true;
@@ -574,13 +620,17 @@ static bool fill_and_import(struct trip *t, struct row *row)
     /* Our anchor for the Vulkan memory: the bridge takes its own reference
      * and we drop ours at once, so the callback tells us when the bridge
      * is done with the memory. */
-    ka = clmem_keepalive_new(on_vk_released, &t->vk_released);
-    if (!ka)
+    t->anchor = xrealloc(NULL, sizeof *t->anchor);
+    atomic_init(&t->anchor->released, false);
+    ka = clmem_keepalive_new(on_vk_released, t->anchor);
+    if (!ka) {
+        free(t->anchor);
+        t->anchor = NULL;
         return failed_clmem(row, "clmem_keepalive_new");
-    t->anchored = true;
+    }
     clock_gettime(CLOCK_MONOTONIC, &a);
-    s = clmem_bridge_import_vk(&t->memory, 0, t->size, t->path, ka, t->env->context, t->env->queue,
-                               CL_MEM_READ_WRITE, &t->handle);
+    s = clmem_bridge_import_vk(t->bridge, &t->memory, 0, t->size, t->path, ka, t->env->queue, CL_MEM_READ_WRITE,
+                               &t->handle);
     clock_gettime(CLOCK_MONOTONIC, &b);
     if (s != CLMEM_OK)
         failed_clmem(row, "clmem_bridge_import_vk");
@@ -601,14 +651,14 @@ static bool transform(struct trip *t, struct row *row)
     cl_int err;
 
     clock_gettime(CLOCK_MONOTONIC, &a);
-    if (clmem_bridge_acquire(t->handle, 0, NULL, NULL) != CLMEM_OK)
+    if (clmem_bridge_acquire(t->bridge, t->handle, 0, NULL, NULL) != CLMEM_OK)
         return failed_clmem(row, "clmem_bridge_acquire");
     if ((err = clSetKernelArg(t->env->kernel, 0, sizeof mem, &mem)) != CL_SUCCESS)
         return failed_native(row, "clSetKernelArg", "OpenCL", err);
     err = clEnqueueNDRangeKernel(t->env->queue, t->env->kernel, 1, NULL, &words, NULL, 0, NULL, NULL);
     if (err != CL_SUCCESS)
         return failed_native(row, "clEnqueueNDRangeKernel", "OpenCL", err);
-    if (clmem_bridge_release(t->handle, 0, NULL, NULL) != CLMEM_OK)
+    if (clmem_bridge_release(t->bridge, t->handle, 0, NULL, NULL) != CLMEM_OK)
         return failed_clmem(row, "clmem_bridge_release");
     if ((err = clFinish(t->env->queue)) != CL_SUCCESS)
         return failed_native(row, "clFinish", "OpenCL", err);
@@ -643,7 +693,10 @@ static bool read_back(struct trip *t, struct row *row)
 
 /* Drop the handle, then free the Vulkan memory, but only once the bridge
  * has let go of it: freeing memory OpenCL may still use is the bug this
- * check exists to catch, so then the memory is leaked instead. */
+ * check exists to catch, so then the memory is leaked instead. The bridge
+ * lets go after the last handle, once the device work it waits for is done
+ * (a driver callback, or clmem_bridge_finish doing it itself): finish is
+ * what makes that happen now. */
 static void trip_teardown(struct trip *t, struct row *row)
 {
     bool ok = row->reason[0] == '\0';
@@ -651,26 +704,38 @@ static void trip_teardown(struct trip *t, struct row *row)
     clmem_handle_unref(t->handle);
     t->handle = NULL;
     if (t->staging)
-        clmem_bridge_vk_buffer_destroy(t->staging, &t->staging_memory);
+        clmem_bridge_vk_buffer_destroy(t->bridge, t->staging, &t->staging_memory);
     if (!t->buffer)
         return;
-    if (t->anchored && !atomic_load(&t->vk_released)) {
-        if (ok)
-            snprintf(row->reason, sizeof row->reason,
-                     "Vulkan anchor not released: the import still held the Vulkan memory after "
-                     "clmem_handle_unref and clFinish (memory leaked, not freed)");
-        return;
+    if (t->anchor && !atomic_load(&t->anchor->released)) {
+        clmem_status s = clmem_bridge_finish(t->bridge, FINISH_TIMEOUT_NS);
+        if (s != CLMEM_OK) {
+            if (ok)
+                snprintf(row->reason, sizeof row->reason,
+                         "clmem_bridge_finish after the last clmem_handle_unref: %s (memory leaked, not freed)",
+                         clmem_error_message());
+            return; /* t->anchor leaked on purpose: its release may still come */
+        }
+        if (!atomic_load(&t->anchor->released)) {
+            if (ok)
+                snprintf(row->reason, sizeof row->reason,
+                         "Vulkan anchor not released: clmem_bridge_finish returned CLMEM_OK, but the import "
+                         "still held the Vulkan memory (memory leaked, not freed)");
+            return;
+        }
     }
-    clmem_bridge_vk_buffer_destroy(t->buffer, &t->memory);
+    free(t->anchor);
+    t->anchor = NULL;
+    clmem_bridge_vk_buffer_destroy(t->bridge, t->buffer, &t->memory);
 }
 
-static void round_trip(struct vkctx *ctx, struct cl_env *env, clmem_path path, size_t size, struct row *row)
+static void round_trip(struct vkctx *ctx, struct cl_env *env, clmem_bridge *bridge, clmem_bridge_path path,
+                       size_t size, struct row *row)
 {
-    struct trip t = {.ctx = ctx, .env = env, .path = path, .size = size};
+    struct trip t = {.ctx = ctx, .env = env, .bridge = bridge, .path = path, .size = size};
     unsigned errors_before = vkctx_validation_errors();
     unsigned new_errors;
 
-    atomic_init(&t.vk_released, false);
     if (make_buffers(&t, row) && fill_and_import(&t, row) && transform(&t, row))
         read_back(&t, row);
     trip_teardown(&t, row);
@@ -683,7 +748,7 @@ static void round_trip(struct vkctx *ctx, struct cl_env *env, clmem_path path, s
 
 /* ---------------------------------------------------------- the checks */
 
-static struct row *add_row(struct report *r, int vk, int cl, clmem_path path)
+static struct row *add_row(struct report *r, int bridge, clmem_bridge_path path)
 {
     struct row *row;
     if (r->n_rows == r->rows_allocated) {
@@ -692,50 +757,142 @@ static struct row *add_row(struct report *r, int vk, int cl, clmem_path path)
     }
     row = &r->rows[r->n_rows++];
     memset(row, 0, sizeof *row);
-    row->vk = vk;
-    row->cl = cl;
-    row->path = clmem_path_name(path);
+    row->bridge = bridge;
+    row->vk = r->bridges[bridge].vk;
+    row->cl = r->bridges[bridge].cl;
+    row->path = clmem_bridge_path_name(path);
     row->zero_copy = -1;
     row->import_us = row->handoff_us = -1;
     return row;
 }
 
+static int add_bridge(struct report *r, int vk, int cl)
+{
+    struct bridge_rec *br;
+    if (r->n_bridges == r->bridges_allocated) {
+        r->bridges_allocated = r->bridges_allocated ? 2 * r->bridges_allocated : 8;
+        r->bridges = xrealloc(r->bridges, (size_t)r->bridges_allocated * sizeof *r->bridges);
+    }
+    br = &r->bridges[r->n_bridges];
+    memset(br, 0, sizeof *br);
+    br->vk = vk;
+    br->cl = cl;
+    return r->n_bridges++;
+}
+
+/* A missing feature or another device is "unsupported"; any other status
+ * means the check itself broke. */
+static enum row_status check_status(clmem_status s)
+{
+    return s == CLMEM_OK ? ROW_OK
+           : s == CLMEM_ERR_UNSUPPORTED || s == CLMEM_ERR_DEVICE_MISMATCH ? ROW_UNSUPPORTED
+                                                                         : ROW_FAILED;
+}
+
+/* What the bridge worked out at creation about the semaphore modes that
+ * need an OpenCL extension (host ordering always works). Not run live. */
+static void check_semaphores(struct report *r, struct bridge_rec *br, const clmem_bridge *b)
+{
+    static const clmem_bridge_semaphore_mode modes[] = {CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD,
+                                                        CLMEM_BRIDGE_SEMAPHORE_SYNC_FD};
+    static const char *const names[] = {"opaque-fd", "sync-fd"};
+
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        struct sem_rec *sr = &br->sem[i];
+        clmem_status s = clmem_bridge_check_semaphore(b, modes[i]);
+        sr->mode = names[i];
+        sr->status = check_status(s);
+        if (s != CLMEM_OK)
+            snprintf(sr->reason, sizeof sr->reason, "%s", clmem_error_message());
+        r->failures += sr->status == ROW_FAILED;
+    }
+    br->n_sem = (int)(sizeof modes / sizeof modes[0]);
+}
+
 static void check_pair(struct report *r, struct vkctx *ctx, int vk, int cl)
 {
-    static const clmem_path paths[] = {CLMEM_PATH_OPAQUE_FD, CLMEM_PATH_DMA_BUF, CLMEM_PATH_HOST_MAPPED};
-    cl_device_id dev = r->cl[cl].id;
-    struct cl_env env = {.tried = false};
-    uint32_t caps = 0;
+    static const clmem_bridge_path paths[] = {CLMEM_BRIDGE_PATH_OPAQUE_FD, CLMEM_BRIDGE_PATH_DMA_BUF,
+                                              CLMEM_BRIDGE_PATH_HOST_MAPPED};
+    const size_t npaths = sizeof paths / sizeof paths[0];
+    int bi = add_bridge(r, vk, cl);
+    struct cl_env env;
+    clmem_bridge *bridge = NULL;
+    clmem_status s = CLMEM_OK;
+    enum row_status setup_status = ROW_OK;
 
-    clmem_bridge_caps(ctx->physical_device, dev, &caps); /* on error caps stays 0 */
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
-        struct row *row = add_row(r, vk, cl, paths[i]);
-        clmem_status s = clmem_bridge_check_path(ctx->physical_device, dev, paths[i]);
-
+    /* One bridge per (Vulkan device, OpenCL device): the pair's answers
+     * (caps, check_path, check_semaphore) are worked out once, at its
+     * creation, on a context of that OpenCL device alone. */
+    if (!cl_env_open(&env, r->cl[cl].id)) {
+        snprintf(r->bridges[bi].error, sizeof r->bridges[bi].error, "OpenCL set-up: %s", env.error);
+        setup_status = ROW_FAILED;
+    } else {
+        clmem_bridge_info info = {.size = sizeof info,
+                                  .instance = ctx->instance,
+                                  .physical_device = ctx->physical_device,
+                                  .device = ctx->device,
+                                  .get_instance_proc_addr = ctx->get_instance_proc_addr,
+                                  .context = env.context,
+                                  .cl_device = env.device,
+                                  .flags = 0};
+        s = clmem_bridge_create(&info, &bridge);
         if (s != CLMEM_OK) {
-            /* A missing feature or another device is "unsupported"; any
-             * other status means the check itself broke. */
-            bool unsupported = s == CLMEM_ERR_UNSUPPORTED || s == CLMEM_ERR_DEVICE_MISMATCH;
+            snprintf(r->bridges[bi].error, sizeof r->bridges[bi].error, "clmem_bridge_create: %s",
+                     clmem_error_message());
+            setup_status = check_status(s);
+        }
+    }
+    if (setup_status != ROW_OK) {
+        for (size_t i = 0; i < npaths; i++) {
+            struct row *row = add_row(r, bi, paths[i]);
+            snprintf(row->reason, sizeof row->reason, "%s", r->bridges[bi].error);
+            row->status = setup_status;
+        }
+        r->bridges[bi].error_status = setup_status;
+        cl_env_close(&env);
+        return;
+    }
+    r->bridges[bi].created = true;
+    r->bridges[bi].caps = clmem_bridge_caps(bridge);
+    for (size_t i = 0; i < npaths; i++) {
+        struct row *row = add_row(r, bi, paths[i]);
+
+        s = clmem_bridge_check_path(bridge, paths[i]);
+        if (s != CLMEM_OK) {
             snprintf(row->reason, sizeof row->reason, "%s", clmem_error_message());
-            row->status = unsupported ? ROW_UNSUPPORTED : ROW_FAILED;
+            row->status = check_status(s);
             continue;
         }
         /* The fd paths import the memory itself: no copy by design. */
-        row->zero_copy = paths[i] != CLMEM_PATH_HOST_MAPPED || (caps & CLMEM_CAP_HOST_MAPPED_ZERO_COPY);
-        if (!cl_env_open(&env, dev, r->size)) {
+        row->zero_copy = paths[i] != CLMEM_BRIDGE_PATH_HOST_MAPPED ||
+                         (r->bridges[bi].caps & CLMEM_BRIDGE_CAP_HOST_MAPPED_ZERO_COPY);
+        if (!cl_env_build(&env, r->size)) {
             snprintf(row->reason, sizeof row->reason, "OpenCL set-up: %s", env.error);
             row->status = ROW_FAILED;
             continue;
         }
-        round_trip(ctx, &env, paths[i], r->size, row);
+        round_trip(ctx, &env, bridge, paths[i], r->size, row);
     }
+    check_semaphores(r, &r->bridges[bi], bridge);
+    /* Before vkDestroyDevice: nothing of the bridge may hold Vulkan memory.
+     * Every trip already finished its own import; this is what a program
+     * does, and it must hold. */
+    s = clmem_bridge_finish(bridge, FINISH_TIMEOUT_NS);
+    if (s != CLMEM_OK) {
+        snprintf(r->bridges[bi].error, sizeof r->bridges[bi].error, "clmem_bridge_finish before vkDestroyDevice: %s",
+                 clmem_error_message());
+        r->bridges[bi].error_status = ROW_FAILED;
+        r->failures++;
+    }
+    clmem_bridge_unref(bridge);
     cl_env_close(&env);
 }
 
 static void run_vulkan(struct report *r)
 {
     struct vkctx ctx;
-    int n = vkctx_count_devices(&ctx);
+    int n = vkctx_count_devices(&ctx), first = 0, last;
+    const char *want = getenv("CLMEM_VK_DEVICE");
 
     r->vulkan_built = true;
     if (n < 0) {
@@ -748,20 +905,37 @@ static void run_vulkan(struct report *r)
     }
     if (n > MAX_VK_DEVICES)
         n = MAX_VK_DEVICES;
+    last = n - 1;
+    /* CLMEM_VK_DEVICE (index, deviceUUID or name: tools/vkctx.h) limits
+     * the checks to that one device; naming none is a failure. */
+    if (want && *want) {
+        r->vk_total = n;
+        snprintf(r->vk_selector, sizeof r->vk_selector, "%s", want);
+        first = last = vkctx_find_device(&ctx);
+        if (first < 0) {
+            snprintf(r->vk_error, sizeof r->vk_error, "%s", ctx.error);
+            r->vk_select_failed = true;
+            r->failures++;
+            return;
+        }
+    }
     /* One vkctx (instance and device) per physical device, open only
      * while that device's checks run. */
-    for (int i = 0; i < n; i++) {
-        struct vk_dev *v = &r->vk[r->n_vk++];
+    for (int i = first; i <= last; i++) {
+        struct vk_dev *v = &r->vk[r->n_vk];
+        v->index = i;
         v->paired = -1;
         if (!vkctx_open(&ctx, i)) {
             snprintf(v->reason, sizeof v->reason, "%s", ctx.error);
+            r->n_vk++;
             r->failures++;
             continue;
         }
         describe_vk_device(&ctx, v);
         pair_vk_device(r, &ctx, v);
         for (int cl = 0; cl < r->n_cl; cl++)
-            check_pair(r, &ctx, i, cl);
+            check_pair(r, &ctx, r->n_vk, cl);
+        r->n_vk++;
         vkctx_close(&ctx);
     }
 }
@@ -804,11 +978,11 @@ static void print_text_vk_device(const struct report *r, int i)
     char uuid[37];
 
     if (!v->opened) {
-        printf("device %d: could not be opened: %s\n", i, v->reason);
+        printf("device %d: could not be opened: %s\n", v->index, v->reason);
         return;
     }
     format_uuid(v->uuid, uuid);
-    printf("device %d: %s\n", i, v->name);
+    printf("device %d: %s\n", v->index, v->name);
     printf("  %-32s%s\n", "type:", v->type);
     printf("  %-32s%s\n", "device UUID:", uuid);
     printf("  %-32s%s\n", "API version:", v->api_version);
@@ -837,6 +1011,22 @@ static void print_text_row(const struct row *row)
     }
 }
 
+/* What the pair's bridge says of the semaphore modes, and a failed
+ * clmem_bridge_finish, under the pair's path rows. */
+static void print_text_bridge(const struct bridge_rec *br)
+{
+    for (int i = 0; i < br->n_sem; i++) {
+        const struct sem_rec *sr = &br->sem[i];
+        printf("  %-12s %s ", "semaphore", sr->mode);
+        if (sr->status == ROW_OK)
+            printf("supported (the bridge's answer; not run live)\n");
+        else
+            printf("%s: %s\n", sr->status == ROW_UNSUPPORTED ? "unsupported" : "FAILED", sr->reason);
+    }
+    if (br->created && br->error[0])
+        printf("  %-12s FAILED: %s\n", "bridge", br->error);
+}
+
 static void print_text_rows(const struct report *r)
 {
     int counts[3] = {0, 0, 0};
@@ -845,14 +1035,17 @@ static void print_text_rows(const struct report *r)
     for (int i = 0; i < r->n_rows; i++) {
         const struct row *row = &r->rows[i];
         const struct cl_dev *d = &r->cl[row->cl];
-        if (i == 0 || row->vk != r->rows[i - 1].vk || row->cl != r->rows[i - 1].cl)
-            printf("Vulkan %d (%s) + OpenCL %d.%d (%s) on %s:\n", row->vk, r->vk[row->vk].name, d->platform,
-                   d->index, d->name, r->platforms[d->platform].name);
+        if (i == 0 || row->bridge != r->rows[i - 1].bridge)
+            printf("Vulkan %d (%s) + OpenCL %d.%d (%s) on %s:\n", r->vk[row->vk].index, r->vk[row->vk].name,
+                   d->platform, d->index, d->name, r->platforms[d->platform].name);
         print_text_row(row);
         counts[row->status]++;
+        if (i + 1 == r->n_rows || r->rows[i + 1].bridge != row->bridge)
+            print_text_bridge(&r->bridges[row->bridge]);
     }
     if (r->n_rows == 0)
-        printf("  none (no Vulkan and OpenCL device to pair)\n");
+        printf("  none (%s)\n", r->vk_select_failed ? "CLMEM_VK_DEVICE names no Vulkan device"
+                                                    : "no Vulkan and OpenCL device to pair");
     printf("\nSummary: %d ok, %d failed, %d unsupported\n", counts[ROW_OK], counts[ROW_FAILED],
            counts[ROW_UNSUPPORTED]);
 }
@@ -873,8 +1066,13 @@ static void print_text(const struct report *r)
     putchar('\n');
     if (!r->vulkan_built)
         printf("Vulkan: not built in (configured without libclmem-bridge)\n");
+    else if (r->vk_select_failed)
+        printf("Vulkan: no device checked (%s)\n", r->vk_error);
     else if (r->vk_error[0])
         printf("Vulkan: none (%s)\n", r->vk_error);
+    else if (r->vk_selector[0] && r->n_vk == 1)
+        printf("Vulkan: %d physical device(s), CLMEM_VK_DEVICE=%s selects device %d, the only one checked\n",
+               r->vk_total, r->vk_selector, r->vk[0].index);
     else
         printf("Vulkan: %d physical device(s)\n", r->n_vk);
     for (int i = 0; i < r->n_vk; i++)
@@ -1080,7 +1278,7 @@ static void json_vk_device(struct json *j, const struct report *r, int i)
     char uuid[37];
 
     json_open(j, NULL, '{');
-    json_int(j, "index", i);
+    json_int(j, "index", v->index);
     json_bool(j, "opened", v->opened);
     if (v->opened) {
         format_uuid(v->uuid, uuid);
@@ -1112,7 +1310,7 @@ static void json_row(struct json *j, const struct report *r, const struct row *r
     const struct cl_dev *d = &r->cl[row->cl];
 
     json_open(j, NULL, '{');
-    json_int(j, "vulkan_index", row->vk);
+    json_int(j, "vulkan_index", r->vk[row->vk].index);
     json_string(j, "vulkan_device", r->vk[row->vk].name);
     json_int(j, "opencl_platform_index", d->platform);
     json_int(j, "opencl_device_index", d->index);
@@ -1128,6 +1326,48 @@ static void json_row(struct json *j, const struct report *r, const struct row *r
     json_close(j, '}');
 }
 
+static void json_bridge(struct json *j, const struct report *r, const struct bridge_rec *br)
+{
+    static const char *const names[] = {"supported", "failed", "unsupported"};
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } caps[] = {
+        /* clmem_bridge_cap, spelt out: these printers build without clmem-bridge.h */
+        {1u << 0, "opaque-fd"},           {1u << 1, "dma-buf"},
+        {1u << 2, "host-mapped"},         {1u << 3, "host-mapped-zero-copy"},
+        {1u << 4, "semaphore-opaque-fd"}, {1u << 5, "semaphore-sync-fd"},
+        {1u << 6, "opaque-fd-dedicated-only"},
+    };
+    const struct cl_dev *d = &r->cl[br->cl];
+
+    json_open(j, NULL, '{');
+    json_int(j, "vulkan_index", r->vk[br->vk].index);
+    json_int(j, "opencl_platform_index", d->platform);
+    json_int(j, "opencl_device_index", d->index);
+    json_bool(j, "created", br->created);
+    json_string(j, "error", br->error[0] ? br->error : NULL);
+    if (br->created) {
+        json_open(j, "caps", '[');
+        for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+            if (br->caps & caps[i].bit)
+                json_string(j, NULL, caps[i].name);
+        json_close(j, ']');
+    } else {
+        json_string(j, "caps", NULL);
+    }
+    json_open(j, "semaphores", '[');
+    for (int i = 0; i < br->n_sem; i++) {
+        json_open(j, NULL, '{');
+        json_string(j, "mode", br->sem[i].mode);
+        json_string(j, "status", names[br->sem[i].status]);
+        json_string(j, "reason", br->sem[i].reason[0] ? br->sem[i].reason : NULL);
+        json_close(j, '}');
+    }
+    json_close(j, ']');
+    json_close(j, '}');
+}
+
 static void print_json(const struct report *r)
 {
     struct json j = {.depth = 0};
@@ -1139,6 +1379,7 @@ static void print_json(const struct report *r)
     json_opencl(&j, r);
     json_bool(&j, "vulkan_built", r->vulkan_built);
     json_string(&j, "vulkan_error", r->vk_error[0] ? r->vk_error : NULL);
+    json_string(&j, "vulkan_device_selector", r->vk_selector[0] ? r->vk_selector : NULL);
     json_open(&j, "vulkan", '[');
     for (int i = 0; i < r->n_vk; i++)
         json_vk_device(&j, r, i);
@@ -1148,6 +1389,10 @@ static void print_json(const struct report *r)
         json_row(&j, r, &r->rows[i]);
         counts[r->rows[i].status]++;
     }
+    json_close(&j, ']');
+    json_open(&j, "bridges", '[');
+    for (int i = 0; i < r->n_bridges; i++)
+        json_bridge(&j, r, &r->bridges[i]);
     json_close(&j, ']');
     json_open(&j, "summary", '{');
     json_int(&j, "ok", counts[ROW_OK]);
@@ -1173,9 +1418,12 @@ static void usage(FILE *f)
                "  --size BYTES  bytes per live round trip, a multiple of 4 (default %u)\n"
                "  --help        print this help\n"
                "\n"
+               "Environment: CLMEM_VK_DEVICE=INDEX, =UUID (32 hex digits, dashes optional)\n"
+               "or =NAME (a substring) checks only the Vulkan device it names.\n"
+               "\n"
                "Exit status: 0 when every live check passed (unsupported paths are not\n"
-               "failures), 1 when one failed or a Vulkan device could not be opened,\n"
-               "2 on a usage error.\n",
+               "failures), 1 when one failed, a Vulkan device could not be opened or\n"
+               "CLMEM_VK_DEVICE names none, 2 on a usage error.\n",
             DEFAULT_SIZE);
 }
 
@@ -1264,6 +1512,7 @@ int main(int argc, char **argv)
         r->failures += r->rows[i].status == ROW_FAILED;
     status = r->failures ? 1 : 0;
     free(r->rows);
+    free(r->bridges);
     free(r);
     return fflush(stdout) == 0 && status == 0 ? 0 : 1;
 }

@@ -80,6 +80,8 @@ static bool create_instance(struct vkctx *ctx)
         ctx->instance = VK_NULL_HANDLE;
         return false;
     }
+    /* The loader's: every Vulkan call here goes through it. */
+    ctx->get_instance_proc_addr = vkGetInstanceProcAddr;
     if (ctx->validation) {
         VkDebugUtilsMessengerCreateInfoEXT mi = {
             .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
@@ -106,36 +108,187 @@ int vkctx_count_devices(struct vkctx *ctx)
     return (int)n;
 }
 
-static VkPhysicalDevice pick_device(struct vkctx *ctx, int index)
+/* ------------------------------------------------ choosing the device */
+
+#define MAX_DEVICES 16
+
+struct device_facts {
+    VkPhysicalDevice handle;
+    VkPhysicalDeviceProperties props;
+    bool has_uuid; /* the device offers Vulkan 1.1, so deviceUUID could be asked */
+    uint8_t uuid[VK_UUID_SIZE];
+};
+
+/* The physical devices (at most MAX_DEVICES) with their names and UUIDs;
+ * 0 with ctx->error set when there are none. */
+static uint32_t list_devices(struct vkctx *ctx, struct device_facts *out)
 {
-    VkPhysicalDevice devices[16];
-    uint32_t n = 16;
-    const char *want = getenv("CLMEM_VK_DEVICE");
-    VkPhysicalDevice chosen = VK_NULL_HANDLE;
+    VkPhysicalDevice devices[MAX_DEVICES];
+    uint32_t n = MAX_DEVICES;
 
     if (vkEnumeratePhysicalDevices(ctx->instance, &n, devices) < VK_SUCCESS || n == 0) {
         snprintf(ctx->error, sizeof ctx->error, "no Vulkan physical device");
-        return VK_NULL_HANDLE;
-    }
-    if (index >= 0) {
-        if ((uint32_t)index < n)
-            return devices[index];
-        snprintf(ctx->error, sizeof ctx->error, "no Vulkan physical device %d", index);
-        return VK_NULL_HANDLE;
+        return 0;
     }
     for (uint32_t i = 0; i < n; i++) {
-        VkPhysicalDeviceProperties p;
-        vkGetPhysicalDeviceProperties(devices[i], &p);
-        if (want ? strstr(p.deviceName, want) != NULL : p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) {
-            chosen = devices[i];
-            break;
+        struct device_facts *d = &out[i];
+        memset(d, 0, sizeof *d);
+        d->handle = devices[i];
+        vkGetPhysicalDeviceProperties(devices[i], &d->props);
+        /* vkGetPhysicalDeviceProperties2 is core 1.1: only for a device
+         * that offers 1.1 (the instance asks for 1.1). */
+        if (d->props.apiVersion >= VK_API_VERSION_1_1) {
+            VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+            VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id};
+            vkGetPhysicalDeviceProperties2(devices[i], &p2);
+            memcpy(d->uuid, id.deviceUUID, sizeof d->uuid);
+            d->has_uuid = true;
         }
     }
-    if (!chosen && want)
-        snprintf(ctx->error, sizeof ctx->error, "no Vulkan device name contains CLMEM_VK_DEVICE=%s", want);
-    else if (!chosen)
-        chosen = devices[0];
-    return chosen;
+    return n;
+}
+
+static void format_uuid(const uint8_t u[VK_UUID_SIZE], char out[37])
+{
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+             u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+/* "...; there is 1 Vulkan device: 0 = llvmpipe (...), UUID 6c6c...": what
+ * exists, appended to ctx->error (truncated to fit). */
+static void append_device_list(struct vkctx *ctx, const struct device_facts *d, uint32_t n)
+{
+    size_t used = strlen(ctx->error);
+    int w = snprintf(ctx->error + used, sizeof ctx->error - used, "; there %s %u Vulkan device%s:",
+                     n == 1 ? "is" : "are", (unsigned)n, n == 1 ? "" : "s");
+    for (uint32_t i = 0; i < n && w >= 0 && (used += (size_t)w) < sizeof ctx->error; i++) {
+        char uuid[37] = "unknown (Vulkan 1.0 device)";
+        if (d[i].has_uuid)
+            format_uuid(d[i].uuid, uuid);
+        w = snprintf(ctx->error + used, sizeof ctx->error - used, "%s %u = %s, UUID %s", i ? ";" : "",
+                     (unsigned)i, d[i].props.deviceName, uuid);
+    }
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* 32 hex digits, any dashes anywhere ignored, either case. */
+static bool parse_uuid(const char *s, uint8_t out[VK_UUID_SIZE])
+{
+    int digits = 0;
+    for (; *s; s++) {
+        int v;
+        if (*s == '-')
+            continue;
+        if ((v = hex_digit(*s)) < 0 || digits == 2 * VK_UUID_SIZE)
+            return false;
+        if (digits % 2 == 0)
+            out[digits / 2] = (uint8_t)(v << 4);
+        else
+            out[digits / 2] |= (uint8_t)v;
+        digits++;
+    }
+    return digits == 2 * VK_UUID_SIZE;
+}
+
+/* The index into d of the device CLMEM_VK_DEVICE (`want`) names, or of the
+ * default (want NULL or empty: the first discrete GPU, else the first); -1
+ * with ctx->error set. */
+static int choose_device(struct vkctx *ctx, const struct device_facts *d, uint32_t n, const char *want)
+{
+    uint8_t uuid[VK_UUID_SIZE];
+    size_t len = want ? strlen(want) : 0;
+
+    if (len == 0) {
+        for (uint32_t i = 0; i < n; i++)
+            if (d[i].props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU)
+                return (int)i;
+        return 0;
+    }
+    /* Only decimal digits: an index. (32 of them read as a UUID: no host
+     * has that many devices.) */
+    if (strspn(want, "0123456789") == len && len != 2 * VK_UUID_SIZE) {
+        unsigned long index = len <= 9 ? strtoul(want, NULL, 10) : (unsigned long)-1;
+        if (index < n)
+            return (int)index;
+        snprintf(ctx->error, sizeof ctx->error,
+                 "CLMEM_VK_DEVICE=%s asks for Vulkan device index %s (only digits: an index), which does not exist",
+                 want, want);
+        append_device_list(ctx, d, n);
+        return -1;
+    }
+    if (parse_uuid(want, uuid)) {
+        char text[37];
+        for (uint32_t i = 0; i < n; i++)
+            if (d[i].has_uuid && memcmp(d[i].uuid, uuid, sizeof uuid) == 0)
+                return (int)i;
+        format_uuid(uuid, text);
+        snprintf(ctx->error, sizeof ctx->error,
+                 "CLMEM_VK_DEVICE=%s asks for the Vulkan device with deviceUUID %s, which no device has", want, text);
+        append_device_list(ctx, d, n);
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (strstr(d[i].props.deviceName, want))
+            return (int)i;
+    snprintf(ctx->error, sizeof ctx->error,
+             "CLMEM_VK_DEVICE=%s: no Vulkan device name contains '%s' (nor is it an index or a deviceUUID)", want,
+             want);
+    append_device_list(ctx, d, n);
+    return -1;
+}
+
+/* Device `index`, or (index < 0) the one CLMEM_VK_DEVICE names, with its
+ * facts in *chosen; false with ctx->error set. */
+static bool pick_device(struct vkctx *ctx, int index, struct device_facts *chosen)
+{
+    struct device_facts d[MAX_DEVICES];
+    uint32_t n = list_devices(ctx, d);
+    int i;
+
+    if (n == 0)
+        return false;
+    if (index >= 0) {
+        if ((uint32_t)index >= n) {
+            snprintf(ctx->error, sizeof ctx->error, "no Vulkan physical device %d", index);
+            append_device_list(ctx, d, n);
+            return false;
+        }
+        i = index;
+    } else if ((i = choose_device(ctx, d, n, getenv("CLMEM_VK_DEVICE"))) < 0) {
+        return false;
+    }
+    *chosen = d[i];
+    ctx->device_index = i;
+    return true;
+}
+
+int vkctx_find_device(struct vkctx *ctx)
+{
+    struct device_facts chosen;
+    int index = -1;
+
+    memset(ctx, 0, sizeof *ctx);
+    if (!create_instance(ctx))
+        return -1;
+    if (pick_device(ctx, -1, &chosen))
+        index = ctx->device_index;
+    {
+        char why[sizeof ctx->error];
+        memcpy(why, ctx->error, sizeof why);
+        vkctx_close(ctx);
+        memcpy(ctx->error, why, sizeof why);
+    }
+    return index;
 }
 
 bool vkctx_open(struct vkctx *ctx, int index)
@@ -149,17 +302,18 @@ bool vkctx_open(struct vkctx *ctx, int index)
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1,
                               .pQueueCreateInfos = &qci};
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    VkPhysicalDeviceProperties props;
+    struct device_facts chosen;
     VkResult r;
 
     memset(ctx, 0, sizeof *ctx);
     if (!create_instance(ctx))
         return false;
-    ctx->physical_device = pick_device(ctx, index);
-    if (!ctx->physical_device)
+    if (!pick_device(ctx, index, &chosen))
         goto fail;
-    vkGetPhysicalDeviceProperties(ctx->physical_device, &props);
-    memcpy(ctx->device_name, props.deviceName, sizeof ctx->device_name);
+    ctx->physical_device = chosen.handle;
+    memcpy(ctx->device_name, chosen.props.deviceName, sizeof ctx->device_name);
+    memcpy(ctx->device_uuid, chosen.uuid, sizeof ctx->device_uuid);
+    ctx->has_device_uuid = chosen.has_uuid;
 
     nfam = 16;
     vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &nfam, fams);

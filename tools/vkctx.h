@@ -13,6 +13,8 @@
 
 struct vkctx {
     VkInstance instance;
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr; /* the instance-level one every call went through
+                                                         (the loader's), for clmem_bridge_info */
     VkPhysicalDevice physical_device;
     VkDevice device;
     VkQueue queue;
@@ -23,6 +25,9 @@ struct vkctx {
     bool has_memory_fd;       /* VK_KHR_external_memory_fd enabled */
     bool has_dma_buf;         /* VK_EXT_external_memory_dma_buf enabled */
     bool has_semaphore_fd;    /* VK_KHR_external_semaphore_fd enabled */
+    int device_index;         /* of physical_device, in vkEnumeratePhysicalDevices order */
+    bool has_device_uuid;     /* device_uuid is known (the device offers Vulkan 1.1) */
+    uint8_t device_uuid[VK_UUID_SIZE];
     char device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
     char error[512];          /* why vkctx_open failed */
 };
@@ -33,11 +38,25 @@ unsigned vkctx_validation_errors(void);
 /* Number of physical devices, or -1 with ctx->error set. Needs no device. */
 int vkctx_count_devices(struct vkctx *ctx);
 
-/* Opens physical device `index` (or, with index < 0, the one named by
- * CLMEM_VK_DEVICE as a substring of its name, else the first discrete GPU,
- * else the first). Returns false with ctx->error set (and nothing left
- * open) when there is no Vulkan or no such device. */
+/* Opens physical device `index` (vkEnumeratePhysicalDevices order), or,
+ * with index < 0, the one CLMEM_VK_DEVICE names:
+ *   - only decimal digits: the index ("CLMEM_VK_DEVICE=1"), which a name
+ *     made of digits ("4090") therefore never is;
+ *   - 32 hex digits, either case, dashes anywhere optional: the deviceUUID
+ *     ("0123abcd-0000-1111-2222-456789abcdef", as clmem-info prints it),
+ *     which tells apart two identical GPUs of one host (32 decimal digits
+ *     are a UUID too);
+ *   - anything else: the first device whose name contains it;
+ * unset or empty: the first discrete GPU, else the first device.
+ * Returns false with ctx->error set (and nothing left open) when there is
+ * no Vulkan or no such device; the error names what was asked and lists
+ * the devices there are (index, name, UUID). */
 bool vkctx_open(struct vkctx *ctx, int index);
+
+/* The index vkctx_open(ctx, -1) would open (CLMEM_VK_DEVICE or the
+ * default), or -1 with ctx->error set. Opens no device; leaves nothing
+ * open. */
+int vkctx_find_device(struct vkctx *ctx);
 void vkctx_close(struct vkctx *ctx);
 
 /* One-shot commands, submitted and waited for (vkQueueWaitIdle). */
