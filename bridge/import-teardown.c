@@ -86,12 +86,17 @@ clmem_status clmem__import_arm_destructor(struct bridge_import *rec)
 /* (a) and (b) met: release the cl_mem, exactly once, whoever sees it first. */
 static void release_cl(struct bridge_import *rec)
 {
+    bool armed;
+
     if (atomic_exchange(&rec->cl_released, true))
         return;
+    /* Read before the release: PoCL runs the destructor callback inside
+     * clReleaseMemObject, and the callback may free rec. */
+    armed = rec->destructor_set;
     if (rec->view)
         clReleaseMemObject(rec->view);
     clReleaseMemObject(rec->parent);
-    if (!rec->destructor_set) /* the import failed before the callback was set */
+    if (!armed) /* the import failed before the callback was set */
         after_destroyed(rec);
 }
 

@@ -191,27 +191,23 @@ static bool host_mappable(const clmem_bridge_vk_memory *m)
     return (m->property_flags & want) == want;
 }
 
-/* Can this memory go through `path` on this bridge? The bridge's answer for
- * the pair, then what the memory itself allows. */
+/* Can this memory go through `path` on this bridge? What the memory itself
+ * allows first (the caller's to fix), then the bridge's answer for the
+ * pair. */
 static clmem_status path_fits(const clmem_bridge *b, const clmem_bridge_vk_memory *m, clmem_bridge_path path)
 {
-    clmem_status s = clmem__caps_report(&b->caps.path[path]);
-
-    if (s != CLMEM_OK)
-        return s;
     if (path == CLMEM_BRIDGE_PATH_HOST_MAPPED) {
         if (!host_mappable(m))
             return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
                                    "The host-mapped path needs HOST_VISIBLE | HOST_COHERENT memory; this memory's "
                                    "property flags are 0x%x.",
                                    (unsigned)m->property_flags);
-        return CLMEM_OK;
-    }
-    if (!(m->export_types & export_bit(path)))
+    } else if (!(m->export_types & export_bit(path))) {
         return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
                                "The memory was not allocated exportable as %s (export_types 0x%x).",
                                clmem_bridge_path_name(path), (unsigned)m->export_types);
-    return CLMEM_OK;
+    }
+    return clmem__caps_report(&b->caps.path[path]);
 }
 
 /* Resolve BEST to the first path that fits; check a named one fits. */
