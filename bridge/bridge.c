@@ -146,10 +146,8 @@ CLMEM_EXPORT clmem_bridge *clmem_bridge_ref(clmem_bridge *b)
     return b;
 }
 
-CLMEM_EXPORT void clmem_bridge_unref(clmem_bridge *b)
+static void bridge_destroy(clmem_bridge *b)
 {
-    if (!b || !refcount_put(&b->refs))
-        return;
     /* Nothing refers to it: every import and semaphore held a reference. */
     clmem__host_maps_destroy(&b->maps);
     clmem__cache_destroy(&b->cache);
@@ -157,6 +155,12 @@ CLMEM_EXPORT void clmem_bridge_unref(clmem_bridge *b)
     pthread_mutex_destroy(&b->lock);
     clReleaseContext(b->context);
     free(b);
+}
+
+CLMEM_EXPORT void clmem_bridge_unref(clmem_bridge *b)
+{
+    if (b && refcount_put(&b->refs))
+        bridge_destroy(b);
 }
 
 CLMEM_EXPORT cl_context clmem_bridge_context(const clmem_bridge *b) { return b ? b->context : NULL; }
@@ -237,6 +241,7 @@ void clmem__bridge_import_dying(clmem_bridge *b, struct bridge_import *rec)
 void clmem__bridge_import_gone(clmem_bridge *b, struct bridge_import *rec)
 {
     struct bridge_import **p;
+    bool last;
 
     pthread_mutex_lock(&b->lock);
     for (p = &b->dying; *p && *p != rec; p = &(*p)->next_dying)
@@ -244,8 +249,16 @@ void clmem__bridge_import_gone(clmem_bridge *b, struct bridge_import *rec)
     if (*p)
         *p = rec->next_dying;
     b->tearing_down--;
+    /* The record's reference goes under the lock, with the count: a finish
+     * that sees the count drop (it holds a reference of its own while it
+     * waits) knows no teardown still holds the bridge, so the caller's
+     * unref after it is the last and the context goes on the caller's
+     * thread, not on a driver's. */
+    last = refcount_put(&b->refs);
     pthread_cond_broadcast(&b->changed);
     pthread_mutex_unlock(&b->lock);
+    if (last)
+        bridge_destroy(b);
 }
 
 void clmem__bridge_semaphore_count(clmem_bridge *b, int delta)
@@ -291,6 +304,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_
     uint64_t deadline;
     unsigned live, sems, pending;
 
+    clmem_status s = CLMEM_OK;
+
     if (!b)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
     deadline = now_ns() + timeout_ns;
@@ -305,6 +320,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_
                                "%u import%s still %s handles and %u semaphore%s still alive; nothing was released.",
                                live, live == 1 ? "" : "s", live == 1 ? "has" : "have", sems,
                                sems == 1 ? " is" : "s are");
+    clmem_bridge_ref(b); /* see clmem__bridge_import_gone */
     for (;;) {
         uint64_t t;
         poll_dying(b);
@@ -313,23 +329,28 @@ CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_
         t = now_ns();
         if (pending && t < deadline) {
             /* Sleep until a teardown finishes, or 1 ms, then poll again. */
-            uint64_t wake = deadline - t < 1000000u ? deadline : t + 1000000u;
-            struct timespec real;
+            uint64_t wait = deadline - t < 1000000u ? deadline - t : 1000000u;
+            struct timespec real, until;
+            uint64_t abs_ns;
             clock_gettime(CLOCK_REALTIME, &real);
-            uint64_t abs_ns = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec + (wake - t);
-            struct timespec until = {.tv_sec = (time_t)(abs_ns / 1000000000u),
-                                     .tv_nsec = (long)(abs_ns % 1000000000u)};
+            abs_ns = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec + wait;
+            until.tv_sec = (time_t)(abs_ns / 1000000000u);
+            until.tv_nsec = (long)(abs_ns % 1000000000u);
             pthread_cond_timedwait(&b->changed, &b->lock, &until);
             pending = b->tearing_down;
         }
         pthread_mutex_unlock(&b->lock);
         if (!pending)
-            return CLMEM_OK;
-        if (now_ns() >= deadline)
-            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                                   "%u dropped import%s still wait%s for device work after %llu ns; their Vulkan "
-                                   "keepalives are held.",
-                                   pending, pending == 1 ? "" : "s", pending == 1 ? "s" : "",
-                                   (unsigned long long)timeout_ns);
+            break;
+        if (now_ns() >= deadline) {
+            s = clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
+                                "%u dropped import%s still wait%s for device work after %llu ns; their Vulkan "
+                                "keepalives are held.",
+                                pending, pending == 1 ? "" : "s", pending == 1 ? "s" : "",
+                                (unsigned long long)timeout_ns);
+            break;
+        }
     }
+    clmem_bridge_unref(b);
+    return s;
 }

@@ -36,14 +36,14 @@ struct clmem_bridge {
     pthread_cond_t changed;
     unsigned live_imports;        /* imports whose anchor some handle still holds */
     unsigned live_semaphores;
-    unsigned tearing_down;        /* dropped imports still holding their Vulkan keepalives */
+    unsigned tearing_down;        /* dropped imports not yet freed: keepalives held, or callbacks due */
     struct bridge_import *dying;  /* those imports, linked through next_dying */
 };
 
 /* Bookkeeping called by the import record and the semaphores. */
 void clmem__bridge_import_born(clmem_bridge *b);
 void clmem__bridge_import_dying(clmem_bridge *b, struct bridge_import *rec);  /* last handle gone */
-void clmem__bridge_import_gone(clmem_bridge *b, struct bridge_import *rec);   /* keepalives dropped */
+void clmem__bridge_import_gone(clmem_bridge *b, struct bridge_import *rec);   /* record freed */
 void clmem__bridge_import_failed(clmem_bridge *b);                          /* never had a handle */
 void clmem__bridge_semaphore_count(clmem_bridge *b, int delta);
 

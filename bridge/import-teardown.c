@@ -28,9 +28,14 @@ void clmem__import_get(struct bridge_import *rec)
     atomic_fetch_add_explicit(&rec->refs, 1u, memory_order_relaxed);
 }
 
+/* The last of the record: its driver objects go, then the bridge's count
+ * of teardowns drops, so that clmem_bridge_finish returns only once no
+ * callback of this import is still due and nothing of it holds the
+ * context (t/bridge-errors counts the context's references after it). */
 static void record_free(struct bridge_import *rec)
 {
     clmem_bridge *b = rec->bridge;
+    bool listed = rec->listed_dying;
 
     for (unsigned i = 0; i < rec->marker_count; i++)
         clReleaseEvent(rec->markers[i]);
@@ -40,8 +45,11 @@ static void record_free(struct bridge_import *rec)
     free(rec->queues);
     free(rec->vk_anchors);
     pthread_mutex_destroy(&rec->lock);
+    if (listed) /* off the bridge's list; drops the record's bridge reference with the count */
+        clmem__bridge_import_gone(b, rec);
+    else
+        clmem_bridge_unref(b);
     free(rec);
-    clmem_bridge_unref(b);
 }
 
 /* The record's own count: the teardown holds one, and each marker callback
@@ -61,7 +69,6 @@ static void after_destroyed(struct bridge_import *rec)
     for (unsigned i = 0; i < rec->vk_anchor_count; i++)
         clmem_keepalive_unref(rec->vk_anchors[i]);
     rec->vk_anchor_count = 0;
-    clmem__bridge_import_gone(rec->bridge, rec);
     clmem__import_put(rec);
 }
 
@@ -181,6 +188,7 @@ void clmem__import_anchor_release(void *user)
      * before the bridge lists the import as tearing down. */
     atomic_store(&rec->markers_pending, 1u);
     enqueue_markers(rec);
+    rec->listed_dying = true;
     clmem__bridge_import_dying(b, rec);
     marker_done(rec);
 }

@@ -81,6 +81,7 @@ struct bridge_import {
     atomic_uint markers_pending; /* markers not yet seen complete */
     atomic_bool cl_released;     /* the cl_mem release was claimed (exactly once) */
     atomic_uint refs;            /* the teardown's, plus one per marker callback still due */
+    bool listed_dying;                /* on the bridge's list of teardowns */
     struct bridge_import *next_dying; /* the bridge's list, under its lock */
     struct cache_entry *cache_entry;  /* set while the bridge's cache lists this import */
 };
