@@ -1,19 +1,22 @@
 /* Vulkan memory shared with OpenCL, which adds one to every word in place;
- * the Vulkan memory is freed by its anchor once OpenCL is done with it.
+ * the Vulkan memory is freed by its anchor once OpenCL is done with it (at
+ * the latest in clmem_bridge_finish(), before vkDestroyDevice).
  * Built with nothing but `pkg-config --cflags --libs clmem-bridge`. */
 #include <clmem-bridge.h>
 #include <stdio.h>
 
 struct vk_buffer {
+    clmem_bridge *bridge;
     VkBuffer buffer;
-    clmem_vk_memory memory;
+    clmem_bridge_vk_memory memory;
 };
 
-/* The application's anchor: what it does when nobody needs the memory. */
+/* The application's anchor: what it does when nobody needs the memory. It
+ * may run on an OpenCL driver thread, so it only frees and prints. */
 static void free_vulkan_buffer(void *user)
 {
     struct vk_buffer *b = user;
-    clmem_bridge_vk_buffer_destroy(b->buffer, &b->memory);
+    clmem_bridge_vk_buffer_destroy(b->bridge, b->buffer, &b->memory);
     printf("Vulkan memory freed after OpenCL let go\n");
 }
 
@@ -41,7 +44,7 @@ int main(void)
     /* OpenCL: the device paired by UUID, else the first one. */
     cl_platform_id platform;
     cl_device_id cl_dev;
-    if (clmem_bridge_pair(pd, &platform, &cl_dev) != CLMEM_OK &&
+    if (clmem_bridge_pair(instance, NULL, pd, &platform, &cl_dev) != CLMEM_OK &&
         (clGetPlatformIDs(1, &platform, NULL) != CL_SUCCESS ||
          clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &cl_dev, NULL) != CL_SUCCESS))
         return 77;
@@ -49,11 +52,20 @@ int main(void)
     cl_context ctx = clCreateContext(NULL, 1, &cl_dev, NULL, NULL, &err);
     cl_command_queue queue = clCreateCommandQueueWithProperties(ctx, cl_dev, NULL, &err);
 
+    /* The bridge: this VkDevice paired with this cl_context. */
+    clmem_bridge_info info = {.size = sizeof info, .instance = instance, .physical_device = pd,
+                              .device = device, .context = ctx, .cl_device = cl_dev};
+    clmem_bridge *bridge;
+    if (clmem_bridge_create(&info, &bridge) != CLMEM_OK) {
+        fprintf(stderr, "%s\n", clmem_error_message());
+        return 1;
+    }
+
     /* Host-visible memory: every machine can share it (zero-copy on CPU
      * devices); the fd paths need exportable memory and a paired device. */
-    struct vk_buffer vb;
+    struct vk_buffer vb = {.bridge = bridge};
     const VkDeviceSize size = 1 << 20;
-    if (clmem_bridge_vk_buffer_create(pd, device, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+    if (clmem_bridge_vk_buffer_create(bridge, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                                       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
                                       0, &vb.buffer, &vb.memory) != CLMEM_OK) {
         fprintf(stderr, "%s\n", clmem_error_message());
@@ -62,7 +74,7 @@ int main(void)
     clmem_keepalive *vk_anchor = clmem_keepalive_new(free_vulkan_buffer, &vb);
 
     clmem_handle *h = NULL;
-    clmem_status s = clmem_bridge_import_vk(&vb.memory, 0, size, CLMEM_PATH_BEST, vk_anchor, ctx, queue,
+    clmem_status s = clmem_bridge_import_vk(bridge, &vb.memory, 0, size, CLMEM_BRIDGE_PATH_BEST, vk_anchor, queue,
                                             CL_MEM_READ_WRITE, &h);
     clmem_keepalive_unref(vk_anchor); /* the import holds its own reference */
     if (s != CLMEM_OK) {
@@ -76,17 +88,25 @@ int main(void)
     size_t words = size / 4;
     clSetKernelArg(k, 0, sizeof m, &m);
 
-    clmem_bridge_acquire(h, 0, NULL, NULL); /* OpenCL owns the memory */
+    clmem_bridge_acquire(bridge, h, 0, NULL, NULL); /* OpenCL owns the memory */
     clEnqueueNDRangeKernel(queue, k, 1, NULL, &words, NULL, 0, NULL, NULL);
     cl_event done;
-    clmem_bridge_release(h, 0, NULL, &done); /* back to Vulkan */
+    clmem_bridge_release(bridge, h, 0, NULL, &done); /* back to Vulkan */
     clWaitForEvents(1, &done);
     clReleaseEvent(done);
 
-    clmem_path path;
+    clmem_bridge_path path;
     clmem_bridge_handle_path(h, &path);
-    printf("shared %llu bytes through the %s path\n", (unsigned long long)size, clmem_path_name(path));
-    clmem_handle_unref(h); /* OpenCL lets go; then the anchor frees the Vulkan memory */
+    printf("shared %llu bytes through the %s path\n", (unsigned long long)size, clmem_bridge_path_name(path));
+    clmem_handle_unref(h); /* the last handle: OpenCL lets go, then the anchor frees the Vulkan memory */
+
+    /* Before vkDestroyDevice: wait until nothing of the bridge holds Vulkan
+     * memory any more (the anchor has run by then). */
+    if (clmem_bridge_finish(bridge, UINT64_C(5000000000)) != CLMEM_OK) {
+        fprintf(stderr, "%s\n", clmem_error_message());
+        return 1;
+    }
+    clmem_bridge_unref(bridge);
 
     clReleaseKernel(k);
     clReleaseProgram(prog);

@@ -17,28 +17,40 @@ void bridge_open_vulkan(struct vkctx *vk);
  * (so the GPU machine tests its own device), else as cl_fixture_open does. */
 void cl_fixture_open_paired(struct cl_fixture *f, struct vkctx *vk);
 
+/* A bridge of vk's device and f's context and device, with `flags`
+ * (clmem_bridge_info.flags); bails out when creation fails. The caller owns
+ * the one reference. */
+clmem_bridge *bridge_open(struct vkctx *vk, struct cl_fixture *f, uint32_t flags);
+
+/* clmem_bridge_finish(b, 10 s): what a test calls where it used to expect
+ * the Vulkan anchor to drop inside the last clmem_handle_unref. Returns its
+ * status (the message is in clmem_error_message()). */
+clmem_status bridge_settle(clmem_bridge *b);
+
 /* Ordered event log: event_log() appends, event_position() finds. */
 void event_log(const char *what);
 int event_position(const char *what); /* -1 when absent */
 void event_log_reset(void);
 
 /* A Vulkan buffer and its memory owned by an anchor: the anchor's release
- * frees both (as an application's would) and logs "vulkan memory freed". */
+ * frees both (as an application's would), drops its bridge reference and
+ * logs "vulkan memory freed". */
 struct vk_owned {
     struct vkctx *vk;
+    clmem_bridge *bridge; /* one reference, dropped by the anchor's release */
     VkBuffer buffer;
-    clmem_vk_memory memory;
+    clmem_bridge_vk_memory memory;
     atomic_int released;
 };
 
-/* Creates the buffer (bails out on failure) and its anchor; the caller
- * owns one reference on the returned anchor. */
-clmem_keepalive *vk_owned_new(struct vk_owned *o, struct vkctx *vk, VkDeviceSize size,
+/* Creates the buffer on b's device (bails out on failure) and its anchor;
+ * the caller owns one reference on the returned anchor. */
+clmem_keepalive *vk_owned_new(struct vk_owned *o, clmem_bridge *b, struct vkctx *vk, VkDeviceSize size,
                               VkMemoryPropertyFlags props, VkExternalMemoryHandleTypeFlags export_types);
 
 /* The properties and export types a path's buffer is made with. */
-VkMemoryPropertyFlags path_memory_props(clmem_path path);
-VkExternalMemoryHandleTypeFlags path_export_types(const struct vkctx *vk, clmem_path path);
+VkMemoryPropertyFlags path_memory_props(clmem_bridge_path path);
+VkExternalMemoryHandleTypeFlags path_export_types(const struct vkctx *vk, clmem_bridge_path path);
 
 /* Registers a destructor callback on mem that logs `what` when OpenCL
  * destroys it. `what` must be a string literal. */
@@ -56,14 +68,16 @@ cl_int run_xform(struct cl_fixture *f, cl_kernel k, cl_mem mem, size_t words);
  * outside: value). Then the handle goes, and the anchor must have freed the
  * Vulkan memory. One TAP point; returns its result.
  */
-bool round_trip(struct vkctx *vk, struct cl_fixture *f, cl_kernel k, clmem_path path, VkDeviceSize alloc_size,
-                VkDeviceSize offset, VkDeviceSize size, const char *label);
+bool round_trip(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, cl_kernel k, clmem_bridge_path path,
+                VkDeviceSize alloc_size, VkDeviceSize offset, VkDeviceSize size, const char *label);
 
-/* The cl_mem is destroyed before the Vulkan anchor drops, and the drop
- * happens exactly when the last handle goes. Several TAP points. */
-void check_release_order(struct vkctx *vk, struct cl_fixture *f, clmem_path path);
+/* The cl_mem is destroyed before the Vulkan anchor drops, the drop happens
+ * only after the last handle went, and bridge_settle() sees it done.
+ * Several TAP points. */
+void check_release_order(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, clmem_bridge_path path);
 
 /* Work still queued on another queue holds the memory past the last handle;
  * the Vulkan anchor drops once it completed. Several TAP points. */
-void check_pending_work(struct vkctx *vk, struct cl_fixture *f, cl_kernel k, clmem_path path);
+void check_pending_work(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, cl_kernel k,
+                        clmem_bridge_path path);
 #endif

@@ -112,13 +112,14 @@ int main(int argc, char **argv)
     struct cl_fixture f;
     struct vk_owned shared, log;
     clmem_keepalive *shared_ka, *log_ka, *ready_ka, *done_ka;
-    clmem_semaphore *ready = NULL, *done = NULL;
+    clmem_bridge *b;
+    clmem_bridge_semaphore *ready = NULL, *done = NULL;
     clmem_handle *h = NULL;
     VkSemaphore ready_vk, done_vk;
     VkCommandBuffer *cbs;
     cl_kernel k;
     cl_mem results;
-    uint32_t n, *seen, *logged = NULL, caps = 0;
+    uint32_t n, *seen, *logged = NULL, caps;
     bool device_ordered, exportable;
     clmem_status s;
     int fds_before, wrong_cl = 0, wrong_vk = 0, failed_calls = 0;
@@ -126,26 +127,24 @@ int main(int argc, char **argv)
     VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
 
     bridge_open_vulkan(&vk);
-    cl_fixture_open(&f);
-    {
-        cl_platform_id p;
-        cl_device_id d;
-        if (clmem_bridge_pair(vk.physical_device, &p, &d) == CLMEM_OK) { /* use the paired device */
-            cl_fixture_close(&f);
-            cl_fixture_open_on(&f, p, d);
-        }
-    }
-    clmem_bridge_caps(vk.physical_device, f.device, &caps);
+    cl_fixture_open_paired(&f, &vk); /* the paired device, where there is one */
+    b = bridge_open(&vk, &f, 0);
+    caps = clmem_bridge_caps(b);
     exportable = exportable_semaphore(&vk);
-    device_ordered = exportable && (caps & CLMEM_CAP_SEMAPHORE_OPAQUE_FD);
+    device_ordered = exportable && (caps & CLMEM_BRIDGE_CAP_SEMAPHORE_OPAQUE_FD);
+    tap_is_int(clmem_bridge_check_semaphore(b, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD) == CLMEM_OK,
+               (caps & CLMEM_BRIDGE_CAP_SEMAPHORE_OPAQUE_FD) != 0,
+               "check_semaphore(opaque fd) agrees with the caps (%s)",
+               caps & CLMEM_BRIDGE_CAP_SEMAPHORE_OPAQUE_FD ? "works" : clmem_error_message());
     n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : device_ordered ? 10000 : 300;
     k = cl_fixture_kernel(&f, step_source, "pingpong");
     results = cl_fixture_buffer(&f, 4 * (size_t)n);
     /* Count before any Vulkan object of the test exists: exportable memory
      * is an fd of its own on some drivers (lavapipe: a memfd). */
     fds_before = fd_count();
-    shared_ka = vk_owned_new(&shared, &vk, 4096, path_memory_props(CLMEM_PATH_BEST), path_export_types(&vk, CLMEM_PATH_BEST));
-    log_ka = vk_owned_new(&log, &vk, 4 * ((VkDeviceSize)n + 1),
+    shared_ka = vk_owned_new(&shared, b, &vk, 4096, path_memory_props(CLMEM_BRIDGE_PATH_BEST),
+                             path_export_types(&vk, CLMEM_BRIDGE_PATH_BEST));
+    log_ka = vk_owned_new(&log, b, &vk, 4 * ((VkDeviceSize)n + 1),
                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
     if (vkctx_fill(&vk, shared.buffer, 0, VK_WHOLE_SIZE, 0xFFFFFFFFu) != VK_SUCCESS)
         tap_bail("initial fill failed");
@@ -154,23 +153,23 @@ int main(int argc, char **argv)
     ready_ka = semaphore_anchor(&vk, ready_vk);
     done_ka = semaphore_anchor(&vk, done_vk);
 
-    s = clmem_bridge_import_vk(&shared.memory, 0, 4096, CLMEM_PATH_BEST, shared_ka, f.context, f.queue,
+    s = clmem_bridge_import_vk(b, &shared.memory, 0, 4096, CLMEM_BRIDGE_PATH_BEST, shared_ka, f.queue,
                                CL_MEM_READ_WRITE, &h);
     tap_ok(s == CLMEM_OK, "import the shared buffer (%s)", s ? clmem_error_message() : "ok");
-    s = clmem_bridge_semaphore_import(vk.device, vk.queue, ready_vk, CLMEM_SEMAPHORE_BEST, ready_ka, f.context,
-                                      f.device, &ready);
+    s = clmem_bridge_semaphore_import(b, vk.queue, ready_vk, CLMEM_BRIDGE_SEMAPHORE_BEST, ready_ka, &ready);
     tap_ok(s == CLMEM_OK, "import semaphore 'ready' (%s)", s ? clmem_error_message() : "ok");
-    s = clmem_bridge_semaphore_import(vk.device, vk.queue, done_vk, CLMEM_SEMAPHORE_BEST, done_ka, f.context,
-                                      f.device, &done);
+    s = clmem_bridge_semaphore_import(b, vk.queue, done_vk, CLMEM_BRIDGE_SEMAPHORE_BEST, done_ka, &done);
     tap_ok(s == CLMEM_OK, "import semaphore 'done' (%s)", s ? clmem_error_message() : "ok");
     clmem_keepalive_unref(shared_ka);
     clmem_keepalive_unref(ready_ka);
     clmem_keepalive_unref(done_ka);
     if (!h || !ready || !done)
         tap_bail("cannot run the ping-pong");
-    tap_is_int(clmem_bridge_semaphore_mode(ready),
-               device_ordered ? CLMEM_SEMAPHORE_OPAQUE_FD : CLMEM_SEMAPHORE_HOST_ORDERED,
+    tap_is_int(clmem_bridge_semaphore_get_mode(ready),
+               device_ordered ? CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD : CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED,
                "mode %s ordering, as the capabilities say", device_ordered ? "device (opaque fd)" : "host");
+    tap_is_int(clmem_bridge_semaphore_get_mode(done), clmem_bridge_semaphore_get_mode(ready),
+               "both semaphores got the same mode");
     tap_diag("%u iterations, %s ordering, Vulkan %s, OpenCL %s", n, device_ordered ? "device" : "host",
              vk.device_name, f.device_name);
 
@@ -189,8 +188,8 @@ int main(int argc, char **argv)
                            .signalSemaphoreCount = 1,
                            .pSignalSemaphores = &ready_vk};
         failed_calls += vkQueueSubmit(vk.queue, 1, &si, VK_NULL_HANDLE) != VK_SUCCESS;
-        failed_calls += clmem_bridge_semaphore_wait(ready, f.queue, 0, NULL, NULL) != CLMEM_OK;
-        failed_calls += clmem_bridge_acquire(h, 0, NULL, NULL) != CLMEM_OK;
+        failed_calls += clmem_bridge_semaphore_wait(b, ready, f.queue, 0, NULL, NULL) != CLMEM_OK;
+        failed_calls += clmem_bridge_acquire(b, h, 0, NULL, NULL) != CLMEM_OK;
         clSetKernelArg(k, 0, sizeof mem, &mem);
         clSetKernelArg(k, 1, sizeof results, &results);
         clSetKernelArg(k, 2, sizeof i, &i);
@@ -198,8 +197,8 @@ int main(int argc, char **argv)
             size_t one = 1;
             failed_calls += clEnqueueNDRangeKernel(f.queue, k, 1, NULL, &one, NULL, 0, NULL, NULL) != CL_SUCCESS;
         }
-        failed_calls += clmem_bridge_release(h, 0, NULL, NULL) != CLMEM_OK;
-        failed_calls += clmem_bridge_semaphore_signal(done, f.queue, 0, NULL, NULL) != CLMEM_OK;
+        failed_calls += clmem_bridge_release(b, h, 0, NULL, NULL) != CLMEM_OK;
+        failed_calls += clmem_bridge_semaphore_signal(b, done, f.queue, 0, NULL, NULL) != CLMEM_OK;
     }
     {   /* the last step: Vulkan logs what OpenCL made of n-1 */
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
@@ -234,12 +233,16 @@ int main(int argc, char **argv)
     clmem_bridge_semaphore_unref(ready);
     clmem_bridge_semaphore_unref(done);
     clmem_handle_unref(h);
+    s = bridge_settle(b);
+    tap_ok(s == CLMEM_OK, "bridge_settle after the last handle and semaphore -> CLMEM_OK (%s)",
+           s ? clmem_error_message() : "ok");
     tap_is_int(atomic_load(&shared.released), 1, "the shared buffer's anchor ran once after the last handle");
     for (uint32_t i = 0; i <= n; i++)
         vkFreeCommandBuffers(vk.device, vk.pool, 1, &cbs[i]);
     free(cbs);
     clmem_keepalive_unref(log_ka);
     tap_is_int(fd_count(), fds_before, "no file descriptor leaked (semaphore and memory fds included)");
+    clmem_bridge_unref(b);
     clReleaseMemObject(results);
     clReleaseKernel(k);
     cl_fixture_close(&f);
