@@ -14,9 +14,10 @@
  * paired with one cl_context. It owns what the import needs and would
  * otherwise be process-global: the Vulkan and OpenCL extension entry
  * points (loaded through the application's vkGetInstanceProcAddr when it
- * passes one), the capability answer worked out once at creation, the
- * host mappings and the import cache. Every import, handle and semaphore
- * holds a reference on its bridge.
+ * passes one), the capability answer worked out once at creation, and the
+ * import cache. (Host mappings are shared by all bridges of a VkDevice:
+ * Vulkan allows one mapping of a VkDeviceMemory at a time.) Every import,
+ * handle and semaphore holds a reference on its bridge.
  *
  * Requirements: a Vulkan 1.1 instance (physical-device queries use the 1.1
  * core functions); OpenCL 3.0 for clCreateBufferWithProperties on the fd
@@ -269,8 +270,8 @@ void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clme
  * sub-buffer, whose origin must be a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN
  * (the same rule holds on the host-mapped path, so code does not depend on
  * the path). The host-mapped path maps the allocation with vkMapMemory
- * (shared between the bridge's imports of one VkDeviceMemory; do not map it
- * yourself while imported).
+ * (shared between all imports of one VkDeviceMemory, whichever bridge of
+ * the VkDevice made them; do not map it yourself while imported).
  *
  * Before OpenCL touches the memory, and before Vulkan touches it again, pass
  * ownership with clmem_bridge_acquire() / clmem_bridge_release().
