@@ -179,34 +179,14 @@ static const struct import_ops *ops_of(clmem_bridge_path path)
     return NULL;
 }
 
-static VkExternalMemoryHandleTypeFlags export_bit(clmem_bridge_path path)
-{
-    return path == CLMEM_BRIDGE_PATH_DMA_BUF ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT
-                                             : VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-}
-
-static bool host_mappable(const clmem_bridge_vk_memory *m)
-{
-    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    return (m->property_flags & want) == want;
-}
-
 /* Can this memory go through `path` on this bridge? What the memory itself
  * allows first (the caller's to fix), then the bridge's answer for the
  * pair. */
 static clmem_status path_fits(const clmem_bridge *b, const clmem_bridge_vk_memory *m, clmem_bridge_path path)
 {
-    if (path == CLMEM_BRIDGE_PATH_HOST_MAPPED) {
-        if (!host_mappable(m))
-            return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                                   "The host-mapped path needs HOST_VISIBLE | HOST_COHERENT memory; this memory's "
-                                   "property flags are 0x%x.",
-                                   (unsigned)m->property_flags);
-    } else if (!(m->export_types & export_bit(path))) {
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "The memory was not allocated exportable as %s (export_types 0x%x).",
-                               clmem_bridge_path_name(path), (unsigned)m->export_types);
-    }
+    clmem_status s = ops_of(path)->memory_allows(m);
+    if (s != CLMEM_OK)
+        return s;
     return clmem__caps_report(&b->caps.path[path]);
 }
 
@@ -232,9 +212,9 @@ static clmem_status choose_path(const clmem_bridge *b, const clmem_bridge_vk_mem
             return CLMEM_OK;
         }
     return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "No path fits: the memory was exported as 0x%x and is%s HOST_VISIBLE | HOST_COHERENT; "
-                           "%s (%s) with %s: opaque fd: %s dma-buf: %s host-mapped: %s",
-                           (unsigned)m->export_types, host_mappable(m) ? "" : " not", b->caps.cl_device_name,
+                           "No path fits this memory (export_types 0x%x, property flags 0x%x) on %s (%s) with %s: "
+                           "opaque fd: %s dma-buf: %s host-mapped: %s",
+                           (unsigned)m->export_types, (unsigned)m->property_flags, b->caps.cl_device_name,
                            b->caps.cl_platform_name, b->caps.vk_device_name,
                            b->caps.path[CLMEM_BRIDGE_PATH_OPAQUE_FD].status ? b->caps.path[1].message : "ok.",
                            b->caps.path[CLMEM_BRIDGE_PATH_DMA_BUF].status ? b->caps.path[2].message : "ok.",

@@ -28,6 +28,9 @@ struct import_request {
 
 struct import_ops {
     clmem_bridge_path path;
+    /* Can this Vulkan memory take this path at all (export types, memory
+     * properties)? CLMEM_ERR_UNSUPPORTED saying why. */
+    clmem_status (*memory_allows)(const clmem_bridge_vk_memory *m);
     /* Make rec->parent (and whatever else the path keeps) from req. On
      * failure nothing of the path is left: rec->parent is NULL. */
     clmem_status (*import)(struct bridge_import *rec, const struct import_request *req);

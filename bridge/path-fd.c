@@ -130,9 +130,30 @@ static void after_destroy(struct bridge_import *rec)
     rec->caller_fd = -1;
 }
 
+static clmem_status exportable_as(const clmem_bridge_vk_memory *m, VkExternalMemoryHandleTypeFlags bit,
+                                  clmem_bridge_path path)
+{
+    if (m->export_types & bit)
+        return CLMEM_OK;
+    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                           "The memory was not allocated exportable as %s (export_types 0x%x).",
+                           clmem_bridge_path_name(path), (unsigned)m->export_types);
+}
+
+static clmem_status opaque_fd_allows(const clmem_bridge_vk_memory *m)
+{
+    return exportable_as(m, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT, CLMEM_BRIDGE_PATH_OPAQUE_FD);
+}
+
+static clmem_status dma_buf_allows(const clmem_bridge_vk_memory *m)
+{
+    return exportable_as(m, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT, CLMEM_BRIDGE_PATH_DMA_BUF);
+}
+
 const struct import_ops clmem__opaque_fd_ops = {
-    CLMEM_BRIDGE_PATH_OPAQUE_FD, import_any, acquire, release, before_release, after_destroy, false,
+    CLMEM_BRIDGE_PATH_OPAQUE_FD, opaque_fd_allows, import_any, acquire, release, before_release, after_destroy,
+    false,
 };
 const struct import_ops clmem__dma_buf_ops = {
-    CLMEM_BRIDGE_PATH_DMA_BUF, import_any, acquire, release, before_release, after_destroy, false,
+    CLMEM_BRIDGE_PATH_DMA_BUF, dma_buf_allows, import_any, acquire, release, before_release, after_destroy, false,
 };

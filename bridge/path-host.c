@@ -140,6 +140,19 @@ static void after_destroy(struct bridge_import *rec)
     rec->host_map = NULL;
 }
 
+static clmem_status host_mapped_allows(const clmem_bridge_vk_memory *m)
+{
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+
+    if ((m->property_flags & want) == want)
+        return CLMEM_OK;
+    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                           "The host-mapped path needs HOST_VISIBLE | HOST_COHERENT memory; this memory's property "
+                           "flags are 0x%x.",
+                           (unsigned)m->property_flags);
+}
+
 const struct import_ops clmem__host_mapped_ops = {
-    CLMEM_BRIDGE_PATH_HOST_MAPPED, import_host, acquire, release, before_release, after_destroy, true,
+    CLMEM_BRIDGE_PATH_HOST_MAPPED, host_mapped_allows, import_host, acquire, release, before_release, after_destroy,
+    true,
 };
