@@ -126,8 +126,15 @@ static cl_int release(struct bridge_import *rec, cl_command_queue queue, cl_uint
  * the map: the markers come after it). */
 static void before_release(struct bridge_import *rec)
 {
-    if (rec->cl_map_ptr)
+    /* A buffer left mapped is never destroyed (PoCL), so a failed unmap is
+     * retried once the queues are idle: the one blocking step, on an error
+     * path only, like the hand-back's retry in import-teardown.c. */
+    if (rec->cl_map_ptr && unmap_after_map(rec, rec->home_queue, 0, NULL, NULL) != CL_SUCCESS) {
+        if (rec->map_event)
+            clWaitForEvents(1, &rec->map_event);
+        clFinish(rec->home_queue);
         unmap_after_map(rec, rec->home_queue, 0, NULL, NULL);
+    }
     rec->cl_map_ptr = NULL;
 }
 
