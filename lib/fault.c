@@ -18,6 +18,7 @@ struct fault_point {
     const char *name; /* the FAULT() literal, or the test's copy of it */
     int passes;       /* since arm or reset */
     int fail_at;      /* the pass that fails; 0 when disarmed */
+    bool reached;     /* the library passed it at least once (a reset keeps this) */
 };
 
 static struct fault_point points[FAULT_POINTS_MAX];
@@ -40,6 +41,7 @@ static struct fault_point *find(const char *name)
     points[point_count].name = name;
     points[point_count].passes = 0;
     points[point_count].fail_at = 0;
+    points[point_count].reached = false;
     return &points[point_count++];
 }
 
@@ -51,6 +53,7 @@ bool clmem_fault_hit(const char *point)
     pthread_mutex_lock(&lock);
     p = find(point);
     p->passes++;
+    p->reached = true;
     hit = p->fail_at != 0 && p->passes == p->fail_at;
     if (hit) {
         p->fail_at = 0; /* once: the retry after a failure must go through */
@@ -102,4 +105,19 @@ void clmem_fault_reset(void)
     }
     fired = 0;
     pthread_mutex_unlock(&lock);
+}
+
+int clmem_fault_seen(const char **names, int max)
+{
+    int n = 0;
+
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < point_count; i++)
+        if (points[i].reached) {
+            if (n < max)
+                names[n] = points[i].name;
+            n++;
+        }
+    pthread_mutex_unlock(&lock);
+    return n;
 }

@@ -1,16 +1,23 @@
 /* Fd and object accounting under load: 10 000 host-mapped
  * import/acquire/release/unref cycles (and as many on the opaque-fd path
- * where it exists: the H200) with the import cache off, so that
- * every cycle is a new driver import (vkMapMemory, clCreateBuffer with
- * CL_MEM_USE_HOST_PTR, OpenCL's map, every other cycle a sub-buffer, the
- * destructor callback, then the handoff's unmap and map, and the teardown).
+ * where it exists: the H200) on a bridge without an import cache
+ * (CLMEM_BRIDGE_NO_IMPORT_CACHE), so that every cycle is a new driver
+ * import (vkMapMemory, clCreateBuffer with CL_MEM_USE_HOST_PTR, OpenCL's
+ * map, every other cycle a sub-buffer, the destructor callback, then the
+ * handoff's unmap and map, and the teardown: the markers the last unref
+ * enqueues, and the release of the cl_mem and the Vulkan anchor once they
+ * completed, on a driver thread or in clmem_bridge_finish()).
  * A leak of anything per cycle is 10 000 of it, so afterwards:
- *  - the fd count and the context's and queue's reference counts are as
- *    before (checked every 1000 cycles too, to name where a leak starts);
+ *  - clmem_bridge_finish() returns CLMEM_OK, and then the fd count and the
+ *    context's and queue's reference counts are as before (checked every
+ *    1000 cycles too, after a finish, to name where a leak starts);
  *  - the heap in use did not grow by a record a cycle (glibc's mallinfo2;
  *    not meaningful under valgrind or a sanitizer, which replace malloc);
  *  - the caller's anchor on the Vulkan memory was held through all the
- *    cycles and released exactly once, when the caller let go at the end.
+ *    cycles and released exactly once, when the caller let go at the end
+ *    (at once: the finished bridge holds no reference on it);
+ *  - once the last bridge reference went, the context's reference count is
+ *    what it was before the bridge was made.
  * CLMEM_STRESS_CYCLES overrides the count (tools/check-valgrind.sh lowers
  * it: valgrind is some 50 times slower). */
 #include "bridge-fixture.h"
@@ -18,6 +25,7 @@
 #include "tap.h"
 
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +37,16 @@ static cl_uint context_refs(cl_context c)
     cl_uint n = 0;
     clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
     return n;
+}
+
+/* The context's count once it came back to want (PoCL drops the references
+ * its commands held on a driver thread, a little late), or after two
+ * seconds, whatever it is then. */
+static cl_uint context_refs_settled(cl_context c, cl_uint want)
+{
+    for (int ms = 0; ms < 2000 && context_refs(c) != want; ms++)
+        usleep(1000);
+    return context_refs(c);
 }
 
 /* PoCL lets go of its own references on the queue and the context (held by
@@ -46,8 +64,8 @@ static bool refs_settle(struct cl_fixture *f, cl_uint ctx_want, cl_uint queue_wa
 }
 
 /* One cycle; "" or what failed. Odd cycles import a sub-range. */
-static const char *cycle(struct cl_fixture *f, struct vk_owned *o, clmem_keepalive *ka, int i, VkDeviceSize align,
-                         clmem_path path)
+static const char *cycle(clmem_bridge *b, struct cl_fixture *f, struct vk_owned *o, clmem_keepalive *ka, int i,
+                         VkDeviceSize align, clmem_bridge_path path)
 {
     static char why[512];
     VkDeviceSize offset = (i & 1) ? align : 0;
@@ -55,15 +73,14 @@ static const char *cycle(struct cl_fixture *f, struct vk_owned *o, clmem_keepali
     clmem_handle *h = NULL;
     cl_event done = NULL;
     cl_int err = CL_SUCCESS;
-    clmem_status s = clmem_bridge_import_vk(&o->memory, offset, size, path, ka, f->context,
-                                            f->queue, CL_MEM_READ_WRITE, &h);
+    clmem_status s = clmem_bridge_import_vk(b, &o->memory, offset, size, path, ka, f->queue, CL_MEM_READ_WRITE, &h);
 
     why[0] = '\0';
     if (s != CLMEM_OK)
         snprintf(why, sizeof why, "import: %s", clmem_error_message());
-    else if ((s = clmem_bridge_acquire(h, 0, NULL, NULL)) != CLMEM_OK)
+    else if ((s = clmem_bridge_acquire(b, h, 0, NULL, NULL)) != CLMEM_OK)
         snprintf(why, sizeof why, "acquire: %s", clmem_error_message());
-    else if ((s = clmem_bridge_release(h, 0, NULL, &done)) != CLMEM_OK)
+    else if ((s = clmem_bridge_release(b, h, 0, NULL, &done)) != CLMEM_OK)
         snprintf(why, sizeof why, "release: %s", clmem_error_message());
     else if ((err = clWaitForEvents(1, &done)) != CL_SUCCESS)
         snprintf(why, sizeof why, "waiting for the release: %d", err);
@@ -73,28 +90,34 @@ static const char *cycle(struct cl_fixture *f, struct vk_owned *o, clmem_keepali
     return why;
 }
 
-static void stress(struct vkctx *vk, struct cl_fixture *f, clmem_path path)
+static void stress(struct vkctx *vk, struct cl_fixture *f, clmem_bridge_path path)
 {
     struct vk_owned o;
+    clmem_bridge *b;
     clmem_keepalive *ka;
     const char *env = getenv("CLMEM_STRESS_CYCLES");
     int cycles = env ? atoi(env) : 10000;
-    int fds_before, done = 0, first_fd_leak = -1, first_ref_leak = -1;
-    cl_uint ctx_before, queue_before, align_bits = 0;
+    int fds_before, done = 0, first_fd_leak = -1, first_ref_leak = -1, first_finish_failure = -1;
+    cl_uint ctx_no_bridge, ctx_before, queue_before, align_bits = 0;
     size_t heap_before, heap_after;
     struct timespec t0, t1;
     double seconds;
     const char *why = "";
+    char finish_why[512] = "";
+    clmem_status s;
 
-    tap_diag("path: %s on %s", clmem_path_name(path), f->device_name);
+    tap_diag("path: %s on %s", clmem_bridge_path_name(path), f->device_name);
     clGetDeviceInfo(f->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
-    clmem_bridge_cache_set_enabled(0);
-    ka = vk_owned_new(&o, vk, ALLOC_SIZE, path_memory_props(path), path_export_types(vk, path));
+    ctx_no_bridge = context_refs(f->context);
+    b = bridge_open(vk, f, CLMEM_BRIDGE_NO_IMPORT_CACHE);
+    ka = vk_owned_new(&o, b, vk, ALLOC_SIZE, path_memory_props(path), path_export_types(vk, path));
     /* Warm-up: the drivers' first-use fds and caches are not leaks. */
     for (int i = 0; i < 20 && !why[0]; i++)
-        why = cycle(f, &o, ka, i, align_bits / 8 ? align_bits / 8 : 1, path);
+        why = cycle(b, f, &o, ka, i, align_bits / 8 ? align_bits / 8 : 1, path);
     if (why[0])
         tap_bail("the warm-up cycles failed: %s", why);
+    if (bridge_settle(b) != CLMEM_OK)
+        tap_bail("clmem_bridge_finish after the warm-up cycles failed: %s", clmem_error_message());
     clFinish(f->queue);
     usleep(100000); /* let the driver's own references go (see refs_settle) */
     fds_before = fd_count();
@@ -104,10 +127,16 @@ static void stress(struct vkctx *vk, struct cl_fixture *f, clmem_path path)
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (; done < cycles; done++) {
-        why = cycle(f, &o, ka, done, align_bits / 8 ? align_bits / 8 : 1, path);
+        why = cycle(b, f, &o, ka, done, align_bits / 8 ? align_bits / 8 : 1, path);
         if (why[0])
             break;
         if ((done + 1) % 1000 == 0) {
+            /* The teardowns of the cycles so far may still be pending on
+             * driver threads: finish them, then count. */
+            if ((s = bridge_settle(b)) != CLMEM_OK && first_finish_failure < 0) {
+                first_finish_failure = done + 1;
+                snprintf(finish_why, sizeof finish_why, "%s", clmem_error_message());
+            }
             if (first_fd_leak < 0 && fd_count() != fds_before)
                 first_fd_leak = done + 1;
             if (first_ref_leak < 0 && !refs_settle(f, ctx_before, queue_before))
@@ -116,11 +145,17 @@ static void stress(struct vkctx *vk, struct cl_fixture *f, clmem_path path)
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-    heap_after = mallinfo2().uordblks;
 
     tap_ok(done == cycles, "%d of %d import/acquire/release/unref cycles succeeded%s%s", done, cycles,
            why[0] ? ": " : "", why);
     tap_diag("%.2f s, %.1f us a cycle", seconds, done ? seconds * 1e6 / done : 0.0);
+    s = bridge_settle(b);
+    tap_ok(s == CLMEM_OK && first_finish_failure < 0,
+           "clmem_bridge_finish returned CLMEM_OK every 1000 cycles and at the end%s%s",
+           s != CLMEM_OK ? ": " : "", s != CLMEM_OK ? clmem_error_message() : "");
+    if (first_finish_failure >= 0)
+        tap_diag("the first finish that failed was after %d cycles: %s", first_finish_failure, finish_why);
+    heap_after = mallinfo2().uordblks;
     tap_ok(fd_count() == fds_before && first_fd_leak < 0, "no fd leaked: %d open, %d before", fd_count(),
            fds_before);
     if (first_fd_leak >= 0)
@@ -128,9 +163,11 @@ static void stress(struct vkctx *vk, struct cl_fixture *f, clmem_path path)
     tap_ok(refs_settle(f, ctx_before, queue_before) && first_ref_leak < 0,
            "no OpenCL object leaked: context references %u (%u before), queue references %u (%u before)",
            context_refs(f->context), ctx_before, cl_queue_refcount(f->queue), queue_before);
+    if (first_ref_leak >= 0)
+        tap_diag("the reference counts first differed after %d cycles", first_ref_leak);
     if (heap_before == 0 && heap_after == 0)
         tap_skip("mallinfo2 reports nothing: malloc is replaced (valgrind or a sanitizer)", "the heap did not grow");
-    else if (path == CLMEM_PATH_HOST_MAPPED)
+    else if (path == CLMEM_BRIDGE_PATH_HOST_MAPPED)
         tap_ok(heap_after < heap_before + (size_t)cycles * 16,
                "the heap did not grow by a record a cycle: %zu bytes in use, %zu before (%.1f bytes a cycle)",
                heap_after, heap_before, ((double)heap_after - (double)heap_before) / (cycles ? cycles : 1));
@@ -144,23 +181,34 @@ static void stress(struct vkctx *vk, struct cl_fixture *f, clmem_path path)
                  ((double)heap_after - (double)heap_before) / (cycles ? cycles : 1));
     tap_is_int(atomic_load(&o.released), 0, "the caller's anchor is still held by the caller");
     clmem_keepalive_unref(ka);
+    /* No waiting: after a successful finish no import holds the anchor, so
+     * the caller's reference was the last. */
     tap_is_int(atomic_load(&o.released), 1,
-               "and released exactly once when the caller let go: every import's record was freed");
-    clmem_bridge_cache_set_enabled(1);
+               "and released exactly once, at once, when the caller let go: every import's record was freed");
+    clmem_bridge_unref(b); /* the anchor's release dropped its own reference */
+    tap_is_int(context_refs_settled(f->context, ctx_no_bridge), ctx_no_bridge,
+               "the last bridge reference released the context: its reference count is as before the bridge");
 }
 
 int main(void)
 {
     struct vkctx vk;
     struct cl_fixture f;
+    clmem_bridge *b;
+    clmem_status s;
 
     bridge_open_vulkan(&vk);
     cl_fixture_open_paired(&f, &vk);
-    stress(&vk, &f, CLMEM_PATH_HOST_MAPPED);
-    if (clmem_bridge_check_path(vk.physical_device, f.device, CLMEM_PATH_OPAQUE_FD) == CLMEM_OK)
-        stress(&vk, &f, CLMEM_PATH_OPAQUE_FD);
-    else
+    stress(&vk, &f, CLMEM_BRIDGE_PATH_HOST_MAPPED);
+    b = bridge_open(&vk, &f, 0);
+    s = clmem_bridge_check_path(b, CLMEM_BRIDGE_PATH_OPAQUE_FD);
+    if (s == CLMEM_OK) {
+        clmem_bridge_unref(b);
+        stress(&vk, &f, CLMEM_BRIDGE_PATH_OPAQUE_FD);
+    } else {
         tap_skip(clmem_error_message(), "the same cycles on the opaque-fd path");
+        clmem_bridge_unref(b);
+    }
     cl_fixture_close(&f);
     tap_is_int(vkctx_validation_errors(), 0, "the Vulkan validation layer reported no error");
     vkctx_close(&vk);

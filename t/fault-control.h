@@ -28,4 +28,10 @@ int clmem_fault_fired(void);
 
 /* Disarm everything and forget every pass count. */
 void clmem_fault_reset(void);
+
+/* The names of the points the library has reached since the program
+ * started (a reset does not forget them): up to max of them into names, in
+ * the order they were first reached; returns how many there are in all.
+ * For a test to check that every point it meets has a case of its own. */
+int clmem_fault_seen(const char **names, int max);
 #endif

@@ -1,28 +1,47 @@
-/* Fault injection: every failure point of the bridge's imports, handoff,
- * semaphores and Vulkan-buffer helper is made to fail at every pass a
- * sequence of calls makes through it, and each failure must be reported as
- * documented and lose nothing.
+/* Fault injection: every failure point of the bridge's creation, imports,
+ * handles for more queues, handoff, teardown, semaphores and Vulkan-buffer
+ * helper is made to fail at every pass a sequence of calls makes through
+ * it, and each failure must be reported as documented and lose nothing.
  *
  * For each row of `cases` below (a point and the sequence that reaches it):
  *  1. a dry run with nothing armed counts the passes through the point;
  *  2. for n = 1..passes, twice (RETRY: disarm and repeat the failed call,
  *     then finish the sequence; DROP: let go of everything at once, then
- *     make one good import/acquire/release, the "next call"), the nth pass
- *     fails and the test checks
+ *     run the whole sequence once more with nothing armed, the "next
+ *     call"), the nth pass fails and the test checks
  *       - the failing call returned the row's status, clmem_error_call()
- *         names the row's call (NULL for the library's own allocations),
- *         the native code is non-zero for OpenCL and Vulkan failures, *out
- *         is NULL after a failed import, and a caller's fd is still open;
- *       - nothing was lost: the fd count and the context's and queue's
- *         OpenCL reference counts are as before, host-mapped memory is no
- *         longer mapped, the validation layer saw no new error, and the
- *         caller's anchor ran its release exactly once when the caller
- *         dropped its reference (the bridge kept none);
+ *         names the row's call (NULL for the library's own allocations and
+ *         checks), the native code is non-zero for OpenCL, Vulkan and
+ *         system failures, *out is NULL after a failed import, handle,
+ *         semaphore or bridge creation, a caller's fd is still open, and a
+ *         failed bridge creation retained nothing (the context's reference
+ *         count is unchanged right after it);
+ *       - a pass that fails inside a call with no status (the last unref,
+ *         which starts the import's teardown: the marker list, the markers,
+ *         their callbacks, the hand-back of memory left acquired) is judged
+ *         by what follows: clmem_bridge_finish must still return CLMEM_OK,
+ *         and nothing may be lost;
+ *       - nothing was lost, after clmem_bridge_finish returned CLMEM_OK and
+ *         the test dropped its bridge reference: the fd count and the
+ *         context's and the three queues' OpenCL reference counts are as
+ *         before the run's bridge was made, host-mapped memory is no longer
+ *         mapped, the
+ *         validation layer saw no new error, every Vulkan keepalive an
+ *         import was given (a probe anchor of its own per import call) has
+ *         run its release exactly once, and only after OpenCL destroyed the
+ *         cl_mem the import made, and the caller's anchor on the Vulkan
+ *         memory runs its release at once, exactly once, when the caller
+ *         drops its reference (the bridge kept none);
  *       - the library still works (the retry, or the next call).
  *
- * Adding a point is one line in `cases`. Sequences whose path the machine
- * lacks (opaque fd, device-ordered semaphores on CPU machines) are skipped
- * with check_path's reason.
+ * Each run makes a bridge of its own (import cache on) and drops it at
+ * the end, so that what one broken run strands is not blamed on the next;
+ * the bridge-creation rows make and drop theirs in the sequence. Adding a point is one line in `cases`; the test reads the library's
+ * sources (CLMEM_TOP_SRCDIR) and fails when a FAULT("...") there has no
+ * row, when a row names a point the sources lack, or when the library
+ * reached a point that has no row. Sequences whose path the machine lacks
+ * (opaque fd, device-ordered semaphores on CPU machines) are skipped with
+ * the bridge's reason.
  *
  * Links t/libclmem-fault.la, libclmem and libclmem-bridge built with the
  * seam (lib/fault.h), instead of the shipped libraries. */
@@ -31,139 +50,236 @@
 #include "fd-count.h"
 #include "tap.h"
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#ifndef CLMEM_TOP_SRCDIR
+#define CLMEM_TOP_SRCDIR "."
+#endif
+
 #define ALLOC_SIZE (64 * 1024)
 #define SUB_SIZE 4096
+#define NSLOTS 4   /* handles (and fds) a run can hold */
+#define NQUEUES 3  /* the fixture's queue and two more of its context */
+#define NPROBES 40 /* probe anchors a run can hand out: sequence, retry and next call */
+#define SETTLE_NS UINT64_C(5000000000) /* finish's timeout: teardowns take milliseconds */
 /* What an out-parameter holds before a call, so that "set to NULL" shows. */
 #define JUNK_HANDLE ((clmem_handle *)(uintptr_t)0x1)
-#define JUNK_SEMAPHORE ((clmem_semaphore *)(uintptr_t)0x1)
+#define JUNK_SEMAPHORE ((clmem_bridge_semaphore *)(uintptr_t)0x1)
+#define JUNK_BRIDGE ((clmem_bridge *)(uintptr_t)0x1)
 
 /* ------------------------------------------------------------ sequences */
 
 enum op_kind {
     OP_END,
-    OP_IMPORT,     /* clmem_bridge_import_vk into slot */
-    OP_IMPORT_FD,  /* the test exports an fd, clmem_bridge_import_fd into slot */
-    OP_ACQUIRE,    /* clmem_bridge_acquire(slot) */
-    OP_RELEASE,    /* clmem_bridge_release(slot), waited for */
-    OP_DROP,       /* clmem_handle_unref(slot): no status, teardown inside */
-    OP_VK_CREATE,  /* clmem_bridge_vk_buffer_create */
-    OP_VK_DESTROY, /* clmem_bridge_vk_buffer_destroy: no status */
-    OP_SEM_IMPORT, /* clmem_bridge_semaphore_import */
-    OP_SEM_DROP    /* clmem_bridge_semaphore_unref: no status */
+    OP_IMPORT,         /* clmem_bridge_import_vk(range, queue) into slot */
+    OP_IMPORT_FD,      /* the test exports an fd, clmem_bridge_import_fd(range, queue) into slot */
+    OP_FOR_QUEUE,      /* clmem_bridge_handle_for_queue(src's handle, queue) into slot */
+    OP_ACQUIRE,        /* clmem_bridge_acquire(slot) */
+    OP_RELEASE,        /* clmem_bridge_release(slot), waited for */
+    OP_DROP,           /* clmem_handle_unref(slot): no status; an import's last one starts its teardown */
+    OP_FINISH,         /* clmem_bridge_finish(10 s): must return CLMEM_OK, whatever failed before */
+    OP_VK_CREATE,      /* clmem_bridge_vk_buffer_create */
+    OP_VK_DESTROY,     /* clmem_bridge_vk_buffer_destroy: no status */
+    OP_SEM_IMPORT,     /* clmem_bridge_semaphore_import */
+    OP_SEM_DROP,       /* clmem_bridge_semaphore_unref: no status */
+    OP_BRIDGE_CREATE,  /* clmem_bridge_create into slot: 0 names the OpenCL device, 1 lets the bridge find it */
+    OP_BRIDGE_UNREF    /* clmem_bridge_unref(slot): no status */
 };
 
-/* Slot 0 imports the whole allocation; slot 1 the range [align, align +
- * SUB_SIZE), a non-zero offset, so that the import makes a sub-buffer. */
+enum range { WHOLE, SUB }; /* SUB: [align, align + SUB_SIZE), a non-zero offset (a sub-buffer on the fd paths) */
+
 struct op {
     enum op_kind kind;
     int slot;
+    enum range range; /* imports */
+    int queue;        /* imports and OP_FOR_QUEUE: index into env.queues */
+    int src;          /* OP_FOR_QUEUE: the slot whose handle it starts from */
 };
 
-enum needs { NEEDS_NOTHING, NEEDS_OPAQUE_FD, NEEDS_SEMAPHORE_OPAQUE_FD };
+#define IMPORT(s, r, q) {OP_IMPORT, s, r, q, 0}
+#define IMPORT_FD(s, r, q) {OP_IMPORT_FD, s, r, q, 0}
+#define FOR_QUEUE(s, from, q) {OP_FOR_QUEUE, s, WHOLE, q, from}
+#define ACQUIRE(s) {OP_ACQUIRE, s, WHOLE, 0, 0}
+#define RELEASE(s) {OP_RELEASE, s, WHOLE, 0, 0}
+#define DROP(s) {OP_DROP, s, WHOLE, 0, 0}
+#define FINISH {OP_FINISH, 0, WHOLE, 0, 0}
+#define END {OP_END, 0, WHOLE, 0, 0}
+#define SIMPLE(k, s) {k, s, WHOLE, 0, 0}
+
+enum needs { NEEDS_NOTHING, NEEDS_OPAQUE_FD, NEEDS_SEMAPHORE_OPAQUE_FD, NEEDS_COUNT };
 
 struct sequence {
     const char *name;
     enum needs needs;
-    clmem_path path;                /* of the imports */
-    clmem_semaphore_mode sem_mode;  /* of OP_SEM_IMPORT */
-    struct op ops[8];
+    clmem_bridge_path path;               /* of the imports */
+    clmem_bridge_semaphore_mode sem_mode; /* of OP_SEM_IMPORT */
+    struct op ops[12];
 };
 
+/* Import whole and a sub-range, hand the sub-range over and back, drop both. */
 #define IMPORT_AND_HANDOFF                                                                                         \
-    {{OP_IMPORT, 0}, {OP_IMPORT, 1}, {OP_ACQUIRE, 1}, {OP_RELEASE, 1}, {OP_DROP, 1}, {OP_DROP, 0}, {OP_END, 0}}
-#define DROPPED_WHILE_ACQUIRED {{OP_IMPORT, 0}, {OP_ACQUIRE, 0}, {OP_DROP, 0}, {OP_END, 0}}
+    {IMPORT(0, WHOLE, 0), IMPORT(1, SUB, 0), ACQUIRE(1), RELEASE(1), DROP(1), DROP(0), FINISH, END}
+/* The last handle goes while OpenCL owns the memory: the teardown hands it back. */
+#define DROPPED_WHILE_ACQUIRED {IMPORT(0, WHOLE, 0), ACQUIRE(0), DROP(0), FINISH, END}
+/* One import, three queues: a cache hit on the second, a handle for the
+ * third; the teardown puts a marker on each. */
+#define THREE_QUEUES                                                                                               \
+    {IMPORT(0, WHOLE, 0), IMPORT(2, WHOLE, 1), FOR_QUEUE(3, 0, 2), ACQUIRE(0), RELEASE(0), DROP(0), DROP(3),       \
+     DROP(2), FINISH, END}
+/* Acquired through the cache hit's queue and dropped so: handed back there. */
+#define THREE_QUEUES_DROPPED                                                                                       \
+    {IMPORT(0, WHOLE, 0), IMPORT(2, WHOLE, 1), FOR_QUEUE(3, 0, 2), ACQUIRE(2), DROP(0), DROP(2), DROP(3), FINISH, END}
 
-static const struct sequence seq_host = {
-    "host-mapped: import whole, import sub-range, acquire, release, drop both", NEEDS_NOTHING,
-    CLMEM_PATH_HOST_MAPPED, 0, IMPORT_AND_HANDOFF};
+static const struct sequence seq_host = {"host-mapped: import whole, import sub-range, acquire, release, drop both",
+                                         NEEDS_NOTHING, CLMEM_BRIDGE_PATH_HOST_MAPPED, 0, IMPORT_AND_HANDOFF};
 static const struct sequence seq_host_dropped = {"host-mapped: import, acquire, drop while acquired", NEEDS_NOTHING,
-                                                 CLMEM_PATH_HOST_MAPPED, 0, DROPPED_WHILE_ACQUIRED};
+                                                 CLMEM_BRIDGE_PATH_HOST_MAPPED, 0, DROPPED_WHILE_ACQUIRED};
+static const struct sequence seq_host_queues = {
+    "host-mapped: import, cache hit on a 2nd queue, handle for a 3rd, acquire, release, drop all", NEEDS_NOTHING,
+    CLMEM_BRIDGE_PATH_HOST_MAPPED, 0, THREE_QUEUES};
+static const struct sequence seq_host_queues_dropped = {
+    "host-mapped: import on 3 queues, acquire on the 2nd, drop all while acquired", NEEDS_NOTHING,
+    CLMEM_BRIDGE_PATH_HOST_MAPPED, 0, THREE_QUEUES_DROPPED};
 static const struct sequence seq_fd = {"opaque-fd: import whole, import sub-range, acquire, release, drop both",
-                                       NEEDS_OPAQUE_FD, CLMEM_PATH_OPAQUE_FD, 0,
-                                       IMPORT_AND_HANDOFF};
+                                       NEEDS_OPAQUE_FD, CLMEM_BRIDGE_PATH_OPAQUE_FD, 0, IMPORT_AND_HANDOFF};
 static const struct sequence seq_fd_dropped = {"opaque-fd: import, acquire, drop while acquired", NEEDS_OPAQUE_FD,
-                                               CLMEM_PATH_OPAQUE_FD, 0, DROPPED_WHILE_ACQUIRED};
+                                               CLMEM_BRIDGE_PATH_OPAQUE_FD, 0, DROPPED_WHILE_ACQUIRED};
+static const struct sequence seq_fd_queues = {
+    "opaque-fd: import, cache hit on a 2nd queue, handle for a 3rd, acquire, release, drop all", NEEDS_OPAQUE_FD,
+    CLMEM_BRIDGE_PATH_OPAQUE_FD, 0, THREE_QUEUES};
+static const struct sequence seq_fd_queues_dropped = {
+    "opaque-fd: import on 3 queues, acquire on the 2nd, drop all while acquired", NEEDS_OPAQUE_FD,
+    CLMEM_BRIDGE_PATH_OPAQUE_FD, 0, THREE_QUEUES_DROPPED};
 static const struct sequence seq_import_fd = {
-    "caller's opaque fd: import_fd sub-range, acquire, release, drop", NEEDS_OPAQUE_FD, CLMEM_PATH_OPAQUE_FD, 0,
-    {{OP_IMPORT_FD, 1}, {OP_ACQUIRE, 1}, {OP_RELEASE, 1}, {OP_DROP, 1}, {OP_END, 0}}};
-static const struct sequence seq_vk = {"vk_buffer_create, destroy", NEEDS_NOTHING, CLMEM_PATH_HOST_MAPPED, 0,
-                                       {{OP_VK_CREATE, 0}, {OP_VK_DESTROY, 0}, {OP_END, 0}}};
+    "caller's opaque fd: import_fd sub-range, handle for a 2nd queue, acquire, release, drop", NEEDS_OPAQUE_FD,
+    CLMEM_BRIDGE_PATH_OPAQUE_FD, 0,
+    {IMPORT_FD(1, SUB, 0), FOR_QUEUE(2, 1, 1), ACQUIRE(1), RELEASE(1), DROP(2), DROP(1), FINISH, END}};
+static const struct sequence seq_vk = {"vk_buffer_create, destroy", NEEDS_NOTHING, CLMEM_BRIDGE_PATH_HOST_MAPPED, 0,
+                                       {SIMPLE(OP_VK_CREATE, 0), SIMPLE(OP_VK_DESTROY, 0), END}};
 static const struct sequence seq_sem_host = {"host-ordered semaphore: import, drop", NEEDS_NOTHING,
-                                             CLMEM_PATH_HOST_MAPPED, CLMEM_SEMAPHORE_HOST_ORDERED,
-                                             {{OP_SEM_IMPORT, 0}, {OP_SEM_DROP, 0}, {OP_END, 0}}};
+                                             CLMEM_BRIDGE_PATH_HOST_MAPPED, CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED,
+                                             {SIMPLE(OP_SEM_IMPORT, 0), SIMPLE(OP_SEM_DROP, 0), FINISH, END}};
 static const struct sequence seq_sem_fd = {"opaque-fd semaphore: import, drop", NEEDS_SEMAPHORE_OPAQUE_FD,
-                                           CLMEM_PATH_HOST_MAPPED, CLMEM_SEMAPHORE_OPAQUE_FD,
-                                           {{OP_SEM_IMPORT, 0}, {OP_SEM_DROP, 0}, {OP_END, 0}}};
+                                           CLMEM_BRIDGE_PATH_HOST_MAPPED, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD,
+                                           {SIMPLE(OP_SEM_IMPORT, 0), SIMPLE(OP_SEM_DROP, 0), FINISH, END}};
+static const struct sequence seq_bridge = {
+    "bridge_create (device named), bridge_create (device found), unref both", NEEDS_NOTHING,
+    CLMEM_BRIDGE_PATH_HOST_MAPPED, 0,
+    {SIMPLE(OP_BRIDGE_CREATE, 0), SIMPLE(OP_BRIDGE_CREATE, 1), SIMPLE(OP_BRIDGE_UNREF, 0),
+     SIMPLE(OP_BRIDGE_UNREF, 1), END}};
 
 /* ---------------------------------------------------------------- cases */
 
 struct fault_case {
-    const char *point;             /* the FAULT("...") name */
-    const struct sequence *seq;    /* a sequence that reaches it */
-    clmem_status want;             /* what the call that fails returns */
-    const char *call;              /* what clmem_error_call() names; NULL: the library's own check */
+    const char *point;          /* the FAULT("...") name */
+    const struct sequence *seq; /* a sequence that reaches it */
+    clmem_status want;          /* what a call that fails there returns (CLMEM_OK: only teardowns reach it) */
+    const char *call;           /* what clmem_error_call() names; NULL: the library's own check */
 };
 
+#define TEARDOWN CLMEM_OK, NULL /* reached only inside the last unref: no status to check */
+
 static const struct fault_case cases[] = {
-    /* point                                   sequence           status               call named */
-    {"import_record_alloc",                    &seq_host,         CLMEM_ERR_NO_MEMORY, NULL},
-    {"anchor_alloc",                           &seq_host,         CLMEM_ERR_NO_MEMORY, NULL},
-    {"host_map_alloc",                         &seq_host,         CLMEM_ERR_NO_MEMORY, NULL},
-    {"vkMapMemory",                            &seq_host,         CLMEM_ERR_VULKAN,    "vkMapMemory"},
-    {"clCreateBuffer",                         &seq_host,         CLMEM_ERR_OPENCL,    "clCreateBuffer(CL_MEM_USE_HOST_PTR)"},
-    {"clEnqueueMapBuffer",                     &seq_host,         CLMEM_ERR_OPENCL,    "clEnqueueMapBuffer"},
+    /* point                                   sequence                  status               call named */
+    /* the bridge */
+    {"bridge_alloc",                           &seq_bridge,              CLMEM_ERR_NO_MEMORY, NULL},
+    {"vkGetInstanceProcAddr",                  &seq_bridge,              CLMEM_ERR_UNSUPPORTED, NULL},
+    {"clGetContextInfo(CL_CONTEXT_DEVICES)",   &seq_bridge,              CLMEM_ERR_OPENCL,    "clGetContextInfo(CL_CONTEXT_DEVICES)"},
+    {"clRetainContext",                        &seq_bridge,              CLMEM_ERR_OPENCL,    "clRetainContext"},
+    /* host-mapped */
+    {"import_record_alloc",                    &seq_host,                CLMEM_ERR_NO_MEMORY, NULL},
+    {"anchor_alloc",                           &seq_host,                CLMEM_ERR_NO_MEMORY, NULL},
+    {"host_map_alloc",                         &seq_host,                CLMEM_ERR_NO_MEMORY, NULL},
+    {"vkMapMemory",                            &seq_host,                CLMEM_ERR_VULKAN,    "vkMapMemory"},
+    {"clCreateBuffer",                         &seq_host,                CLMEM_ERR_OPENCL,    "clCreateBuffer(CL_MEM_USE_HOST_PTR)"},
+    {"clEnqueueMapBuffer",                     &seq_host,                CLMEM_ERR_OPENCL,    "clEnqueueMapBuffer"},
     /* (no clCreateSubBuffer here: a host-mapped import wraps just its range) */
-    {"clSetMemObjectDestructorCallback",       &seq_host,         CLMEM_ERR_OPENCL,    "clSetMemObjectDestructorCallback"},
-    {"handle_alloc",                           &seq_host,         CLMEM_ERR_NO_MEMORY, NULL},
-    {"clEnqueueUnmapMemObject",                &seq_host,         CLMEM_ERR_OPENCL,    "clEnqueueUnmapMemObject"},
-    {"clEnqueueMapBuffer",                     &seq_host_dropped, CLMEM_ERR_OPENCL,    "clEnqueueMapBuffer"},
-    {"vkCreateBuffer",                         &seq_vk,           CLMEM_ERR_VULKAN,    "vkCreateBuffer"},
-    {"vkAllocateMemory",                       &seq_vk,           CLMEM_ERR_VULKAN,    "vkAllocateMemory"},
-    {"vkBindBufferMemory",                     &seq_vk,           CLMEM_ERR_VULKAN,    "vkBindBufferMemory"},
-    {"semaphore_alloc",                        &seq_sem_host,     CLMEM_ERR_NO_MEMORY, NULL},
-    {"vkCreateFence",                          &seq_sem_host,     CLMEM_ERR_VULKAN,    "vkCreateFence"},
+    {"import_queue_list",                      &seq_host,                CLMEM_ERR_NO_MEMORY, NULL},
+    {"clSetMemObjectDestructorCallback",       &seq_host,                CLMEM_ERR_OPENCL,    "clSetMemObjectDestructorCallback"},
+    {"import_anchor_list",                     &seq_host,                CLMEM_ERR_NO_MEMORY, NULL},
+    {"handle_alloc",                           &seq_host,                CLMEM_ERR_NO_MEMORY, NULL},
+    {"clEnqueueUnmapMemObject",                &seq_host,                CLMEM_ERR_OPENCL,    "clEnqueueUnmapMemObject"},
+    {"teardown_markers_alloc",                 &seq_host,                TEARDOWN},
+    {"clEnqueueMarkerWithWaitList",            &seq_host,                TEARDOWN},
+    {"clSetEventCallback",                     &seq_host,                TEARDOWN},
+    {"clEnqueueMapBuffer",                     &seq_host_dropped,        CLMEM_ERR_OPENCL,    "clEnqueueMapBuffer"},
+    {"clEnqueueMarkerWithWaitList",            &seq_host_dropped,        TEARDOWN},
+    /* host-mapped, three queues: the cache hit and handle_for_queue grow the lists */
+    {"import_queue_list",                      &seq_host_queues,         CLMEM_ERR_NO_MEMORY, NULL},
+    {"import_anchor_list",                     &seq_host_queues,         CLMEM_ERR_NO_MEMORY, NULL},
+    {"handle_alloc",                           &seq_host_queues,         CLMEM_ERR_NO_MEMORY, NULL},
+    {"teardown_markers_alloc",                 &seq_host_queues,         TEARDOWN},
+    {"clEnqueueMarkerWithWaitList",            &seq_host_queues,         TEARDOWN},
+    {"clSetEventCallback",                     &seq_host_queues,         TEARDOWN},
+    {"clEnqueueMapBuffer",                     &seq_host_queues_dropped, CLMEM_ERR_OPENCL,    "clEnqueueMapBuffer"},
+    {"clEnqueueMarkerWithWaitList",            &seq_host_queues_dropped, TEARDOWN},
+    {"clSetEventCallback",                     &seq_host_queues_dropped, TEARDOWN},
+    /* the Vulkan buffer helper, the host-ordered semaphore */
+    {"vkCreateBuffer",                         &seq_vk,                  CLMEM_ERR_VULKAN,    "vkCreateBuffer"},
+    {"vkAllocateMemory",                       &seq_vk,                  CLMEM_ERR_VULKAN,    "vkAllocateMemory"},
+    {"vkBindBufferMemory",                     &seq_vk,                  CLMEM_ERR_VULKAN,    "vkBindBufferMemory"},
+    {"semaphore_alloc",                        &seq_sem_host,            CLMEM_ERR_NO_MEMORY, NULL},
+    {"vkCreateFence",                          &seq_sem_host,            CLMEM_ERR_VULKAN,    "vkCreateFence"},
     /* the fd paths: NVIDIA (cl_khr_external_memory_opaque_fd) */
-    {"import_record_alloc",                    &seq_fd,           CLMEM_ERR_NO_MEMORY, NULL},
-    {"anchor_alloc",                           &seq_fd,           CLMEM_ERR_NO_MEMORY, NULL},
-    {"vkGetMemoryFdKHR",                       &seq_fd,           CLMEM_ERR_VULKAN,    "vkGetMemoryFdKHR"},
-    {"clCreateBufferWithProperties",           &seq_fd,           CLMEM_ERR_OPENCL,    "clCreateBufferWithProperties"},
-    {"clCreateSubBuffer",                      &seq_fd,           CLMEM_ERR_OPENCL,    "clCreateSubBuffer"},
-    {"clSetMemObjectDestructorCallback",       &seq_fd,           CLMEM_ERR_OPENCL,    "clSetMemObjectDestructorCallback"},
-    {"handle_alloc",                           &seq_fd,           CLMEM_ERR_NO_MEMORY, NULL},
-    {"clEnqueueAcquireExternalMemObjectsKHR",  &seq_fd,           CLMEM_ERR_OPENCL,    "clEnqueueAcquireExternalMemObjectsKHR"},
-    {"clEnqueueReleaseExternalMemObjectsKHR",  &seq_fd,           CLMEM_ERR_OPENCL,    "clEnqueueReleaseExternalMemObjectsKHR"},
-    {"clEnqueueReleaseExternalMemObjectsKHR",  &seq_fd_dropped,   CLMEM_ERR_OPENCL,    "clEnqueueReleaseExternalMemObjectsKHR"},
-    {"fcntl(F_DUPFD_CLOEXEC)",                 &seq_import_fd,    CLMEM_ERR_NO_MEMORY, "fcntl(F_DUPFD_CLOEXEC)"},
-    {"import_record_alloc",                    &seq_import_fd,    CLMEM_ERR_NO_MEMORY, NULL},
-    {"anchor_alloc",                           &seq_import_fd,    CLMEM_ERR_NO_MEMORY, NULL},
-    {"clCreateBufferWithProperties",           &seq_import_fd,    CLMEM_ERR_OPENCL,    "clCreateBufferWithProperties"},
-    {"clCreateSubBuffer",                      &seq_import_fd,    CLMEM_ERR_OPENCL,    "clCreateSubBuffer"},
-    {"clSetMemObjectDestructorCallback",       &seq_import_fd,    CLMEM_ERR_OPENCL,    "clSetMemObjectDestructorCallback"},
-    {"handle_alloc",                           &seq_import_fd,    CLMEM_ERR_NO_MEMORY, NULL},
-    {"semaphore_alloc",                        &seq_sem_fd,       CLMEM_ERR_NO_MEMORY, NULL},
-    {"vkGetSemaphoreFdKHR",                    &seq_sem_fd,       CLMEM_ERR_VULKAN,    "vkGetSemaphoreFdKHR"},
-    {"clCreateSemaphoreWithPropertiesKHR",     &seq_sem_fd,       CLMEM_ERR_OPENCL,    "clCreateSemaphoreWithPropertiesKHR"},
+    {"import_record_alloc",                    &seq_fd,                  CLMEM_ERR_NO_MEMORY, NULL},
+    {"anchor_alloc",                           &seq_fd,                  CLMEM_ERR_NO_MEMORY, NULL},
+    {"vkGetMemoryFdKHR",                       &seq_fd,                  CLMEM_ERR_VULKAN,    "vkGetMemoryFdKHR"},
+    {"clCreateBufferWithProperties",           &seq_fd,                  CLMEM_ERR_OPENCL,    "clCreateBufferWithProperties"},
+    {"import_queue_list",                      &seq_fd,                  CLMEM_ERR_NO_MEMORY, NULL},
+    {"clCreateSubBuffer",                      &seq_fd,                  CLMEM_ERR_OPENCL,    "clCreateSubBuffer"},
+    {"clSetMemObjectDestructorCallback",       &seq_fd,                  CLMEM_ERR_OPENCL,    "clSetMemObjectDestructorCallback"},
+    {"import_anchor_list",                     &seq_fd,                  CLMEM_ERR_NO_MEMORY, NULL},
+    {"handle_alloc",                           &seq_fd,                  CLMEM_ERR_NO_MEMORY, NULL},
+    {"clEnqueueAcquireExternalMemObjectsKHR",  &seq_fd,                  CLMEM_ERR_OPENCL,    "clEnqueueAcquireExternalMemObjectsKHR"},
+    {"clEnqueueReleaseExternalMemObjectsKHR",  &seq_fd,                  CLMEM_ERR_OPENCL,    "clEnqueueReleaseExternalMemObjectsKHR"},
+    {"teardown_markers_alloc",                 &seq_fd,                  TEARDOWN},
+    {"clEnqueueMarkerWithWaitList",            &seq_fd,                  TEARDOWN},
+    {"clSetEventCallback",                     &seq_fd,                  TEARDOWN},
+    {"clEnqueueReleaseExternalMemObjectsKHR",  &seq_fd_dropped,          CLMEM_ERR_OPENCL,    "clEnqueueReleaseExternalMemObjectsKHR"},
+    {"clEnqueueMarkerWithWaitList",            &seq_fd_dropped,          TEARDOWN},
+    {"import_queue_list",                      &seq_fd_queues,           CLMEM_ERR_NO_MEMORY, NULL},
+    {"import_anchor_list",                     &seq_fd_queues,           CLMEM_ERR_NO_MEMORY, NULL},
+    {"handle_alloc",                           &seq_fd_queues,           CLMEM_ERR_NO_MEMORY, NULL},
+    {"clEnqueueMarkerWithWaitList",            &seq_fd_queues,           TEARDOWN},
+    {"clSetEventCallback",                     &seq_fd_queues,           TEARDOWN},
+    {"clEnqueueReleaseExternalMemObjectsKHR",  &seq_fd_queues_dropped,   CLMEM_ERR_OPENCL,    "clEnqueueReleaseExternalMemObjectsKHR"},
+    {"clEnqueueMarkerWithWaitList",            &seq_fd_queues_dropped,   TEARDOWN},
+    {"fcntl(F_DUPFD_CLOEXEC)",                 &seq_import_fd,           CLMEM_ERR_NO_MEMORY, "fcntl(F_DUPFD_CLOEXEC)"},
+    {"import_record_alloc",                    &seq_import_fd,           CLMEM_ERR_NO_MEMORY, NULL},
+    {"anchor_alloc",                           &seq_import_fd,           CLMEM_ERR_NO_MEMORY, NULL},
+    {"clCreateBufferWithProperties",           &seq_import_fd,           CLMEM_ERR_OPENCL,    "clCreateBufferWithProperties"},
+    {"import_queue_list",                      &seq_import_fd,           CLMEM_ERR_NO_MEMORY, NULL},
+    {"clCreateSubBuffer",                      &seq_import_fd,           CLMEM_ERR_OPENCL,    "clCreateSubBuffer"},
+    {"clSetMemObjectDestructorCallback",       &seq_import_fd,           CLMEM_ERR_OPENCL,    "clSetMemObjectDestructorCallback"},
+    {"import_anchor_list",                     &seq_import_fd,           CLMEM_ERR_NO_MEMORY, NULL},
+    {"handle_alloc",                           &seq_import_fd,           CLMEM_ERR_NO_MEMORY, NULL},
+    {"clEnqueueMarkerWithWaitList",            &seq_import_fd,           TEARDOWN},
+    {"semaphore_alloc",                        &seq_sem_fd,              CLMEM_ERR_NO_MEMORY, NULL},
+    {"vkGetSemaphoreFdKHR",                    &seq_sem_fd,              CLMEM_ERR_VULKAN,    "vkGetSemaphoreFdKHR"},
+    {"clCreateSemaphoreWithPropertiesKHR",     &seq_sem_fd,              CLMEM_ERR_OPENCL,    "clCreateSemaphoreWithPropertiesKHR"},
 };
+#define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
 /* ------------------------------------------------------------ the world */
 
 struct env {
     struct vkctx vk;
     struct cl_fixture f;
-    VkDeviceSize align;             /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: slot 1's offset */
-    bool have[3];                   /* indexed by enum needs */
-    char why_not[3][512];           /* check_path's message where a need is not met */
-    /* the baselines, with the fixtures open and the drivers warmed up */
+    cl_command_queue queues[NQUEUES];  /* [0] is f.queue */
+    VkDeviceSize align;                /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: SUB's offset */
+    bool have[NEEDS_COUNT];
+    char why_not[NEEDS_COUNT][512];    /* the bridge's message where a need is not met */
+    /* the baselines, with the fixtures open (no bridge) and the drivers warmed up */
     int fds;
-    cl_uint context_refs, queue_refs;
+    cl_uint context_refs, queue_refs[NQUEUES];
 };
 
 /* Which fds are open now that were not when the baseline was taken, as
@@ -195,23 +311,32 @@ static cl_uint context_refs(cl_context c)
     return n;
 }
 
-/* A counting anchor, for the semaphore sequences (the import sequences use
- * the fixture's vk_owned anchor, which counts too). */
+/* A counting anchor, for the semaphore sequences. */
 static void count_release(void *user)
 {
     atomic_fetch_add((atomic_int *)user, 1);
 }
 
-/* PoCL lets go of its own references on the queue and the context (held by
- * its commands and events, which a driver thread cleans up) a little after
- * the calls that made them returned. Wait for the counts to come back: a
- * leaked reference never does, so waiting costs time only when something is
- * wrong. Returns how long it took, or -1 after two seconds. */
+static bool refs_are_back(const struct env *e)
+{
+    if (context_refs(e->f.context) != e->context_refs)
+        return false;
+    for (int i = 0; i < NQUEUES; i++)
+        if (cl_queue_refcount(e->queues[i]) != e->queue_refs[i])
+            return false;
+    return true;
+}
+
+/* PoCL lets go of its own references on the queues and the context (held
+ * by its commands and events, which a driver thread cleans up) a little
+ * after the calls that made them returned. Wait for the counts to come
+ * back: a leaked reference never does, so waiting costs time only when
+ * something is wrong. Returns how long it took, or -1 after two seconds. */
 static int settle_ms_max;
 static int refs_settle(const struct env *e)
 {
     for (int ms = 0; ms < 2000; ms++) {
-        if (context_refs(e->f.context) == e->context_refs && cl_queue_refcount(e->f.queue) == e->queue_refs) {
+        if (refs_are_back(e)) {
             if (ms > settle_ms_max)
                 settle_ms_max = ms;
             return ms;
@@ -221,29 +346,52 @@ static int refs_settle(const struct env *e)
     return -1;
 }
 
-/* Runs whose caller's anchor was never released: the bridge still holds
- * (or lost) an import, and the drivers may wait for it forever when their
- * context or device is destroyed (NVIDIA's do). */
+/* Runs that left something of the caller's held (an anchor never
+ * released): the bridge still holds (or lost) an import, and the drivers
+ * may wait for it forever when their context or device is destroyed
+ * (NVIDIA's do). */
 static int stranded;
 
 enum mode { MODE_DRY, MODE_RETRY, MODE_DROP };
 static const char *const mode_names[] = {"dry run", "retry", "drop"};
+
+struct run;
+
+/* A Vulkan keepalive of one import call, handed out in call order. It
+ * holds a reference on the caller's anchor on the memory (r->ka), as an
+ * application's keepalive would, and records whether OpenCL had destroyed
+ * the import's cl_mem when the bridge let go of it. */
+struct probe {
+    struct run *r;
+    clmem_keepalive *ka;   /* the caller's reference until the import call returned; then NULL */
+    bool used;             /* handed to an import call */
+    bool watched;          /* the import succeeded: its cl_mem's destruction is watched */
+    atomic_int released;
+    atomic_int destroyed;  /* the watched cl_mem's destructor callbacks (the test's own) */
+    atomic_int destroyed_at_release;
+};
 
 /* Everything one run of a sequence holds. */
 struct run {
     struct env *e;
     const struct fault_case *c;
     const struct sequence *seq;
+    clmem_bridge *b;               /* the run's own bridge (none for the bridge-creation rows) */
+    bool finish_failed;            /* a finish of this run failed: later ones only check */
+    cl_uint ctx_before_create;     /* the context's reference count right before bridge_create */
     struct vk_owned o;             /* the Vulkan memory the imports share */
     clmem_keepalive *ka;           /* the caller's reference on its anchor (or the semaphore's) */
     atomic_int sem_releases;       /* the semaphore sequences' anchor */
+    struct probe probes[NPROBES];
+    int probes_used;
     VkSemaphore vk_sem;
-    clmem_semaphore *sem;
-    clmem_handle *h[2];
-    int fd[2];                     /* the caller's fd for OP_IMPORT_FD; -1 when none */
-    struct stat fd_stat[2];        /* to tell it from another file that got the same number */
+    clmem_bridge_semaphore *sem;
+    clmem_bridge *bridges[2];      /* the bridge-creation sequence's own */
+    clmem_handle *h[NSLOTS];
+    int fd[NSLOTS];                /* the caller's fd for OP_IMPORT_FD; -1 when none */
+    struct stat fd_stat[NSLOTS];   /* to tell it from another file that got the same number */
     VkBuffer vk_buffer;
-    clmem_vk_memory vk_memory;
+    clmem_bridge_vk_memory vk_memory;
     /* what the failing call said, and what was wrong */
     char report[400];
     char problems[2048];
@@ -264,20 +412,90 @@ static void problem(struct run *r, const char *fmt, ...)
     va_end(ap);
 }
 
+/* May run on a driver thread. The count goes last: once the main thread
+ * sees it, this function touches the run no more. */
+static void probe_release(void *user)
+{
+    struct probe *p = user;
+    clmem_keepalive *callers = p->r->ka;
+
+    atomic_store(&p->destroyed_at_release, atomic_load(&p->destroyed));
+    clmem_keepalive_unref(callers); /* the probe's reference on the caller's anchor */
+    atomic_fetch_add(&p->released, 1);
+}
+
+static void CL_CALLBACK probe_mem_destroyed(cl_mem mem, void *user)
+{
+    struct probe *p = user;
+    (void)mem;
+    atomic_fetch_add(&p->destroyed, 1);
+}
+
+/* The next probe for an import call (made in run_begin, with nothing
+ * armed: the test's own anchors must not meet the "anchor_alloc" point). */
+static struct probe *probe_take(struct run *r)
+{
+    struct probe *p;
+
+    if (r->probes_used == NPROBES)
+        tap_bail("a run made more than %d import calls; raise NPROBES", NPROBES);
+    p = &r->probes[r->probes_used++];
+    p->used = true;
+    return p;
+}
+
+/* After the import call: the caller lets go of its reference (the import
+ * holds its own), and a successful import's cl_mem is watched. Our
+ * destructor callback is registered after the bridge's, so OpenCL runs it
+ * first (callbacks run in reverse order of registration). */
+static void probe_after_import(struct run *r, struct probe *p, clmem_status s, const clmem_handle *h)
+{
+    if (s == CLMEM_OK && h && h != JUNK_HANDLE) {
+        cl_int err = clSetMemObjectDestructorCallback(clmem_handle_mem(h), probe_mem_destroyed, p);
+        if (err != CL_SUCCESS)
+            problem(r, "the test's clSetMemObjectDestructorCallback on the imported cl_mem failed: %d", err);
+        else
+            p->watched = true;
+    }
+    clmem_keepalive_unref(p->ka);
+    p->ka = NULL;
+}
+
 static const char *op_name(struct op op)
 {
-    static const char *const names[] = {"end",     "import_vk",  "import_fd",        "acquire",
-                                        "release", "drop",       "vk_buffer_create", "vk_buffer_destroy",
-                                        "semaphore_import", "semaphore_unref"};
-    static char buf[64];
-    snprintf(buf, sizeof buf, "%s%s", names[op.kind],
-             op.kind <= OP_DROP && op.kind != OP_END ? (op.slot ? " (sub-range)" : " (whole)") : "");
+    static const char *const names[] = {"end",          "import_vk",        "import_fd",
+                                        "handle_for_queue", "acquire",      "release",
+                                        "drop",         "finish",           "vk_buffer_create",
+                                        "vk_buffer_destroy", "semaphore_import", "semaphore_unref",
+                                        "bridge_create", "bridge_unref"};
+    static char buf[96];
+
+    switch (op.kind) {
+    case OP_IMPORT:
+    case OP_IMPORT_FD:
+        snprintf(buf, sizeof buf, "%s #%d (%s, queue %d)", names[op.kind], op.slot,
+                 op.range == SUB ? "sub-range" : "whole", op.queue);
+        break;
+    case OP_FOR_QUEUE:
+        snprintf(buf, sizeof buf, "%s #%d (of #%d, queue %d)", names[op.kind], op.slot, op.src, op.queue);
+        break;
+    case OP_ACQUIRE:
+    case OP_RELEASE:
+    case OP_DROP:
+        snprintf(buf, sizeof buf, "%s #%d", names[op.kind], op.slot);
+        break;
+    case OP_BRIDGE_CREATE:
+        snprintf(buf, sizeof buf, "%s (%s)", names[op.kind], op.slot ? "device found by UUID" : "device named");
+        break;
+    default: snprintf(buf, sizeof buf, "%s", names[op.kind]);
+    }
     return buf;
 }
 
+/* Calls with a status to check when a fault fires inside them. */
 static bool op_reports(enum op_kind k)
 {
-    return k != OP_DROP && k != OP_VK_DESTROY && k != OP_SEM_DROP;
+    return k != OP_DROP && k != OP_VK_DESTROY && k != OP_SEM_DROP && k != OP_BRIDGE_UNREF && k != OP_FINISH;
 }
 
 /* The test's own export of the Vulkan memory, for clmem_bridge_import_fd. */
@@ -303,33 +521,58 @@ static bool fd_is_callers(const struct run *r, int slot)
            st.st_ino == r->fd_stat[slot].st_ino;
 }
 
+/* clmem_bridge_finish on the run's bridge, which must return CLMEM_OK.
+ * Once one has failed (a stranded import), later ones only check, so that
+ * a broken run does not wait out every timeout. */
+static void finish(struct run *r, const char *when)
+{
+    clmem_status s;
+
+    if (!r->b)
+        return;
+    if ((s = clmem_bridge_finish(r->b, r->finish_failed ? 0 : SETTLE_NS)) != CLMEM_OK) {
+        problem(r, "clmem_bridge_finish %s returned %s: %s", when, clmem_status_name(s), clmem_error_message());
+        r->finish_failed = true;
+    }
+}
+
 static clmem_status do_op(struct run *r, struct op op)
 {
     struct env *e = r->e;
-    VkDeviceSize offset = op.slot ? e->align : 0;
-    VkDeviceSize size = op.slot ? SUB_SIZE : r->o.memory.allocation_size;
+    VkDeviceSize offset = op.range == SUB ? e->align : 0;
+    VkDeviceSize size = op.range == SUB ? SUB_SIZE : r->o.memory.allocation_size;
+    cl_command_queue queue = e->queues[op.queue];
+    struct probe *p;
     clmem_status s;
 
     switch (op.kind) {
     case OP_END: break;
     case OP_IMPORT:
+        p = probe_take(r);
         r->h[op.slot] = JUNK_HANDLE;
-        return clmem_bridge_import_vk(&r->o.memory, offset, size, r->seq->path, r->ka, e->f.context, e->f.queue,
-                                      CL_MEM_READ_WRITE, &r->h[op.slot]);
+        s = clmem_bridge_import_vk(r->b, &r->o.memory, offset, size, r->seq->path, p->ka, queue, CL_MEM_READ_WRITE,
+                                   &r->h[op.slot]);
+        probe_after_import(r, p, s, r->h[op.slot]);
+        return s;
     case OP_IMPORT_FD:
         if (r->fd[op.slot] < 0)
             r->fd[op.slot] = export_fd(r, op.slot);
+        p = probe_take(r);
         r->h[op.slot] = JUNK_HANDLE;
-        s = clmem_bridge_import_fd(r->fd[op.slot], CLMEM_PATH_OPAQUE_FD, r->o.memory.allocation_size, offset, size,
-                                   r->ka, e->f.context, e->f.queue, CL_MEM_READ_WRITE, &r->h[op.slot]);
+        s = clmem_bridge_import_fd(r->b, r->fd[op.slot], CLMEM_BRIDGE_PATH_OPAQUE_FD, r->o.memory.allocation_size,
+                                   offset, size, p->ka, queue, CL_MEM_READ_WRITE, &r->h[op.slot]);
+        probe_after_import(r, p, s, r->h[op.slot]);
         if (s == CLMEM_OK)
-            r->fd[op.slot] = -1; /* OpenCL's now */
+            r->fd[op.slot] = -1; /* the import's now */
         return s;
-    case OP_ACQUIRE: return clmem_bridge_acquire(r->h[op.slot], 0, NULL, NULL);
+    case OP_FOR_QUEUE:
+        r->h[op.slot] = JUNK_HANDLE;
+        return clmem_bridge_handle_for_queue(r->h[op.src], queue, &r->h[op.slot]);
+    case OP_ACQUIRE: return clmem_bridge_acquire(r->b, r->h[op.slot], 0, NULL, NULL);
     case OP_RELEASE: {
         cl_event done = NULL;
         cl_int err;
-        s = clmem_bridge_release(r->h[op.slot], 0, NULL, &done);
+        s = clmem_bridge_release(r->b, r->h[op.slot], 0, NULL, &done);
         if (s == CLMEM_OK) {
             if ((err = clWaitForEvents(1, &done)) != CL_SUCCESS)
                 problem(r, "waiting for the release's event failed: %d", err);
@@ -341,26 +584,44 @@ static clmem_status do_op(struct run *r, struct op op)
         clmem_handle_unref(r->h[op.slot]);
         r->h[op.slot] = NULL;
         return CLMEM_OK;
+    case OP_FINISH:
+        finish(r, "after the drops");
+        return CLMEM_OK; /* judged there: a failed finish is a problem, never the row's status */
     case OP_VK_CREATE:
         r->vk_buffer = (VkBuffer)(uintptr_t)1;
         memset(&r->vk_memory, 0xa5, sizeof r->vk_memory);
-        return clmem_bridge_vk_buffer_create(e->vk.physical_device, e->vk.device, ALLOC_SIZE,
-                                             VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+        return clmem_bridge_vk_buffer_create(r->b, ALLOC_SIZE, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                                              VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                                  VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
                                              0, &r->vk_buffer, &r->vk_memory);
     case OP_VK_DESTROY:
-        clmem_bridge_vk_buffer_destroy(r->vk_buffer, &r->vk_memory);
+        clmem_bridge_vk_buffer_destroy(r->b, r->vk_buffer, &r->vk_memory);
         r->vk_buffer = VK_NULL_HANDLE;
         memset(&r->vk_memory, 0, sizeof r->vk_memory);
         return CLMEM_OK;
     case OP_SEM_IMPORT:
         r->sem = JUNK_SEMAPHORE;
-        return clmem_bridge_semaphore_import(e->vk.device, e->vk.queue, r->vk_sem, r->seq->sem_mode, r->ka,
-                                             e->f.context, e->f.device, &r->sem);
+        return clmem_bridge_semaphore_import(r->b, e->vk.queue, r->vk_sem, r->seq->sem_mode, r->ka, &r->sem);
     case OP_SEM_DROP:
         clmem_bridge_semaphore_unref(r->sem);
         r->sem = NULL;
+        return CLMEM_OK;
+    case OP_BRIDGE_CREATE: {
+        clmem_bridge_info info = {.size = sizeof info,
+                                  .instance = e->vk.instance,
+                                  .physical_device = e->vk.physical_device,
+                                  .device = e->vk.device,
+                                  .get_instance_proc_addr = op.slot ? e->vk.get_instance_proc_addr : NULL,
+                                  .context = e->f.context,
+                                  .cl_device = op.slot ? NULL : e->f.device,
+                                  .flags = op.slot ? CLMEM_BRIDGE_NO_IMPORT_CACHE : 0};
+        r->bridges[op.slot] = JUNK_BRIDGE;
+        r->ctx_before_create = context_refs(e->f.context);
+        return clmem_bridge_create(&info, &r->bridges[op.slot]);
+    }
+    case OP_BRIDGE_UNREF:
+        clmem_bridge_unref(r->bridges[op.slot]);
+        r->bridges[op.slot] = NULL;
         return CLMEM_OK;
     }
     return CLMEM_OK;
@@ -379,25 +640,33 @@ static void check_failure(struct run *r, struct op op, clmem_status s)
                                                          : CLMEM_API_NONE;
     const char *call = clmem_error_call();
     int32_t code = clmem_error_native_code();
+    /* Right after the call, before anything else can touch the context. */
+    cl_uint ctx_refs = context_refs(r->e->f.context);
 
-    snprintf(r->report, sizeof r->report, "%s -> %s, %s, code %d", op_name(op), clmem_status_str(s),
+    snprintf(r->report, sizeof r->report, "%s -> %s, %s, code %d", op_name(op), clmem_status_name(s),
              call ? call : "no call", (int)code);
-    if (s != c->want)
-        problem(r, "%s returned \"%s\", want \"%s\" (%s)", op_name(op), clmem_status_str(s),
-                clmem_status_str(c->want), clmem_error_message());
+    if (c->want == CLMEM_OK)
+        problem(r, "%s failed with %s (%s), but this point is reached only by teardowns, which have no status to "
+                   "report",
+                op_name(op), clmem_status_name(s), clmem_error_message());
+    else if (s != c->want)
+        problem(r, "%s returned %s, want %s (%s)", op_name(op), clmem_status_name(s), clmem_status_name(c->want),
+                clmem_error_message());
     if (clmem_error_status() != s)
-        problem(r, "the error record says %d, the call returned %d", (int)clmem_error_status(), (int)s);
-    if (clmem_error_api() != want_api)
+        problem(r, "the error record says %s, the call returned %s", clmem_status_name(clmem_error_status()),
+                clmem_status_name(s));
+    if (c->want != CLMEM_OK && clmem_error_api() != want_api)
         problem(r, "clmem_error_api() is %d, want %d", (int)clmem_error_api(), (int)want_api);
-    if (c->call ? !call || strcmp(call, c->call) != 0 : call != NULL)
+    if (c->want != CLMEM_OK && (c->call ? !call || strcmp(call, c->call) != 0 : call != NULL))
         problem(r, "clmem_error_call() is %s, want %s", call ? call : "NULL", c->call ? c->call : "NULL");
     if (want_api != CLMEM_API_NONE && code == 0)
         problem(r, "the native code is 0 for a failed native call");
     switch (op.kind) {
     case OP_IMPORT:
     case OP_IMPORT_FD:
+    case OP_FOR_QUEUE:
         if (r->h[op.slot] != NULL) {
-            problem(r, "*out is %p after the failed import, want NULL", (void *)r->h[op.slot]);
+            problem(r, "*out is %p after the failed %s, want NULL", (void *)r->h[op.slot], op_name(op));
             if (r->h[op.slot] == JUNK_HANDLE)
                 r->h[op.slot] = NULL;
         }
@@ -419,13 +688,27 @@ static void check_failure(struct run *r, struct op op, clmem_status s)
                 r->sem = NULL;
         }
         break;
+    case OP_BRIDGE_CREATE:
+        if (r->bridges[op.slot] != NULL) {
+            problem(r, "*out is %p after the failed bridge_create, want NULL", (void *)r->bridges[op.slot]);
+            if (r->bridges[op.slot] == JUNK_BRIDGE)
+                r->bridges[op.slot] = NULL;
+        }
+        /* "On error *out is NULL and nothing is retained": at once, not
+         * eventually. */
+        if (ctx_refs != r->ctx_before_create)
+            problem(r, "the context has %u references right after the failed bridge_create, %u right before (the "
+                       "failed creation retained it)",
+                    ctx_refs, r->ctx_before_create);
+        break;
     default: break;
     }
 }
 
 /* The sequence's steps. Returns the passes through the row's point (for
  * the dry run). A fault that fires in a step with no status (a drop: the
- * teardown has no one to report to) is judged by the leak checks alone. */
+ * teardown has no one to report to) is judged by what follows: the
+ * finish, and the leak checks. */
 static int run_steps(struct run *r, int nth, enum mode mode)
 {
     const struct op *ops = r->seq->ops;
@@ -450,7 +733,7 @@ static int run_steps(struct run *r, int nth, enum mode mode)
         }
         fired_any = true;
         if (!op_reports(ops[i].kind)) {
-            snprintf(r->report, sizeof r->report, "%s (teardown) failed inside", op_name(ops[i]));
+            snprintf(r->report, sizeof r->report, "%s (no status) failed inside", op_name(ops[i]));
             clmem_fault_reset();
             continue;
         }
@@ -475,10 +758,11 @@ static int run_steps(struct run *r, int nth, enum mode mode)
     return passes;
 }
 
-/* Let go of whatever a run still holds (after DROP stopped it early). */
+/* Let go of whatever a run still holds (after DROP stopped it early), and
+ * finish the bridge: every teardown done, or the run lost something. */
 static void drop_all(struct run *r)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < NSLOTS; i++) {
         clmem_handle_unref(r->h[i]);
         r->h[i] = NULL;
         if (r->fd[i] >= 0)
@@ -486,36 +770,29 @@ static void drop_all(struct run *r)
         r->fd[i] = -1;
     }
     if (r->vk_buffer || r->vk_memory.memory)
-        clmem_bridge_vk_buffer_destroy(r->vk_buffer, &r->vk_memory);
+        clmem_bridge_vk_buffer_destroy(r->b, r->vk_buffer, &r->vk_memory);
     r->vk_buffer = VK_NULL_HANDLE;
     memset(&r->vk_memory, 0, sizeof r->vk_memory);
     clmem_bridge_semaphore_unref(r->sem);
     r->sem = NULL;
+    for (int i = 0; i < 2; i++) {
+        clmem_bridge_unref(r->bridges[i]);
+        r->bridges[i] = NULL;
+    }
+    finish(r, "after everything was dropped");
 }
 
-/* After a DROP: the same kind of work once more, all of it good. */
+/* After a DROP: the whole sequence once more, all of it good. */
 static void next_call(struct run *r)
 {
-    static const struct op import_ops[] = {{OP_IMPORT, 0}, {OP_ACQUIRE, 0}, {OP_RELEASE, 0}, {OP_DROP, 0}};
-    static const struct op import_fd_ops[] = {{OP_IMPORT_FD, 0}, {OP_ACQUIRE, 0}, {OP_RELEASE, 0}, {OP_DROP, 0}};
-    static const struct op vk_ops[] = {{OP_VK_CREATE, 0}, {OP_VK_DESTROY, 0}};
-    static const struct op sem_ops[] = {{OP_SEM_IMPORT, 0}, {OP_SEM_DROP, 0}};
-    const struct op *ops = import_ops;
-    int n = 4;
+    char saved[sizeof r->report];
+    size_t before = strlen(r->problems);
 
-    if (r->seq->ops[0].kind == OP_IMPORT_FD)
-        ops = import_fd_ops;
-    else if (r->seq->ops[0].kind == OP_VK_CREATE)
-        ops = vk_ops, n = 2;
-    else if (r->seq->ops[0].kind == OP_SEM_IMPORT)
-        ops = sem_ops, n = 2;
-    for (int i = 0; i < n; i++) {
-        clmem_status s = do_op(r, ops[i]);
-        if (s != CLMEM_OK) {
-            problem(r, "the next call after the failure, %s, failed: %s", op_name(ops[i]), clmem_error_message());
-            break;
-        }
-    }
+    memcpy(saved, r->report, sizeof saved);
+    run_steps(r, 0, MODE_DRY);
+    memcpy(r->report, saved, sizeof saved);
+    if (strlen(r->problems) != before)
+        problem(r, "(the above in the next call, after the failure)");
     drop_all(r);
 }
 
@@ -524,25 +801,39 @@ static bool uses_memory(const struct sequence *seq)
     return seq->ops[0].kind == OP_IMPORT || seq->ops[0].kind == OP_IMPORT_FD;
 }
 
-/* A run's resources, made with nothing armed: fresh Vulkan memory and the
- * caller's anchor on it for the imports; a VkSemaphore and a counting
- * anchor for the semaphores. */
+/* A run's resources, made with nothing armed: fresh Vulkan memory, the
+ * caller's anchor on it and the probes for the imports; a VkSemaphore and
+ * a counting anchor for the semaphores. */
 static void run_begin(struct run *r, struct env *e, const struct fault_case *c)
 {
     memset(r, 0, sizeof *r);
     r->e = e;
     r->c = c;
     r->seq = c->seq;
-    r->fd[0] = r->fd[1] = -1;
+    for (int i = 0; i < NSLOTS; i++)
+        r->fd[i] = -1;
     atomic_init(&r->sem_releases, 0);
+    if (r->seq->ops[0].kind != OP_BRIDGE_CREATE)
+        r->b = bridge_open(&e->vk, &e->f, 0);
     if (uses_memory(r->seq)) {
-        r->ka = vk_owned_new(&r->o, &e->vk, ALLOC_SIZE, path_memory_props(r->seq->path),
+        r->ka = vk_owned_new(&r->o, r->b, &e->vk, ALLOC_SIZE, path_memory_props(r->seq->path),
                              path_export_types(&e->vk, r->seq->path));
+        for (int i = 0; i < NPROBES; i++) {
+            struct probe *p = &r->probes[i];
+            p->r = r;
+            atomic_init(&p->released, 0);
+            atomic_init(&p->destroyed, 0);
+            atomic_init(&p->destroyed_at_release, 0);
+            p->ka = clmem_keepalive_new(probe_release, p);
+            if (!p->ka)
+                tap_bail("clmem_keepalive_new failed");
+            clmem_keepalive_ref(r->ka); /* the probe's, dropped by its release */
+        }
     } else if (r->seq->ops[0].kind == OP_SEM_IMPORT) {
         VkExportSemaphoreCreateInfo ex = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
                                           .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
         VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
-                                    .pNext = r->seq->sem_mode == CLMEM_SEMAPHORE_OPAQUE_FD ? &ex : NULL};
+                                    .pNext = r->seq->sem_mode == CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD ? &ex : NULL};
         if (vkCreateSemaphore(e->vk.device, &ci, NULL, &r->vk_sem) != VK_SUCCESS)
             tap_bail("vkCreateSemaphore failed");
         r->ka = clmem_keepalive_new(count_release, &r->sem_releases);
@@ -551,16 +842,16 @@ static void run_begin(struct run *r, struct env *e, const struct fault_case *c)
     }
 }
 
-/* After the steps and drop_all: the bridge must have let go of everything
- * it took from the caller. */
+/* After the steps and drop_all (which finished the bridge): the bridge must
+ * have let go of everything it took from the caller. */
 static void run_end(struct run *r)
 {
     struct env *e = r->e;
-    int released = 0;
+    int released = 0, probes_wrong = 0;
 
     /* The mapping the imports shared is gone: Vulkan lets us map it again
      * (the validation layer reports mapping memory that is mapped). */
-    if (uses_memory(r->seq) && r->seq->path == CLMEM_PATH_HOST_MAPPED) {
+    if (uses_memory(r->seq) && r->seq->path == CLMEM_BRIDGE_PATH_HOST_MAPPED) {
         void *p = NULL;
         VkResult vr = vkMapMemory(e->vk.device, r->o.memory.memory, 0, VK_WHOLE_SIZE, 0, &p);
         if (vr != VK_SUCCESS)
@@ -568,24 +859,49 @@ static void run_end(struct run *r)
         else
             vkUnmapMemory(e->vk.device, r->o.memory.memory);
     }
-    if (!r->ka)
-        return;
-    /* The caller lets go: its anchor must run its release now, once. The
-     * cl_mem's destruction can lag on drivers that destroy on a thread of
-     * their own, so wait a little for the first release (never for more). */
-    clmem_keepalive_unref(r->ka);
-    for (int i = 0; i < 500; i++) {
-        released = uses_memory(r->seq) ? atomic_load(&r->o.released) : atomic_load(&r->sem_releases);
-        if (released)
-            break;
-        usleep(10000);
+    if (uses_memory(r->seq)) {
+        /* Every import call's keepalive: released exactly once by now (the
+         * bridge finished), and only after OpenCL destroyed the cl_mem. */
+        for (int i = 0; i < r->probes_used; i++) {
+            struct probe *p = &r->probes[i];
+            int n = atomic_load(&p->released);
+            if (n != 1) {
+                if (!probes_wrong++)
+                    problem(r, "import call %d's keepalive ran its release %d times after clmem_bridge_finish "
+                               "returned, want once",
+                            i + 1, n);
+            } else if (p->watched && atomic_load(&p->destroyed_at_release) == 0) {
+                if (!probes_wrong++)
+                    problem(r, "import call %d's keepalive was released before OpenCL destroyed its cl_mem", i + 1);
+            }
+        }
+        /* The probes no call took: the caller's reference is the only one. */
+        for (int i = r->probes_used; i < NPROBES; i++) {
+            clmem_keepalive_unref(r->probes[i].ka);
+            r->probes[i].ka = NULL;
+        }
     }
+    if (!r->ka) {
+        clmem_bridge_unref(r->b);
+        r->b = NULL;
+        return;
+    }
+    /* The caller lets go: its anchor must run its release now, once: the
+     * bridge finished, so no import or semaphore holds it any more. */
+    clmem_keepalive_unref(r->ka);
+    released = uses_memory(r->seq) ? atomic_load(&r->o.released) : atomic_load(&r->sem_releases);
     if (released != 1)
-        problem(r, "the caller's anchor ran its release %d times after the caller let go, want once", released);
-    if (released == 0)
+        problem(r, "the caller's anchor ran its release %d times when the caller let go after "
+                   "clmem_bridge_finish, want once",
+                released);
+    if (released == 0 || probes_wrong)
         stranded++;
     if (r->vk_sem)
         vkDestroySemaphore(e->vk.device, r->vk_sem, NULL);
+    /* The test's reference; the Vulkan anchor's release dropped its own.
+     * What a stranded import holds stays held. */
+    clmem_bridge_unref(r->b);
+    r->b = NULL;
 }
 
 /* One run: set up (nothing armed), the steps, cleanup, the leak checks, one
@@ -608,9 +924,19 @@ static int run_case(struct env *e, const struct fault_case *c, int nth, int pass
         list_fds(extra, sizeof extra, baseline_fds);
         problem(&r, "%d fds open, %d before (new:%s)", fd_count(), e->fds, extra);
     }
-    if (refs_settle(e) < 0)
-        problem(&r, "the context's reference count is %u (%u before), the queue's %u (%u before), two seconds on",
-                context_refs(e->f.context), e->context_refs, cl_queue_refcount(e->f.queue), e->queue_refs);
+    if (refs_settle(e) < 0) {
+        char queues[128] = "";
+        size_t used = 0;
+        for (int i = 0; i < NQUEUES; i++)
+            used += (size_t)snprintf(queues + used, sizeof queues - used, " %u (%u before)",
+                                     cl_queue_refcount(e->queues[i]), e->queue_refs[i]);
+        problem(&r, "the context's reference count is %u (%u before), the queues'%s, two seconds on",
+                context_refs(e->f.context), e->context_refs, queues);
+        /* What this run leaked stays leaked: judge the next runs on their own. */
+        e->context_refs = context_refs(e->f.context);
+        for (int i = 0; i < NQUEUES; i++)
+            e->queue_refs[i] = cl_queue_refcount(e->queues[i]);
+    }
     if (vkctx_validation_errors() != validation_before)
         problem(&r, "%u new validation errors", vkctx_validation_errors() - validation_before);
 
@@ -623,7 +949,8 @@ static int run_case(struct env *e, const struct fault_case *c, int nth, int pass
     return count;
 }
 
-/* One good run of a row's sequence and of its "next call", no TAP point. */
+/* One good run of a row's sequence, twice (as a DROP run's next call does),
+ * no TAP point. */
 static void warm_up(struct env *e, const struct fault_case *c)
 {
     static struct run r; /* large */
@@ -640,29 +967,159 @@ static void warm_up(struct env *e, const struct fault_case *c)
 /* Whether the machine can run a sequence's path at all. */
 static void check_needs(struct env *e)
 {
+    clmem_bridge *b = bridge_open(&e->vk, &e->f, 0);
     clmem_status s;
 
     e->have[NEEDS_NOTHING] = true;
-    s = clmem_bridge_check_path(e->vk.physical_device, e->f.device, CLMEM_PATH_OPAQUE_FD);
+    s = clmem_bridge_check_path(b, CLMEM_BRIDGE_PATH_OPAQUE_FD);
     e->have[NEEDS_OPAQUE_FD] = s == CLMEM_OK && e->vk.has_memory_fd;
     snprintf(e->why_not[NEEDS_OPAQUE_FD], sizeof e->why_not[0], "opaque fd: %s",
              s != CLMEM_OK ? clmem_error_message() : "VK_KHR_external_memory_fd is not enabled");
-    s = clmem_bridge_check_semaphore(e->vk.physical_device, e->f.device,
-                                     VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT);
+    s = clmem_bridge_check_semaphore(b, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD);
     e->have[NEEDS_SEMAPHORE_OPAQUE_FD] = s == CLMEM_OK && e->vk.has_semaphore_fd;
     snprintf(e->why_not[NEEDS_SEMAPHORE_OPAQUE_FD], sizeof e->why_not[0], "opaque-fd semaphores: %s",
              s != CLMEM_OK ? clmem_error_message() : "VK_KHR_external_semaphore_fd is not enabled");
+    clmem_bridge_unref(b);
+}
+
+/* ----------------------------------------------------- the point list */
+
+#define SOURCE_POINTS_MAX 128
+static char *source_points[SOURCE_POINTS_MAX];
+static char source_where[SOURCE_POINTS_MAX][64];
+static int source_point_count;
+
+/* Every FAULT("...") in dir's *.c files, deduplicated, into source_points.
+ * False (with why) when the directory cannot be read. */
+static bool scan_sources(const char *dir, char *why, size_t len)
+{
+    char path[4096];
+    DIR *d;
+    struct dirent *de;
+
+    snprintf(path, sizeof path, "%s/%s", CLMEM_TOP_SRCDIR, dir);
+    if (!(d = opendir(path))) {
+        snprintf(why, len, "cannot read %.400s", path);
+        return false;
+    }
+    while ((de = readdir(d))) {
+        size_t n = strlen(de->d_name);
+        FILE *fp;
+        char *text, *p;
+        long size;
+
+        if (n < 3 || strcmp(de->d_name + n - 2, ".c") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s/%s", CLMEM_TOP_SRCDIR, dir, de->d_name);
+        if (!(fp = fopen(path, "rb")))
+            continue;
+        fseek(fp, 0, SEEK_END);
+        size = ftell(fp);
+        rewind(fp);
+        text = calloc(1, (size_t)(size > 0 ? size : 0) + 1);
+        if (text && size > 0 && fread(text, 1, (size_t)size, fp) != (size_t)size)
+            text[0] = '\0';
+        fclose(fp);
+        for (p = text; p && (p = strstr(p, "FAULT(\"")); p++) {
+            char *start = p + 7, *end = strchr(start, '"');
+            bool known = false;
+            if (!end)
+                break;
+            for (int i = 0; i < source_point_count && !known; i++)
+                known = strlen(source_points[i]) == (size_t)(end - start) &&
+                        strncmp(source_points[i], start, (size_t)(end - start)) == 0;
+            if (!known && source_point_count < SOURCE_POINTS_MAX) {
+                source_points[source_point_count] = strndup(start, (size_t)(end - start));
+                snprintf(source_where[source_point_count], sizeof source_where[0], "%s/%s", dir, de->d_name);
+                source_point_count++;
+            }
+        }
+        free(text);
+    }
+    closedir(d);
+    return true;
+}
+
+static bool has_row(const char *point)
+{
+    for (int i = 0; i < NCASES; i++)
+        if (strcmp(cases[i].point, point) == 0)
+            return true;
+    return false;
+}
+
+/* Before the runs: the rows and the sources name the same points. */
+static void check_point_list(void)
+{
+    char why[4096] = "", missing[2048] = "", stale[2048] = "";
+    size_t used = 0;
+    bool readable = scan_sources("bridge", why, sizeof why) && scan_sources("lib", why, sizeof why);
+
+    if (!readable || source_point_count == 0) {
+        tap_ok(false, "the library's sources list their FAULT() points: %s", readable ? "none found" : why);
+        return;
+    }
+    for (int i = 0; i < source_point_count; i++)
+        if (!has_row(source_points[i]) && used + 80 < sizeof missing)
+            used += (size_t)snprintf(missing + used, sizeof missing - used, " %s (%s)", source_points[i],
+                                     source_where[i]);
+    tap_ok(!missing[0], "every FAULT() point of bridge/*.c and lib/*.c (%d) has a row in cases%s%s",
+           source_point_count, missing[0] ? "; none for:" : "", missing);
+    used = 0;
+    for (int i = 0; i < NCASES; i++) {
+        bool found = false, listed = false;
+        for (int j = 0; j < source_point_count && !found; j++)
+            found = strcmp(source_points[j], cases[i].point) == 0;
+        for (int j = 0; j < i && !listed; j++)
+            listed = strcmp(cases[j].point, cases[i].point) == 0;
+        if (!found && !listed && used + 80 < sizeof stale)
+            used += (size_t)snprintf(stale + used, sizeof stale - used, " %s", cases[i].point);
+    }
+    tap_ok(!stale[0], "every row's point is a FAULT() of the sources%s%s", stale[0] ? "; not found:" : "", stale);
+}
+
+/* After the runs: nothing the library reached went untested. */
+static void check_points_reached(const bool *injected)
+{
+    const char *seen[128];
+    int n = clmem_fault_seen(seen, 128);
+    char missing[2048] = "", untested[2048] = "";
+    size_t used = 0, used2 = 0;
+
+    for (int i = 0; i < n && i < 128; i++)
+        if (!has_row(seen[i]) && used + 80 < sizeof missing)
+            used += (size_t)snprintf(missing + used, sizeof missing - used, " %s", seen[i]);
+    tap_ok(!missing[0], "every point the library reached (%d) has a row%s%s", n, missing[0] ? "; none for:" : "",
+           missing);
+    for (int i = 0; i < source_point_count; i++) {
+        bool done = false;
+        for (int j = 0; j < NCASES && !done; j++)
+            done = injected[j] && strcmp(cases[j].point, source_points[i]) == 0;
+        if (!done && used2 + 80 < sizeof untested)
+            used2 += (size_t)snprintf(untested + used2, sizeof untested - used2, " %s", source_points[i]);
+    }
+    if (untested[0])
+        tap_diag("points whose rows were all skipped on this machine (their path is missing):%s", untested);
 }
 
 int main(void)
 {
     static struct env e; /* large; and run_case keeps pointers into it */
+    static bool injected[NCASES];
     cl_uint align_bits = 0;
     struct timespec t0, t1;
+    cl_int err;
     int points = 0;
 
-    bridge_open_vulkan(&e.vk);
+    bridge_open_vulkan(&e.vk); /* may skip the whole program: before any test point */
     cl_fixture_open_paired(&e.f, &e.vk);
+    check_point_list();
+    e.queues[0] = e.f.queue;
+    for (int i = 1; i < NQUEUES; i++) {
+        e.queues[i] = clCreateCommandQueueWithProperties(e.f.context, e.f.device, NULL, &err);
+        if (err != CL_SUCCESS)
+            tap_bail("clCreateCommandQueueWithProperties failed: %d", err);
+    }
     clGetDeviceInfo(e.f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
     e.align = align_bits / 8 ? align_bits / 8 : 1;
     check_needs(&e);
@@ -672,16 +1129,24 @@ int main(void)
     /* Warm-up: drivers open fds and make objects of their own on first use,
      * so the OpenCL baselines are taken after one good run of every
      * sequence. */
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (e.have[cases[i].seq->needs])
+    for (int i = 0; i < NCASES; i++)
+        if (e.have[cases[i].seq->needs]) {
+            bool first = true;
+            for (int j = 0; j < i && first; j++)
+                first = cases[j].seq != cases[i].seq;
+            if (first) /* so that a crash inside a driver names the sequence it was in */
+                tap_diag("warming up: %s", cases[i].seq->name);
             warm_up(&e, &cases[i]);
-    clFinish(e.f.queue);
+        }
+    for (int i = 0; i < NQUEUES; i++)
+        clFinish(e.queues[i]);
     usleep(100000); /* let the driver's own references go (see refs_settle) */
     e.context_refs = context_refs(e.f.context);
-    e.queue_refs = cl_queue_refcount(e.f.queue);
+    for (int i = 0; i < NQUEUES; i++)
+        e.queue_refs[i] = cl_queue_refcount(e.queues[i]);
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (int i = 0; i < NCASES; i++) {
         const struct fault_case *c = &cases[i];
         int passes;
 
@@ -703,20 +1168,24 @@ int main(void)
             run_case(&e, c, n, passes, MODE_DROP);
             points++;
         }
+        injected[i] = passes > 0;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     tap_diag("%d (point, pass) failures injected, each twice, in %.1f s; OpenCL reference counts took up to %d ms "
              "to settle",
              points, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, settle_ms_max);
+    check_points_reached(injected);
 
     if (stranded) {
         /* Failed above already; closing would hang on the stranded import. */
-        tap_diag("%d run(s) left an import behind (anchor never released): not closing the OpenCL context and the "
-                 "Vulkan device, whose destruction would wait for it",
+        tap_diag("%d run(s) left an import behind (an anchor never released): not closing the OpenCL context and "
+                 "the Vulkan device, whose destruction would wait for it",
                  stranded);
         tap_skip("an import was stranded (see above)", "the Vulkan validation layer reported no error");
         return tap_done();
     }
+    for (int i = 1; i < NQUEUES; i++)
+        clReleaseCommandQueue(e.queues[i]);
     cl_fixture_close(&e.f);
     tap_diag("OpenCL fixture closed");
     vkctx_close(&e.vk);

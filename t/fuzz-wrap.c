@@ -5,7 +5,8 @@
  *
  * The OpenCL objects are real (made once, in LLVMFuzzerInitialize): two
  * contexts on the first device, a queue in each, a buffer, an image and a
- * sub-buffer in the first, a buffer in the second. Only those (or NULL) are
+ * sub-buffer in the first, a buffer in the second, and a bridge (on the
+ * first Vulkan device) for each context. Only those (or NULL) are
  * ever passed as cl_mem or cl_command_queue: a junk pointer would crash the
  * ICD loader, legitimately, before the library could say anything. Every
  * other argument is arbitrary: row pitches, sizes, offsets, paths, flags,
@@ -27,6 +28,7 @@
  * replays a fixed stream of pseudo-random inputs and prints TAP instead. */
 #define CL_TARGET_OPENCL_VERSION 300
 #include "clmem-bridge.h"
+#include "vkctx.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -51,6 +53,8 @@ enum { CONTEXT_MAIN, CONTEXT_OTHER, CONTEXT_NULL, CONTEXT_CHOICES };
 static struct {
     cl_device_id device;
     cl_context contexts[CONTEXT_CHOICES];
+    clmem_bridge *bridges[CONTEXT_CHOICES]; /* one per context (the bridge import_fd takes); NULL for NULL */
+    struct vkctx vk;
     cl_command_queue queues[QUEUE_CHOICES];
     cl_mem mems[MEM_CHOICES];
     cl_context mem_context[MEM_CHOICES];
@@ -143,6 +147,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         clGetMemObjectInfo(w.mems[m], CL_MEM_TYPE, sizeof type, &type, NULL);
         clGetMemObjectInfo(w.mems[m], CL_MEM_SIZE, sizeof w.mem_size[m], &w.mem_size[m], NULL);
         w.mem_is_buffer[m] = type == CL_MEM_OBJECT_BUFFER;
+    }
+
+    /* import_fd takes a bridge, and a bridge a Vulkan device. */
+    if (!vkctx_open(&w.vk, -1))
+        setup_fail(w.vk.error, -1);
+    for (int c = CONTEXT_MAIN; c <= CONTEXT_OTHER; c++) {
+        clmem_bridge_info info = {.size = sizeof info,
+                                  .instance = w.vk.instance,
+                                  .physical_device = w.vk.physical_device,
+                                  .device = w.vk.device,
+                                  .context = w.contexts[c],
+                                  .cl_device = w.device};
+        if (clmem_bridge_create(&info, &w.bridges[c]) != CLMEM_OK)
+            setup_fail("clmem_bridge_create", -1);
     }
 
     if (pipe(w.pipe_fds) != 0 || (w.devnull = open("/dev/null", O_RDWR)) < 0)
@@ -302,7 +320,8 @@ static void fuzz_import_fd(struct input *in)
     const char *what = "clmem_bridge_import_fd";
     int fd = take_fd(in);
     uint8_t path_byte = (uint8_t)take(in, 1);
-    clmem_path path = path_byte < 200 ? (clmem_path)(path_byte % 5) : (clmem_path)(int)(uint32_t)take(in, 4);
+    clmem_bridge_path path = path_byte < 200 ? (clmem_bridge_path)(path_byte % 5)
+                                             : (clmem_bridge_path)(int)(uint32_t)take(in, 4);
     uint64_t allocation_size = take_size(in), offset = take_size(in), size = take_size(in);
     int c = (int)(take(in, 1) % CONTEXT_CHOICES), q = (int)(take(in, 1) % QUEUE_CHOICES);
     uint8_t flag_byte = (uint8_t)take(in, 1);
@@ -317,18 +336,19 @@ static void fuzz_import_fd(struct input *in)
     unsigned broken = 0;
     clmem_status s;
 
-    s = clmem_bridge_import_fd(fd, path, allocation_size, offset, size, ka, w.contexts[c], w.queues[q], flags,
+    s = clmem_bridge_import_fd(w.bridges[c], fd, path, allocation_size, offset, size, ka, w.queues[q], flags,
                                want_out ? &h : NULL);
 
     /* The rules, from clmem-bridge.h: import_fd takes the fd paths only, a
      * non-negative fd, a range inside the allocation, no host-pointer flag,
-     * a queue of the context, an aligned offset, and a device that imports. */
-    if (!want_out || !w.contexts[c] || !w.queues[q])
+     * a queue of the bridge's context, an aligned offset, and a device that
+     * imports. */
+    if (!want_out || !w.bridges[c] || !w.queues[q])
         broken |= BIT(CLMEM_ERR_NULL_POINTER);
     else {
         if (fd < 0)
             broken |= BIT(CLMEM_ERR_INVALID_VALUE);
-        if (path != CLMEM_PATH_OPAQUE_FD && path != CLMEM_PATH_DMA_BUF)
+        if (path != CLMEM_BRIDGE_PATH_OPAQUE_FD && path != CLMEM_BRIDGE_PATH_DMA_BUF)
             broken |= BIT(CLMEM_ERR_INVALID_VALUE);
         if (allocation_size == 0 || size == 0)
             broken |= BIT(CLMEM_ERR_ZERO_SIZE);

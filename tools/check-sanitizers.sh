@@ -6,7 +6,11 @@
 #         the first report ends the test), LeakSanitizer at exit: the whole
 #         `make check`.
 #   tsan  clang, ThreadSanitizer: the threaded tests (t/threads,
-#         t/bridge-cache, t/bridge-threads).
+#         t/bridge-cache, t/bridge-threads: 8 threads importing, dropping
+#         and calling clmem_bridge_finish on one bridge) and
+#         t/fault-injection, whose teardowns finish on driver threads
+#         (marker and destructor callbacks) and in clmem_bridge_finish,
+#         through every fallback path.
 #
 # Usage: tools/check-sanitizers.sh [asan|tsan|all]   (default: all)
 # A report makes its test fail (a non-zero exit status, which the TAP
@@ -93,7 +97,7 @@ run_tsan() {
     export TSAN_OPTIONS CLMEM_VALIDATION
     start=$(date +%s)
     if (cd "$top/build-tsan" && make -j"$jobs" >make.out 2>&1 &&
-        make -j"$jobs" check TESTS='t/threads t/bridge-cache t/bridge-threads'); then
+        make -j"$jobs" check TESTS='t/threads t/bridge-cache t/bridge-threads t/fault-injection'); then
         echo "tsan: the threaded tests passed under ThreadSanitizer in $(($(date +%s) - start)) s"
     else
         echo "tsan: FAILED (reports in build-tsan/t/*.log; build output in build-tsan/make.out)" >&2
