@@ -3,7 +3,8 @@
  *  (a) every command enqueued before the last unref on every queue a
  *      handle was made for has completed: a marker on each queue;
  *  (b) the memory was handed back to Vulkan, if it was left acquired: the
- *      release is enqueued before the markers, so (a) covers it;
+ *      release is enqueued once the acquiring queue's marker completed
+ *      (hand_back below says why not at once), and its event is waited for;
  *  (c) OpenCL destroyed the cl_mem: its destructor callback.
  * (c) alone is not enough: NVIDIA runs the destructor callback before the
  * kernels using the buffer completed (../shared/device/NOTES.md,
@@ -39,6 +40,8 @@ static void record_free(struct bridge_import *rec)
 
     for (unsigned i = 0; i < rec->marker_count; i++)
         clReleaseEvent(rec->markers[i]);
+    if (rec->release_event)
+        clReleaseEvent(rec->release_event);
     for (unsigned i = 0; i < rec->queue_count; i++)
         clReleaseCommandQueue(rec->queues[i]);
     free(rec->markers);
@@ -122,44 +125,124 @@ static void CL_CALLBACK on_marker(cl_event event, cl_int status, void *user)
     clmem__import_put(rec);
 }
 
+/* marker_done once `ev` completed: through its callback, or, where the
+ * callback cannot be set, by waiting here (the blocking fallback). */
+static void watch(struct bridge_import *rec, cl_event ev)
+{
+    cl_int err;
+
+    clmem__import_get(rec); /* the callback's */
+    err = FAULT("clSetEventCallback") ? CL_OUT_OF_HOST_MEMORY : clSetEventCallback(ev, CL_COMPLETE, on_marker, rec);
+    if (err != CL_SUCCESS) {
+        clmem__import_put(rec);
+        clWaitForEvents(1, &ev);
+        marker_done(rec);
+    }
+}
+
+static bool event_done(cl_event ev)
+{
+    cl_int status = CL_QUEUED;
+    return clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) == CL_SUCCESS &&
+           status <= CL_COMPLETE; /* complete, or ended with an error */
+}
+
+/*
+ * (b) for memory left acquired: hand it back once everything enqueued on
+ * the acquiring queue before the last unref has completed. Not at once:
+ * NVIDIA's clEnqueueReleaseExternalMemObjectsKHR blocks the calling
+ * thread while earlier commands on the queue wait on a user event (the
+ * last unref took 100 ms and 3000 ms with a kernel gated that long:
+ * t/bridge-lifetime on the H200), and on an idle queue it returns at once.
+ * Runs on the acquiring queue's marker callback or in
+ * clmem_bridge_finish, whichever sees the marker complete first; the
+ * release's event then counts as the chain's marker.
+ */
+static void hand_back(struct bridge_import *rec)
+{
+    cl_event rel = NULL;
+
+    if (atomic_exchange(&rec->hand_back_claimed, true))
+        return;
+    /* A failed release is retried: an acquired external cl_mem is never
+     * destroyed on NVIDIA. */
+    if (clmem__import_release_on(rec, rec->acquired_on, 0, NULL, &rel) != CLMEM_OK) {
+        clFinish(rec->acquired_on);
+        clmem__import_release_on(rec, rec->acquired_on, 0, NULL, &rel);
+    }
+    rec->ops->before_release(rec); /* host-mapped: its unmap waits for the hand-back's map */
+    clFlush(rec->acquired_on);
+    rec->release_event = rel;
+    atomic_store(&rec->hand_back_done, true);
+    if (rel)
+        watch(rec, rel);
+    else
+        marker_done(rec); /* the release failed twice: nothing left to wait for */
+}
+
+static void CL_CALLBACK on_acquired_queue_idle(cl_event event, cl_int status, void *user)
+{
+    struct bridge_import *rec = user;
+    (void)event;
+    (void)status;
+    hand_back(rec);
+    clmem__import_put(rec);
+}
+
 void clmem__import_poll_teardown(struct bridge_import *rec)
 {
+    bool all = true;
+
     if (atomic_load(&rec->cl_released))
         return;
     for (unsigned i = 0; i < rec->marker_count; i++) {
-        cl_int status = CL_QUEUED;
-        if (clGetEventInfo(rec->markers[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) !=
-                CL_SUCCESS ||
-            status > CL_COMPLETE)
-            return; /* still queued, submitted or running */
+        bool done = event_done(rec->markers[i]);
+        if (done && rec->hand_back && rec->markers[i] == rec->acquired_marker)
+            hand_back(rec);
+        all = all && done;
     }
+    if (!all)
+        return;
+    if (rec->hand_back && (!atomic_load(&rec->hand_back_done) ||
+                           (rec->release_event && !event_done(rec->release_event))))
+        return;
     release_cl(rec);
 }
 
-/* (a): a marker on every queue, flushed so it reaches the device now. */
+/* (a): a marker on every queue, flushed so it reaches the device now. The
+ * acquiring queue's marker, when the memory was left acquired, starts the
+ * hand-back instead (which counts for it). */
 static void enqueue_markers(struct bridge_import *rec)
 {
     rec->markers = FAULT("teardown_markers_alloc") ? NULL : calloc(rec->queue_count, sizeof *rec->markers);
     for (unsigned i = 0; i < rec->queue_count; i++) {
         cl_command_queue q = rec->queues[i];
+        bool starts_hand_back = rec->hand_back && q == rec->acquired_on;
         cl_event ev = NULL;
         cl_int err = !rec->markers                             ? CL_OUT_OF_HOST_MEMORY
                      : FAULT("clEnqueueMarkerWithWaitList") ? CL_OUT_OF_RESOURCES
                                                                : clEnqueueMarkerWithWaitList(q, 0, NULL, &ev);
         if (err != CL_SUCCESS) {
             clFinish(q); /* fallback: wait here for what the marker would have waited for */
+            if (starts_hand_back)
+                hand_back(rec);
             continue;
         }
         clFlush(q);
         rec->markers[rec->marker_count++] = ev;
-        atomic_fetch_add(&rec->markers_pending, 1u);
+        if (!starts_hand_back) {
+            atomic_fetch_add(&rec->markers_pending, 1u);
+            watch(rec, ev);
+            continue;
+        }
+        rec->acquired_marker = ev;
         clmem__import_get(rec); /* the callback's */
         err = FAULT("clSetEventCallback") ? CL_OUT_OF_HOST_MEMORY
-                                           : clSetEventCallback(ev, CL_COMPLETE, on_marker, rec);
-        if (err != CL_SUCCESS) { /* no callback will come: wait here instead */
+                                           : clSetEventCallback(ev, CL_COMPLETE, on_acquired_queue_idle, rec);
+        if (err != CL_SUCCESS) {
             clmem__import_put(rec);
             clWaitForEvents(1, &ev);
-            atomic_fetch_sub(&rec->markers_pending, 1u);
+            hand_back(rec);
         }
     }
 }
@@ -176,17 +259,13 @@ void clmem__import_anchor_release(void *user)
         clmem__import_put(rec);
         return;
     }
-    /* (b), before the markers. An acquired external cl_mem is never
-     * destroyed on NVIDIA, so a failed release is retried once the queue
-     * is idle (the one blocking step, on an error path only). */
-    if (atomic_load(&rec->acquired) && clmem__import_release_on(rec, rec->acquired_on, 0, NULL, NULL) != CLMEM_OK) {
-        clFinish(rec->acquired_on);
-        clmem__import_release_on(rec, rec->acquired_on, 0, NULL, NULL);
-    }
-    rec->ops->before_release(rec);
     /* One count for this function, so that no callback releases the cl_mem
-     * before the bridge lists the import as tearing down. */
-    atomic_store(&rec->markers_pending, 1u);
+     * before the bridge lists the import as tearing down; one for the
+     * hand-back, when the memory was left acquired (b). */
+    rec->hand_back = atomic_load(&rec->acquired);
+    atomic_store(&rec->markers_pending, rec->hand_back ? 2u : 1u);
+    if (!rec->hand_back)
+        rec->ops->before_release(rec);
     enqueue_markers(rec);
     rec->listed_dying = true;
     clmem__bridge_import_dying(b, rec);

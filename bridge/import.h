@@ -83,6 +83,11 @@ struct bridge_import {
     unsigned marker_count;
     atomic_uint markers_pending; /* markers not yet seen complete */
     atomic_bool cl_released;     /* the cl_mem release was claimed (exactly once) */
+    bool hand_back;              /* left acquired at the last unref: (b) is due */
+    cl_event acquired_marker;    /* the acquiring queue's marker, which starts the hand-back */
+    atomic_bool hand_back_claimed; /* the hand-back was started (exactly once) */
+    atomic_bool hand_back_done;    /* ...and enqueued: release_event is set */
+    cl_event release_event;      /* the hand-back's release, or NULL */
     atomic_uint refs;            /* the teardown's, plus one per marker callback still due */
     bool listed_dying;                /* on the bridge's list of teardowns */
     struct bridge_import *next_dying; /* the bridge's list, under its lock */

@@ -14,6 +14,7 @@ struct cl_fixture {
     cl_command_queue queue;
     char platform_name[256];
     char device_name[256];
+    cl_uint context_refs; /* the context's reference count with the fixture's objects alone */
 };
 
 /* Opens the fixture or ends the program with "Bail out!" (a test machine
