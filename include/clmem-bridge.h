@@ -168,8 +168,10 @@ enum clmem_bridge_cap {
     CLMEM_BRIDGE_CAP_HOST_MAPPED_ZERO_COPY = 1u << 3, /* ...and is zero-copy (CPU or host-unified device) */
     CLMEM_BRIDGE_CAP_SEMAPHORE_OPAQUE_FD = 1u << 4,   /* opaque-fd binary semaphore import works */
     CLMEM_BRIDGE_CAP_SEMAPHORE_SYNC_FD = 1u << 5,     /* sync-fd binary semaphore import works */
-    CLMEM_BRIDGE_CAP_OPAQUE_FD_DEDICATED_ONLY = 1u << 6 /* Vulkan exports opaque-fd buffers only from
-                                                           dedicated allocations */
+    CLMEM_BRIDGE_CAP_OPAQUE_FD_DEDICATED_ONLY = 1u << 6, /* Vulkan exports opaque-fd buffers only from
+                                                            dedicated allocations */
+    CLMEM_BRIDGE_CAP_IMAGE_VIEW = 1u << 7 /* OpenCL can make image2d views of plane buffers
+                                             (clmem_bridge_import_vk_image, CLMEM_BRIDGE_IMAGE_AS_IMAGE) */
 };
 
 /* Every clmem_bridge_cap bit that holds for the bridge's pair, as worked out
