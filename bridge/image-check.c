@@ -415,6 +415,9 @@ CLMEM_EXPORT clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkForma
             slot->answer.status = CLMEM_OK;
             slot->answer.message[0] = '\0';
         } else if (s == CLMEM_ERR_UNSUPPORTED && why[0]) {
+            size_t len = strlen(why);
+            if (why[len - 1] == '.') /* an inner message's own full stop: the sentence below ends with one */
+                why[len - 1] = '\0';
             slot->state = IMAGE_CHECK_FAILED;
             slot->answer.status = CLMEM_ERR_UNSUPPORTED;
             snprintf(slot->answer.message, sizeof slot->answer.message,
