@@ -129,6 +129,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clm
     refcount_init(&b->refs);
     pthread_mutex_init(&b->lock, NULL);
     pthread_cond_init(&b->changed, NULL);
+    pthread_mutex_init(&b->check_lock, NULL);
     clmem__cache_init(&b->cache, !(in.flags & CLMEM_BRIDGE_NO_IMPORT_CACHE));
     clmem__host_maps_init(&b->maps, &b->vk, in.device);
     *out = b;
@@ -153,6 +154,7 @@ static void bridge_destroy(clmem_bridge *b)
     clmem__cache_destroy(&b->cache);
     pthread_cond_destroy(&b->changed);
     pthread_mutex_destroy(&b->lock);
+    pthread_mutex_destroy(&b->check_lock);
     clReleaseContext(b->context);
     free(b);
 }

@@ -8,6 +8,7 @@
 #include "cache.h"
 #include "caps.h"
 #include "clext.h"
+#include "formats.h"
 #include "host-map.h"
 #include "refcount.h"
 #include "vkfn.h"
@@ -15,6 +16,13 @@
 #include <pthread.h>
 
 struct bridge_import;
+
+/* One optimal-tiling live check's kept result (image-check.c). */
+enum image_check_state { IMAGE_CHECK_NOT_RUN = 0, IMAGE_CHECK_PASSED, IMAGE_CHECK_FAILED };
+struct image_check {
+    enum image_check_state state;
+    struct cap_answer answer; /* CLMEM_ERR_UNSUPPORTED and why, when FAILED */
+};
 
 struct clmem_bridge {
     clmem_refcount refs;
@@ -38,7 +46,18 @@ struct clmem_bridge {
     unsigned live_semaphores;
     unsigned tearing_down;        /* dropped imports not yet freed: keepalives held, or callbacks due */
     struct bridge_import *dying;  /* those imports, linked through next_dying */
+
+    /* Optimal-tiling live checks, by format table index and fd path
+     * ([0] opaque fd, [1] dma-buf): written under check_lock, which is held
+     * for a whole check, so that a format is checked once. */
+    pthread_mutex_t check_lock;
+    struct image_check image_checks[FORMAT_COUNT][2];
 };
+
+/* The kept live-check result of `format` on fd path `path`, copied under
+ * check_lock. */
+struct image_check clmem__bridge_image_check(clmem_bridge *b, const struct image_format *format,
+                                             clmem_bridge_path path);
 
 /* Bookkeeping called by the import record and the semaphores. */
 void clmem__bridge_import_born(clmem_bridge *b);

@@ -23,7 +23,10 @@ static unsigned bucket_of(const struct cache_key *k)
 static bool key_equal(const struct cache_key *a, const struct cache_key *b)
 {
     return a->memory == b->memory && a->offset == b->offset && a->size == b->size && a->flags == b->flags &&
-           a->path == b->path;
+           a->path == b->path && a->row_pitch == b->row_pitch && a->image_kind == b->image_kind &&
+           a->image_format.image_channel_order == b->image_format.image_channel_order &&
+           a->image_format.image_channel_data_type == b->image_format.image_channel_data_type &&
+           a->image_width == b->image_width && a->image_height == b->image_height;
 }
 
 void clmem__cache_init(struct import_cache *c, bool enabled)

@@ -16,13 +16,19 @@ struct bridge_import;
 struct cache_entry;
 
 /* "The same memory": the same VkDeviceMemory, range, cl_mem_flags and
- * requested path (the VkDevice and cl_context are the bridge's). */
+ * requested path (the VkDevice and cl_context are the bridge's), handed
+ * out the same way: the same row pitch, and for an OpenCL image the same
+ * image format, extent and kind (image_kind 0: buffer handles). */
 struct cache_key {
     VkDeviceMemory memory;
     uint64_t offset;
     uint64_t size;
     cl_mem_flags flags;
     clmem_bridge_path path;
+    uint32_t row_pitch;
+    uint32_t image_kind; /* 0: buffer; 1: image2d view of the range; 2: image from the fd (optimal) */
+    cl_image_format image_format;
+    uint32_t image_width, image_height;
 };
 
 #define CACHE_BUCKETS 64

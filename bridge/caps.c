@@ -190,6 +190,54 @@ static void check_semaphore(const struct pair *p, const struct vkfn *dev_fn, clm
     answer_set(a, &m, "%s semaphore import needs: %s.", sync ? "Sync-fd" : "Opaque-fd");
 }
 
+/* The OpenCL device's version as major * 10 + minor ("OpenCL 3.0 ..." -> 30). */
+static int cl_device_version(cl_device_id dev)
+{
+    char text[128] = "";
+    int major = 0, minor = 0;
+
+    if (clGetDeviceInfo(dev, CL_DEVICE_VERSION, sizeof text - 1, text, NULL) != CL_SUCCESS ||
+        sscanf(text, "OpenCL %d.%d", &major, &minor) != 2)
+        return 0;
+    return major * 10 + minor;
+}
+
+/* Images: image2d views of plane buffers, and images imported from an fd
+ * (the fd path's own answer, the format and the live check come on top). */
+static void check_images(const struct pair *p, struct bridge_caps *caps)
+{
+    cl_bool images = CL_FALSE;
+    int version = cl_device_version(p->cl);
+    bool from_buffer_ext = clmem__cl_device_has_extension(p->cl, "cl_khr_image2d_from_buffer");
+    struct missing view = {.len = 0}, from_fd = {.len = 0};
+
+    if (clGetDeviceInfo(p->cl, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL) != CL_SUCCESS)
+        images = CL_FALSE;
+    /* 0 where images from buffers are not supported (OpenCL 3.0); older
+     * devices without cl_khr_image2d_from_buffer may not answer at all. */
+    if (clGetDeviceInfo(p->cl, CL_DEVICE_IMAGE_PITCH_ALIGNMENT, sizeof caps->image_pitch_align,
+                        &caps->image_pitch_align, NULL) != CL_SUCCESS)
+        caps->image_pitch_align = 0;
+    if (clGetDeviceInfo(p->cl, CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT, sizeof caps->image_base_align,
+                        &caps->image_base_align, NULL) != CL_SUCCESS)
+        caps->image_base_align = 0;
+    if (!images) {
+        missing_add(&view, "CL_DEVICE_IMAGE_SUPPORT (false on %s)", caps->cl_device_name);
+        missing_add(&from_fd, "CL_DEVICE_IMAGE_SUPPORT (false on %s)", caps->cl_device_name);
+    }
+    if (!(version >= 20 || from_buffer_ext) || caps->image_pitch_align == 0)
+        missing_add(&view,
+                    "2D images from buffers (cl_khr_image2d_from_buffer, or OpenCL 2.0 or later; %s is OpenCL %d.%d, "
+                    "%s the extension and reports CL_DEVICE_IMAGE_PITCH_ALIGNMENT %u)",
+                    caps->cl_device_name, version / 10, version % 10, from_buffer_ext ? "lists" : "does not list",
+                    (unsigned)caps->image_pitch_align);
+    if (version < 30)
+        missing_add(&from_fd, "OpenCL 3.0 for clCreateImageWithProperties (%s is OpenCL %d.%d)",
+                    caps->cl_device_name, version / 10, version % 10);
+    answer_set(&caps->image_view, &view, "An %s needs: %s.", "image2d view of a plane buffer");
+    answer_set(&caps->image_from_fd, &from_fd, "An %s needs: %s.", "OpenCL image imported from an fd");
+}
+
 clmem_status clmem__caps_compute(struct bridge_caps *caps, const struct vkfn *vk, VkPhysicalDevice pd,
                                  VkDevice device, cl_device_id cl_device)
 {
@@ -215,6 +263,7 @@ clmem_status clmem__caps_compute(struct bridge_caps *caps, const struct vkfn *vk
     check_fd_path(&p, vk, CLMEM_BRIDGE_PATH_DMA_BUF, &caps->path[CLMEM_BRIDGE_PATH_DMA_BUF],
                   &caps->cl_import[CLMEM_BRIDGE_PATH_DMA_BUF], NULL);
     check_host_mapped(&p, &caps->path[CLMEM_BRIDGE_PATH_HOST_MAPPED]);
+    check_images(&p, caps);
     check_semaphore(&p, vk, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD, &caps->semaphore[CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD]);
     check_semaphore(&p, vk, CLMEM_BRIDGE_SEMAPHORE_SYNC_FD, &caps->semaphore[CLMEM_BRIDGE_SEMAPHORE_SYNC_FD]);
 
@@ -229,6 +278,8 @@ clmem_status clmem__caps_compute(struct bridge_caps *caps, const struct vkfn *vk
         caps->bits |= CLMEM_BRIDGE_CAP_SEMAPHORE_OPAQUE_FD;
     if (caps->semaphore[CLMEM_BRIDGE_SEMAPHORE_SYNC_FD].status == CLMEM_OK)
         caps->bits |= CLMEM_BRIDGE_CAP_SEMAPHORE_SYNC_FD;
+    if (caps->image_view.status == CLMEM_OK)
+        caps->bits |= CLMEM_BRIDGE_CAP_IMAGE_VIEW;
     return CLMEM_OK;
 }
 

@@ -26,6 +26,11 @@ struct bridge_caps {
     struct cap_answer semaphore[3];    /* by clmem_bridge_semaphore_mode: [OPAQUE_FD], [SYNC_FD] */
     cl_uint base_align_bytes;          /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes, at least 1 */
     bool uses_host_memory;             /* CPU or host-unified OpenCL device: host-mapped is zero-copy */
+    /* images (image.c) */
+    cl_uint image_pitch_align;         /* CL_DEVICE_IMAGE_PITCH_ALIGNMENT, texels; 0: no images from buffers */
+    cl_uint image_base_align;          /* CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT, texels; 0 if not reported */
+    struct cap_answer image_view;      /* can the device make image2d views of buffers at all */
+    struct cap_answer image_from_fd;   /* the OpenCL side of an optimal-tiling import, before format and check */
     char cl_device_name[256];
     char cl_platform_name[256];
     char vk_device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];

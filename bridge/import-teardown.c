@@ -103,6 +103,8 @@ static void release_cl(struct bridge_import *rec)
     /* Read before the release: PoCL runs the destructor callback inside
      * clReleaseMemObject, and the callback may free rec. */
     armed = rec->destructor_set;
+    if (rec->image) /* an image view first: it is made from the buffer below */
+        clReleaseMemObject(rec->image);
     if (rec->view)
         clReleaseMemObject(rec->view);
     clReleaseMemObject(rec->parent);

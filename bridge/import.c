@@ -14,7 +14,9 @@
 #include "import.h"
 #include "keepalive-private.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define HOST_PTR_FLAGS (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)
 
@@ -113,14 +115,20 @@ static clmem_status import_hold_vk(struct bridge_import *rec, clmem_keepalive *v
     return s;
 }
 
+cl_mem clmem__import_handed_mem(const struct bridge_import *rec)
+{
+    return rec->image ? rec->image : rec->view ? rec->view : rec->parent;
+}
+
 /* A new handle of a live import (whose anchor reference the caller holds)
- * for `queue`: the queue joins the teardown's list first. */
+ * for `queue`: the queue joins the teardown's list first. Every handle of
+ * an import carries the same cl_mem and row pitch. */
 static clmem_status import_new_handle(struct bridge_import *rec, clmem_keepalive *anchor, cl_command_queue queue,
                                       clmem_handle **out)
 {
     clmem_status s = clmem__import_add_queue(rec, queue);
     if (s == CLMEM_OK)
-        s = clmem_handle_wrap(rec->view ? rec->view : rec->parent, queue, 0, anchor, out);
+        s = clmem_handle_wrap(clmem__import_handed_mem(rec), queue, rec->row_pitch, anchor, out);
     return s;
 }
 
@@ -225,6 +233,47 @@ static clmem_status choose_path(const clmem_bridge *b, const clmem_bridge_vk_mem
 
 /* ------------------------------------------------------------- building */
 
+/* The image2d view of the range: made from the buffer the handles would
+ * otherwise carry, with the plane's pitch (image.c checked the device's
+ * rules that do not depend on the import). On the host-mapped path the
+ * buffer wraps a host pointer, which OpenCL wants aligned to
+ * CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT texels: checked here, where the
+ * pointer is known. */
+static clmem_status make_image_view(struct bridge_import *rec, const struct import_request *req)
+{
+    const struct image_request *im = req->image;
+    cl_mem buffer = rec->view ? rec->view : rec->parent;
+    cl_image_desc desc = {.image_type = CL_MEM_OBJECT_IMAGE2D,
+                          .image_width = im->width,
+                          .image_height = im->height,
+                          .image_row_pitch = req->row_pitch};
+    cl_uint base_align = rec->bridge->caps.image_base_align;
+    void *host_ptr = NULL;
+    cl_int err = CL_OUT_OF_RESOURCES;
+
+    if (base_align && clGetMemObjectInfo(buffer, CL_MEM_HOST_PTR, sizeof host_ptr, &host_ptr, NULL) == CL_SUCCESS &&
+        host_ptr && (uintptr_t)host_ptr % ((uintptr_t)base_align * im->texel_bytes) != 0)
+        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                               "An image view of plane %u needs its host address %p to be a multiple of "
+                               "CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT (%u texels of %u bytes) on %s.",
+                               im->plane, host_ptr, base_align, im->texel_bytes, rec->bridge->caps.cl_device_name);
+    desc.buffer = buffer;
+    rec->image = FAULT("clCreateImage") ? NULL
+                                        : clCreateImage(rec->bridge->context, req->flags, &im->cl_format, &desc, NULL,
+                                                        &err);
+    if (err != CL_SUCCESS || !rec->image) {
+        if (rec->image)
+            clReleaseMemObject(rec->image);
+        rec->image = NULL;
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clCreateImage", err,
+                               "Making a %ux%u image2d view (channel order 0x%x, type 0x%x, row pitch %u) of plane %u "
+                               "failed.",
+                               im->width, im->height, (unsigned)im->cl_format.image_channel_order,
+                               (unsigned)im->cl_format.image_channel_data_type, req->row_pitch, im->plane);
+    }
+    return CLMEM_OK;
+}
+
 /*
  * The steps after OpenCL holds rec->parent: the queue list, the
  * sub-buffer, the destructor callback, the Vulkan keepalive and the handle.
@@ -239,6 +288,7 @@ static clmem_status import_finish(struct bridge_import *rec, clmem_keepalive *an
     clmem_status s;
 
     rec->home_queue = req->queue;
+    rec->row_pitch = req->image ? 0 : req->row_pitch; /* an image's pitch is OpenCL's to know */
     if ((s = clmem__import_add_queue(rec, req->queue)) != CLMEM_OK)
         goto fail;
     if (!rec->ops->parent_is_range && (req->offset != 0 || req->size != req->allocation_size)) {
@@ -256,11 +306,13 @@ static clmem_status import_finish(struct bridge_import *rec, clmem_keepalive *an
             goto fail;
         }
     }
+    if (req->image && !req->image->optimal && (s = make_image_view(rec, req)) != CLMEM_OK)
+        goto fail;
     if ((s = clmem__import_arm_destructor(rec)) != CLMEM_OK)
         goto fail;
     if ((s = import_hold_vk(rec, vk_keepalive)) != CLMEM_OK)
         goto fail;
-    s = clmem_handle_wrap(rec->view ? rec->view : rec->parent, req->queue, 0, anchor, out);
+    s = clmem_handle_wrap(clmem__import_handed_mem(rec), req->queue, rec->row_pitch, anchor, out);
 fail:
     clmem_keepalive_unref(anchor); /* the handle holds it now, or the release undoes everything */
     return s;
@@ -286,15 +338,65 @@ static clmem_status import_with(clmem_bridge *b, const struct import_ops *ops, c
 
 /* -------------------------------------------------------------- public */
 
+static void cache_key_of(const struct import_request *req, clmem_bridge_path path, struct cache_key *key)
+{
+    memset(key, 0, sizeof *key); /* compared field by field; zeroed so a buffer's image fields are 0 */
+    key->memory = req->memory->memory;
+    key->offset = req->offset;
+    key->size = req->size;
+    key->flags = req->flags;
+    key->path = path;
+    key->row_pitch = req->row_pitch;
+    if (req->image) {
+        key->image_kind = req->image->optimal ? 2 : 1;
+        key->image_format = req->image->cl_format;
+        key->image_width = req->image->width;
+        key->image_height = req->image->height;
+    }
+}
+
+clmem_status clmem__import_vk_request(clmem_bridge *b, struct import_request *req, clmem_bridge_path path,
+                                      clmem_keepalive *vk_keepalive, clmem_handle **out)
+{
+    const clmem_bridge_vk_memory *memory = req->memory;
+    const struct import_ops *ops = NULL;
+    struct bridge_import *rec;
+    clmem_keepalive *anchor;
+    struct cache_key key;
+    clmem_status s;
+
+    if (memory->device != b->device)
+        return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
+                               "The memory belongs to VkDevice %p, not to the bridge's VkDevice %p.",
+                               (void *)memory->device, (void *)b->device);
+    req->allocation_size = memory->allocation_size;
+    if ((s = check_range(memory->allocation_size, req->offset, req->size)) != CLMEM_OK)
+        return s;
+
+    /* A live import of the same range needs no driver call, and no repeat of
+     * the checks it passed (cache.h says what the key holds). */
+    cache_key_of(req, path, &key);
+    rec = clmem__cache_lookup(&b->cache, &key, &anchor);
+    if (rec) {
+        if ((s = clmem__bridge_check_queue(b, req->queue)) == CLMEM_OK &&
+            (s = import_hold_vk(rec, vk_keepalive)) == CLMEM_OK)
+            s = import_new_handle(rec, anchor, req->queue, out);
+        clmem_keepalive_unref(anchor);
+        return s;
+    }
+    if ((s = check_target(b, req)) != CLMEM_OK || (s = choose_path(b, memory, path, &ops)) != CLMEM_OK)
+        return s;
+    if ((s = import_with(b, ops, req, vk_keepalive, &rec, out)) == CLMEM_OK)
+        clmem__cache_insert(&b->cache, &key, rec, clmem_handle_keepalive(*out), &rec->cache_entry);
+    return s;
+}
+
 CLMEM_EXPORT clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_bridge_vk_memory *memory,
                                                  VkDeviceSize offset, VkDeviceSize size, clmem_bridge_path path,
                                                  clmem_keepalive *vk_keepalive, cl_command_queue queue,
                                                  cl_mem_flags flags, clmem_handle **out)
 {
-    struct import_request req = {memory, -1, 0, offset, size, queue, flags};
-    const struct import_ops *ops = NULL;
-    struct bridge_import *rec;
-    clmem_keepalive *anchor;
+    struct import_request req = {memory, -1, 0, offset, size, queue, flags, 0, NULL};
     clmem_status s = check_common(b, queue, out);
 
     if (s != CLMEM_OK)
@@ -302,29 +404,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_br
     if (!memory || !memory->device || !memory->memory)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !memory ? "memory" : !memory->device ? "memory->device" : "memory->memory");
-    if (memory->device != b->device)
-        return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                               "The memory belongs to VkDevice %p, not to the bridge's VkDevice %p.",
-                               (void *)memory->device, (void *)b->device);
-    req.allocation_size = memory->allocation_size;
-    if ((s = check_range(memory->allocation_size, offset, size)) != CLMEM_OK)
-        return s;
-
-    /* A live import of the same range needs no driver call, and no repeat of
-     * the checks it passed (cache.h says what the key holds). */
-    struct cache_key key = {memory->memory, offset, size, flags, path};
-    rec = clmem__cache_lookup(&b->cache, &key, &anchor);
-    if (rec) {
-        if ((s = clmem__bridge_check_queue(b, queue)) == CLMEM_OK && (s = import_hold_vk(rec, vk_keepalive)) == CLMEM_OK)
-            s = import_new_handle(rec, anchor, queue, out);
-        clmem_keepalive_unref(anchor);
-        return s;
-    }
-    if ((s = check_target(b, &req)) != CLMEM_OK || (s = choose_path(b, memory, path, &ops)) != CLMEM_OK)
-        return s;
-    if ((s = import_with(b, ops, &req, vk_keepalive, &rec, out)) == CLMEM_OK)
-        clmem__cache_insert(&b->cache, &key, rec, clmem_handle_keepalive(*out), &rec->cache_entry);
-    return s;
+    return clmem__import_vk_request(b, &req, path, vk_keepalive, out);
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_import_fd(clmem_bridge *b, int fd, clmem_bridge_path path,
@@ -332,7 +412,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_fd(clmem_bridge *b, int fd, clmem_
                                                  clmem_keepalive *keepalive, cl_command_queue queue,
                                                  cl_mem_flags flags, clmem_handle **out)
 {
-    struct import_request req = {NULL, fd, allocation_size, offset, size, queue, flags};
+    struct import_request req = {NULL, fd, allocation_size, offset, size, queue, flags, 0, NULL};
     struct bridge_import *rec;
     clmem_status s = check_common(b, queue, out);
 

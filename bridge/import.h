@@ -14,6 +14,19 @@
 #include <stdbool.h>
 
 struct bridge_import;
+struct image_format;
+
+/* What an image import adds to a request (image.c): the handles carry an
+ * OpenCL image rather than the buffer. NULL in a request for buffer
+ * handles, plane buffers included (their row pitch is the request's). */
+struct image_request {
+    const struct image_format *format;
+    unsigned plane;
+    cl_image_format cl_format; /* the plane's */
+    uint32_t texel_bytes;
+    uint32_t width, height;    /* the plane's */
+    bool optimal;              /* the image is imported from the fd (fd paths); else a view of the range */
+};
 
 /* The validated request an import function works from. */
 struct import_request {
@@ -24,6 +37,8 @@ struct import_request {
     uint64_t size;
     cl_command_queue queue;
     cl_mem_flags flags;
+    uint32_t row_pitch;                 /* the handles' row_pitch: a plane's rowPitch; 0 for plain buffers */
+    const struct image_request *image;  /* NULL unless the handles carry an OpenCL image */
 };
 
 struct import_ops {
@@ -60,6 +75,9 @@ struct bridge_import {
     cl_mem parent;        /* the imported allocation (host-mapped: the range) */
     size_t parent_size;
     cl_mem view;          /* sub-buffer for the range, or NULL when parent is the range */
+    cl_mem image;         /* image2d view of the range (image.c), or NULL; parent itself is the image for
+                             optimal tiling */
+    uint32_t row_pitch;   /* every handle's row_pitch: the plane's pitch; 0 for images and plain buffers */
     cl_command_queue home_queue; /* the queue the import was made on (in queues[] too) */
     atomic_bool acquired;        /* OpenCL owns the memory (between acquire and release) */
     cl_command_queue acquired_on; /* the queue of that acquire (one of queues[]) */
@@ -112,6 +130,21 @@ clmem_status clmem__import_arm_destructor(struct bridge_import *rec);
 void clmem__import_poll_teardown(struct bridge_import *rec);
 void clmem__import_get(struct bridge_import *rec);
 void clmem__import_put(struct bridge_import *rec);
+
+/* The cl_mem the import's handles carry: the image, else the sub-buffer,
+ * else the parent. */
+cl_mem clmem__import_handed_mem(const struct bridge_import *rec);
+
+/*
+ * The import every Vulkan import goes through (clmem_bridge_import_vk and
+ * each plane of clmem_bridge_import_vk_image): memory's device and range
+ * checks, the cache, the path choice and the driver import of
+ * req->memory's [req->offset, + req->size), with req->row_pitch and
+ * req->image on the handles. req is filled but for allocation_size, which
+ * this sets. The caller has checked b, queue, out and memory for NULL.
+ */
+clmem_status clmem__import_vk_request(clmem_bridge *b, struct import_request *req, clmem_bridge_path path,
+                                      clmem_keepalive *vk_keepalive, clmem_handle **out);
 
 /* The handoff steps on a record, shared by the public calls and the teardown. */
 clmem_status clmem__import_release_on(struct bridge_import *rec, cl_command_queue queue, cl_uint n,

@@ -15,10 +15,13 @@ static bool is_dma_buf(const struct bridge_import *rec)
     return rec->ops->path == CLMEM_BRIDGE_PATH_DMA_BUF;
 }
 
-/* clCreateBufferWithProperties on an fd. On success the fd is the driver's. */
-static clmem_status import_fd_buffer(struct bridge_import *rec, int fd, uint64_t allocation_size, cl_mem_flags flags)
+/* clCreateBufferWithProperties on an fd, or for an optimal-tiling image
+ * (image.c) clCreateImageWithProperties: the whole allocation either way.
+ * On success the fd is the driver's. */
+static clmem_status import_fd_object(struct bridge_import *rec, int fd, const struct import_request *req)
 {
     clmem_bridge *b = rec->bridge;
+    const struct image_request *im = req->image;
     cl_mem_properties props[] = {
         is_dma_buf(rec) ? CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR : CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR,
         (cl_mem_properties)fd,
@@ -28,21 +31,35 @@ static clmem_status import_fd_buffer(struct bridge_import *rec, int fd, uint64_t
         0,
     };
     cl_int err = CL_OUT_OF_RESOURCES;
-    cl_mem parent = FAULT("clCreateBufferWithProperties") ? NULL
-                                                          : clCreateBufferWithProperties(b->context, props, flags,
-                                                                                         (size_t)allocation_size,
-                                                                                         NULL, &err);
+    cl_mem parent;
+    const char *call;
+
+    if (im && im->optimal) {
+        cl_image_desc desc = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = im->width,
+                              .image_height = im->height};
+        call = "clCreateImageWithProperties";
+        parent = FAULT("clCreateImageWithProperties")
+                     ? NULL
+                     : clCreateImageWithProperties(b->context, props, req->flags, &im->cl_format, &desc, NULL, &err);
+    } else {
+        call = "clCreateBufferWithProperties";
+        parent = FAULT("clCreateBufferWithProperties")
+                     ? NULL
+                     : clCreateBufferWithProperties(b->context, props, req->flags, (size_t)req->allocation_size, NULL,
+                                                    &err);
+    }
 
     /* Any code but CL_SUCCESS is failure: NVIDIA returns 999 for a bad fd. */
     if (err != CL_SUCCESS || !parent) {
         if (parent)
             clReleaseMemObject(parent);
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clCreateBufferWithProperties", err,
-                               "Importing fd %d (%s, %llu bytes) failed.", fd, clmem_bridge_path_name(rec->ops->path),
-                               (unsigned long long)allocation_size);
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, call, err,
+                               "Importing fd %d (%s, %llu bytes%s) failed.", fd, clmem_bridge_path_name(rec->ops->path),
+                               (unsigned long long)req->allocation_size,
+                               im && im->optimal ? ", as an optimal-tiling image" : "");
     }
     rec->parent = parent;
-    rec->parent_size = (size_t)allocation_size;
+    rec->parent_size = (size_t)req->allocation_size;
     return CLMEM_OK;
 }
 
@@ -62,7 +79,7 @@ static clmem_status import_vk(struct bridge_import *rec, const struct import_req
     if (r != VK_SUCCESS)
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkGetMemoryFdKHR", r,
                                "Exporting the memory as %s failed.", clmem_bridge_path_name(rec->ops->path));
-    s = import_fd_buffer(rec, fd, req->allocation_size, req->flags);
+    s = import_fd_object(rec, fd, req);
     if (s != CLMEM_OK)
         close(fd);
     return s;
@@ -83,7 +100,7 @@ static clmem_status import_caller_fd(struct bridge_import *rec, const struct imp
     if (dup_fd < 0)
         return clmem_error_set(errno == EBADF ? CLMEM_ERR_INVALID_VALUE : CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM,
                                "fcntl(F_DUPFD_CLOEXEC)", errno, "Duplicating fd %d failed; it is untouched.", req->fd);
-    s = import_fd_buffer(rec, dup_fd, req->allocation_size, req->flags);
+    s = import_fd_object(rec, dup_fd, req);
     if (s != CLMEM_OK)
         close(dup_fd); /* the driver did not take it; the caller's fd is untouched */
     return s;

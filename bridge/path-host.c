@@ -19,9 +19,12 @@ static clmem_status import_host(struct bridge_import *rec, const struct import_r
 {
     clmem_bridge *b = rec->bridge;
     cl_int err = CL_OUT_OF_RESOURCES;
-    clmem_status s = clmem__host_map_get(&b->maps, req->memory->memory, &rec->host_map, &rec->host_base);
+    clmem_status s;
 
-    if (s != CLMEM_OK)
+    if (req->image && req->image->optimal) /* image.c never asks: an optimal layout is not bytes to share */
+        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                               "The host-mapped path shares bytes; an optimal-tiling image needs an fd path.");
+    if ((s = clmem__host_map_get(&b->maps, req->memory->memory, &rec->host_map, &rec->host_base)) != CLMEM_OK)
         return s;
     rec->parent = FAULT("clCreateBuffer")
                       ? NULL

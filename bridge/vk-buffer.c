@@ -3,7 +3,7 @@
  * dedicated when Vulkan requires or prefers it for the buffer, or reports
  * the export handle type as dedicated-only. */
 #include "config.h"
-#include "bridge.h"
+#include "image.h"
 #include "export.h"
 #include "fault.h"
 
@@ -26,7 +26,8 @@ static bool export_needs_dedicated(const struct vkfn *vk, VkPhysicalDevice pd, V
     return false;
 }
 
-static uint32_t find_memory_type(const struct vkfn *vk, VkPhysicalDevice pd, uint32_t allowed, VkMemoryPropertyFlags want)
+uint32_t clmem__vk_find_memory_type(const struct vkfn *vk, VkPhysicalDevice pd, uint32_t allowed,
+                                    VkMemoryPropertyFlags want)
 {
     VkPhysicalDeviceMemoryProperties mp;
     vk->GetPhysicalDeviceMemoryProperties(pd, &mp);
@@ -81,7 +82,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDevic
     req_info.buffer = buffer;
     vk->GetBufferMemoryRequirements2(device, &req_info, &req);
     alloc.allocationSize = req.memoryRequirements.size;
-    alloc.memoryTypeIndex = find_memory_type(vk, physical_device, req.memoryRequirements.memoryTypeBits, property_flags);
+    alloc.memoryTypeIndex = clmem__vk_find_memory_type(vk, physical_device, req.memoryRequirements.memoryTypeBits, property_flags);
     if (alloc.memoryTypeIndex == UINT32_MAX) {
         vk->DestroyBuffer(device, buffer, NULL);
         return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,

@@ -38,6 +38,8 @@ clmem_status clmem__vkfn_load_instance(struct vkfn *f, PFN_vkGetInstanceProcAddr
     LOAD_INSTANCE(EnumerateDeviceExtensionProperties);
     LOAD_INSTANCE(GetPhysicalDeviceExternalBufferProperties);
     LOAD_INSTANCE(GetPhysicalDeviceExternalSemaphoreProperties);
+    LOAD_INSTANCE(GetPhysicalDeviceFormatProperties);
+    LOAD_INSTANCE(GetPhysicalDeviceImageFormatProperties2);
     return CLMEM_OK;
 }
 
@@ -56,6 +58,20 @@ clmem_status clmem__vkfn_load_device(struct vkfn *f, VkDevice device)
     LOAD_DEVICE(QueueSubmit);
     LOAD_DEVICE(WaitForFences);
     LOAD_DEVICE(ResetFences);
+    LOAD_DEVICE(CreateImage);
+    LOAD_DEVICE(DestroyImage);
+    LOAD_DEVICE(GetImageMemoryRequirements2);
+    LOAD_DEVICE(BindImageMemory);
+    LOAD_DEVICE(GetImageSubresourceLayout);
+    LOAD_DEVICE(CreateCommandPool);
+    LOAD_DEVICE(DestroyCommandPool);
+    LOAD_DEVICE(AllocateCommandBuffers);
+    LOAD_DEVICE(FreeCommandBuffers);
+    LOAD_DEVICE(BeginCommandBuffer);
+    LOAD_DEVICE(EndCommandBuffer);
+    LOAD_DEVICE(CmdPipelineBarrier);
+    LOAD_DEVICE(CmdCopyBufferToImage);
+    LOAD_DEVICE(CmdCopyImageToBuffer);
     /* Extensions: present only when enabled on the device. */
     f->GetMemoryFdKHR = (PFN_vkGetMemoryFdKHR)f->GetDeviceProcAddr(device, "vkGetMemoryFdKHR");
     f->GetSemaphoreFdKHR = (PFN_vkGetSemaphoreFdKHR)f->GetDeviceProcAddr(device, "vkGetSemaphoreFdKHR");

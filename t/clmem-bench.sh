@@ -1,7 +1,7 @@
 #!/bin/sh
 # tools/clmem-bench --quick runs to the end on this machine, exits 0 (every
 # correctness check passed) and writes a CSV row for each measure and
-# variant at each size. No timing is asserted: machines are noisy. A
+# variant at each size, and for each 1920x1080 image frame it could make. No timing is asserted: machines are noisy. A
 # CLMEM_VK_DEVICE that names no device is an error (exit 1), not a skip.
 #
 # Run by make check from the build directory: Makefile.am exports
@@ -26,7 +26,7 @@ if test "$rc" -eq 77; then
     exit 0
 fi
 
-echo "1..6"
+echo "1..7"
 n=0
 check() {
     n=$((n + 1))
@@ -49,7 +49,7 @@ check $? "the CSV has its header"
 
 # Every size that ran has all eight (measure, variant) rows, each with
 # numbers in every column (any numbers: nothing about their size).
-awk -F, 'NR > 1 {
+awk -F, 'NR > 1 && $2 !~ /^frame_/ {
         if (NF != 8 || $1 !~ /^[0-9]+$/ || $7 !~ /^[1-9][0-9]*$/) bad++
         for (i = 4; i <= 6; i++) if ($i !~ /^[0-9]+\.[0-9]+$/) bad++
         seen[$1 "," $2 "," $3] = 1; sizes[$1] = 1
@@ -63,10 +63,25 @@ awk -F, 'NR > 1 {
 check $? "the CSV has a row for each measure and variant at each size"
 
 # Three sizes in --quick (4K, 1M, 16M), unless a size did not fit.
-rows=$(($(wc -l <"$tmp/x.csv") - 1))
+rows=$(grep -vc '^size_bytes\|,frame_' "$tmp/x.csv")
 skipped=$(grep -c '^size .*: skipped' "$tmp/out")
 test "$rows" -eq $(( (3 - skipped) * 8 ))
 check $? "--quick ran 3 sizes ($rows rows, $skipped sizes skipped)"
+
+# (g) image frames, 1920x1080 in --quick: RGBA8 and NV12 each have their
+# staged and zero-copy rows, or a line saying why the device makes no
+# such image (lavapipe has no NV12).
+frames_ok=0
+for f in rgba8 nv12; do
+    F=$(echo "$f" | tr a-z A-Z)
+    if grep -q "^[0-9]*,frame_staged_copy_1920x1080_$f,baseline," "$tmp/x.csv"; then
+        grep -q ",frame_handoff_1920x1080_$f,clmem," "$tmp/x.csv" || frames_ok=1
+    else
+        grep -Eq "^  \(g\) frame 1920x1080 $F +skipped: ." "$tmp/out" || frames_ok=1
+    fi
+done
+test "$frames_ok" -eq 0
+check $? "1920x1080 RGBA8 and NV12 frames have their staged and zero-copy rows, or say why not"
 
 # Stops in its set-up, before measuring anything.
 CLMEM_VK_DEVICE=99 "$tool" --quick --csv "$tmp/bad.csv" --png "$tmp/bad.png" >"$tmp/bad" 2>&1

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tools/clmem-info runs, in text and JSON, exits 0 on this machine, proves
-# the host-mapped path live, and on PoCL reports the opaque-fd path as
+# the host-mapped path live (buffers and RGBA8 image planes), and on PoCL reports the opaque-fd path as
 # unsupported for the right reason (PoCL has no cl_khr_external_memory_opaque_fd).
 # CLMEM_VK_DEVICE by index and by deviceUUID selects the device the default
 # run lists as device 0; an index that does not exist fails, naming it.
@@ -38,7 +38,7 @@ case $vulkan_line in
     exit 0 ;;
 esac
 
-echo "1..10"
+echo "1..11"
 n=0
 # ok CONDITION-STATUS DESCRIPTION: one TAP line; on failure show the output.
 check() {
@@ -106,6 +106,21 @@ else
     echo "ok 5 - # SKIP no PoCL platform"
     echo "ok 6 - # SKIP no PoCL platform"
     n=6
+fi
+
+# Images: every pair with a host-mapped path lists its image formats, and
+# RGBA8's plane buffers were read back live; the JSON carries the same.
+if grep -q '^OpenCL: none' "$tmp/text"; then
+    n=$((n + 1))
+    echo "ok $n - # SKIP no OpenCL device, so no image rows"
+else
+    grep -Eq '^  host-mapped +VK_FORMAT_R8G8B8A8_UNORM +planes ok ' "$tmp/text" &&
+        { ! command -v python3 >/dev/null 2>&1 || python3 -c 'import json, sys
+rows = [i for b in json.load(sys.stdin)["bridges"] for i in b["images"]
+        if i["path"] == "host-mapped" and i["format"] == "VK_FORMAT_R8G8B8A8_UNORM"]
+assert rows and all(i["planes"]["status"] == "ok" for i in rows), rows
+' <"$tmp/json" 2>"$tmp/py.err"; }
+    check $? "host-mapped RGBA8 plane buffers are read back live, in the text and the JSON"
 fi
 
 # Usage errors are exit status 2, --help is 0.

@@ -334,6 +334,18 @@ bool vkctx_open(struct vkctx *ctx, int index)
         extensions[next++] = "VK_KHR_external_semaphore_fd";
     dci.enabledExtensionCount = next;
     dci.ppEnabledExtensionNames = extensions;
+    /* Two-plane formats (NV12, P010) are Y'CbCr formats: enable the feature
+     * where the device has it (core in 1.1, optional). */
+    VkPhysicalDeviceSamplerYcbcrConversionFeatures ycbcr = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SAMPLER_YCBCR_CONVERSION_FEATURES};
+    if (chosen.props.apiVersion >= VK_API_VERSION_1_1) {
+        VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &ycbcr};
+        vkGetPhysicalDeviceFeatures2(ctx->physical_device, &f2);
+        if (ycbcr.samplerYcbcrConversion) {
+            ycbcr.pNext = NULL;
+            dci.pNext = &ycbcr;
+        }
+    }
     r = vkCreateDevice(ctx->physical_device, &dci, NULL, &ctx->device);
     if (r != VK_SUCCESS) {
         snprintf(ctx->error, sizeof ctx->error, "vkCreateDevice(%s) failed: %d", ctx->device_name, r);
@@ -452,4 +464,60 @@ VkResult vkctx_copy(struct vkctx *ctx, VkBuffer src, VkBuffer dst, VkDeviceSize 
 {
     struct copy_args a = {src, dst, size};
     return run_once(ctx, record_copy, &a);
+}
+
+struct image_copy_args {
+    VkBuffer buffer;
+    VkDeviceSize offset;
+    uint32_t row_texels;
+    VkImage image;
+    VkImageAspectFlagBits aspect;
+    uint32_t width, height;
+    VkImageLayout layout;
+    bool to_image;
+};
+
+static void record_image_copy(VkCommandBuffer cb, const void *arg)
+{
+    const struct image_copy_args *a = arg;
+    VkImageMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
+                                   .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
+                                   .dstAccessMask = a->to_image ? VK_ACCESS_TRANSFER_WRITE_BIT
+                                                                : VK_ACCESS_TRANSFER_READ_BIT,
+                                   .oldLayout = a->layout,
+                                   .newLayout = VK_IMAGE_LAYOUT_GENERAL,
+                                   .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                   .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                   .image = a->image,
+                                   /* COLOR covers every plane of a non-disjoint two-plane image */
+                                   .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
+    VkBufferImageCopy region = {.bufferOffset = a->offset,
+                                .bufferRowLength = a->row_texels,
+                                .imageSubresource = {(VkImageAspectFlags)a->aspect, 0, 0, 1},
+                                .imageExtent = {a->width, a->height, 1}};
+    if (a->layout == VK_IMAGE_LAYOUT_UNDEFINED)
+        before.srcAccessMask = 0;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 1, &before);
+    if (a->to_image)
+        vkCmdCopyBufferToImage(cb, a->buffer, a->image, VK_IMAGE_LAYOUT_GENERAL, 1, &region);
+    else
+        vkCmdCopyImageToBuffer(cb, a->image, VK_IMAGE_LAYOUT_GENERAL, a->buffer, 1, &region);
+    barrier_after_transfer(cb);
+}
+
+VkResult vkctx_copy_buffer_to_image(struct vkctx *ctx, VkBuffer src, VkDeviceSize buffer_offset,
+                                    uint32_t buffer_row_texels, VkImage dst, VkImageAspectFlagBits aspect,
+                                    uint32_t width, uint32_t height, VkImageLayout layout)
+{
+    struct image_copy_args a = {src, buffer_offset, buffer_row_texels, dst, aspect, width, height, layout, true};
+    return run_once(ctx, record_image_copy, &a);
+}
+
+VkResult vkctx_copy_image_to_buffer(struct vkctx *ctx, VkImage src, VkImageAspectFlagBits aspect, uint32_t width,
+                                    uint32_t height, VkImageLayout layout, VkBuffer dst, VkDeviceSize buffer_offset,
+                                    uint32_t buffer_row_texels)
+{
+    struct image_copy_args a = {dst, buffer_offset, buffer_row_texels, src, aspect, width, height, layout, false};
+    return run_once(ctx, record_image_copy, &a);
 }

@@ -1,6 +1,8 @@
 /* A Vulkan context for clmem's tools and tests (not installed): instance,
  * physical device, device with the external-memory extensions the device
- * offers, one queue, a command pool, and one-shot transfer commands.
+ * offers (and the samplerYcbcrConversion feature where it has it, for the
+ * two-plane formats), one queue, a command pool, and one-shot transfer
+ * commands.
  *
  * With the Khronos validation layer installed (and CLMEM_VALIDATION not
  * "0"), it is enabled and every message of severity ERROR is counted
@@ -62,4 +64,23 @@ void vkctx_close(struct vkctx *ctx);
 /* One-shot commands, submitted and waited for (vkQueueWaitIdle). */
 VkResult vkctx_fill(struct vkctx *ctx, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, uint32_t value);
 VkResult vkctx_copy(struct vkctx *ctx, VkBuffer src, VkBuffer dst, VkDeviceSize size);
+
+/*
+ * One-shot image copies (vkCmdCopyBufferToImage, vkCmdCopyImageToBuffer) of
+ * one plane (`aspect`: VK_IMAGE_ASPECT_COLOR_BIT, or PLANE_0/PLANE_1 of a
+ * two-plane format) of width x height texels, from or to a buffer holding
+ * them at buffer_offset, buffer_row_texels texels a row (0: tightly packed).
+ * The image is in `layout` before (UNDEFINED discards its contents) and in
+ * VK_IMAGE_LAYOUT_GENERAL after, the layout images are handed to OpenCL in:
+ * the copies run in GENERAL, after a barrier that transitions the whole
+ * image (every plane) from `layout` and makes earlier writes, OpenCL's
+ * included once the host saw them complete, visible. The transfer's writes
+ * are made visible to the host and to later commands.
+ */
+VkResult vkctx_copy_buffer_to_image(struct vkctx *ctx, VkBuffer src, VkDeviceSize buffer_offset,
+                                    uint32_t buffer_row_texels, VkImage dst, VkImageAspectFlagBits aspect,
+                                    uint32_t width, uint32_t height, VkImageLayout layout);
+VkResult vkctx_copy_image_to_buffer(struct vkctx *ctx, VkImage src, VkImageAspectFlagBits aspect, uint32_t width,
+                                    uint32_t height, VkImageLayout layout, VkBuffer dst, VkDeviceSize buffer_offset,
+                                    uint32_t buffer_row_texels);
 #endif

@@ -1,0 +1,217 @@
+/* clmem_bridge_vk_image_create: an exportable 2D VkImage of a format the
+ * bridge shares, bound to memory of its own (dedicated when Vulkan requires
+ * or prefers it, or reports the export type dedicated-only), described by a
+ * clmem_bridge_vk_image that the import reads instead of asking Vulkan:
+ * for linear tiling, each plane's offset, size and row pitch from
+ * vkGetImageSubresourceLayout. */
+#include "config.h"
+#include "export.h"
+#include "fault.h"
+#include "image.h"
+
+#include <string.h>
+
+static const char *tiling_name(VkImageTiling t)
+{
+    return t == VK_IMAGE_TILING_LINEAR ? "linear" : t == VK_IMAGE_TILING_OPTIMAL ? "optimal" : "other";
+}
+
+clmem_status clmem__vk_image_supported(clmem_bridge *b, const struct image_format *f, VkImageTiling tiling,
+                                       VkImageUsageFlags usage, VkExternalMemoryHandleTypeFlags export_types,
+                                       const VkExtent2D *extent, bool *dedicated_only)
+{
+    const struct vkfn *vk = &b->vk;
+    VkPhysicalDeviceImageFormatInfo2 info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
+                                             .format = f->vk,
+                                             .type = VK_IMAGE_TYPE_2D,
+                                             .tiling = tiling,
+                                             .usage = usage};
+    VkImageFormatProperties2 props = {.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2};
+    VkResult r;
+
+    if (dedicated_only)
+        *dedicated_only = false;
+    r = vk->GetPhysicalDeviceImageFormatProperties2(b->physical_device, &info, &props);
+    if (r != VK_SUCCESS)
+        return clmem_error_set(r == VK_ERROR_FORMAT_NOT_SUPPORTED ? CLMEM_ERR_UNSUPPORTED : CLMEM_ERR_VULKAN,
+                               CLMEM_API_VULKAN, "vkGetPhysicalDeviceImageFormatProperties2", r,
+                               "%s cannot make %s images with %s tiling and usage 0x%x.", b->caps.vk_device_name,
+                               f->name, tiling_name(tiling), (unsigned)usage);
+    if (extent && (extent->width > props.imageFormatProperties.maxExtent.width ||
+                   extent->height > props.imageFormatProperties.maxExtent.height))
+        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                               "%s makes %s images with %s tiling of at most %ux%u, not %ux%u.",
+                               b->caps.vk_device_name, f->name, tiling_name(tiling),
+                               props.imageFormatProperties.maxExtent.width,
+                               props.imageFormatProperties.maxExtent.height, extent->width, extent->height);
+    for (uint32_t bit = 1; bit && bit <= export_types; bit <<= 1) {
+        VkPhysicalDeviceExternalImageFormatInfo ext = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO,
+            .handleType = (VkExternalMemoryHandleTypeFlagBits)bit};
+        VkExternalImageFormatProperties ext_props = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
+        VkExternalMemoryFeatureFlags features;
+
+        if (!(export_types & bit))
+            continue;
+        info.pNext = &ext;
+        props.pNext = &ext_props;
+        r = vk->GetPhysicalDeviceImageFormatProperties2(b->physical_device, &info, &props);
+        features = r == VK_SUCCESS ? ext_props.externalMemoryProperties.externalMemoryFeatures : 0;
+        if (!(features & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
+            return clmem_error_set(CLMEM_ERR_UNSUPPORTED, r == VK_SUCCESS ? CLMEM_API_NONE : CLMEM_API_VULKAN,
+                                   r == VK_SUCCESS ? NULL : "vkGetPhysicalDeviceImageFormatProperties2", r,
+                                   "%s cannot export %s images with %s tiling and usage 0x%x as handle type 0x%x.",
+                                   b->caps.vk_device_name, f->name, tiling_name(tiling), (unsigned)usage,
+                                   (unsigned)bit);
+        if (dedicated_only && (features & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT))
+            *dedicated_only = true;
+    }
+    return CLMEM_OK;
+}
+
+/* The plane layouts of a linear image, as the import will read them. */
+static void describe_planes(clmem_bridge *b, const struct image_format *f, VkImage image, VkExtent2D extent,
+                            clmem_bridge_vk_image *out)
+{
+    for (unsigned p = 0; p < f->plane_count; p++) {
+        VkImageSubresource sub = {.aspectMask = (VkImageAspectFlags)f->planes[p].aspect};
+        VkSubresourceLayout layout;
+        b->vk.GetImageSubresourceLayout(b->device, image, &sub, &layout);
+        out->planes[p].offset = out->memory_offset + layout.offset;
+        out->planes[p].size = layout.size;
+        out->planes[p].row_pitch = layout.rowPitch;
+        out->planes[p].width = clmem__format_plane_width(f, p, extent.width);
+        out->planes[p].height = clmem__format_plane_height(f, p, extent.height);
+    }
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D extent,
+                                                       VkImageTiling tiling, VkImageUsageFlags usage,
+                                                       VkMemoryPropertyFlags property_flags,
+                                                       VkExternalMemoryHandleTypeFlags export_types,
+                                                       clmem_bridge_vk_image *image_out)
+{
+    const struct image_format *f = clmem__format_find(format);
+    VkExternalMemoryImageCreateInfo external = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO,
+                                                .handleTypes = export_types};
+    VkImageCreateInfo create = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
+                                .pNext = export_types ? &external : NULL,
+                                .imageType = VK_IMAGE_TYPE_2D,
+                                .format = format,
+                                .extent = {extent.width, extent.height, 1},
+                                .mipLevels = 1,
+                                .arrayLayers = 1,
+                                .samples = VK_SAMPLE_COUNT_1_BIT,
+                                .tiling = tiling,
+                                .usage = usage,
+                                .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+                                .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED};
+    VkMemoryDedicatedRequirements dedicated_req = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    VkMemoryRequirements2 req = {.sType = VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, .pNext = &dedicated_req};
+    VkImageMemoryRequirementsInfo2 req_info = {.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2};
+    VkMemoryDedicatedAllocateInfo dedicated = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    VkExportMemoryAllocateInfo export_info = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+                                              .handleTypes = export_types};
+    VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    VkPhysicalDeviceMemoryProperties mp;
+    VkImage image = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    bool dedicated_only = false, use_dedicated;
+    clmem_status s;
+    VkResult r;
+
+    if (image_out)
+        memset(image_out, 0, sizeof *image_out);
+    if (!b || !image_out)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
+                               !b ? "bridge" : "image_out");
+    if (!f)
+        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                               "clmem-bridge does not share images of VkFormat %d; it shares %s.", (int)format,
+                               clmem__format_list());
+    if (extent.width == 0 || extent.height == 0)
+        return clmem_error_set(CLMEM_ERR_ZERO_SIZE, CLMEM_API_NONE, NULL, 0, "The image extent %ux%u is empty.",
+                               extent.width, extent.height);
+    if (tiling != VK_IMAGE_TILING_LINEAR && tiling != VK_IMAGE_TILING_OPTIMAL)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "tiling %d is neither VK_IMAGE_TILING_LINEAR nor VK_IMAGE_TILING_OPTIMAL.",
+                               (int)tiling);
+    if (f->plane_count > 1 && (extent.width % 2 || extent.height % 2))
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "%s is 4:2:0: its extent must be even, not %ux%u.", f->name, extent.width,
+                               extent.height);
+    if ((s = clmem__vk_image_supported(b, f, tiling, usage, export_types, &extent, &dedicated_only)) != CLMEM_OK)
+        return s;
+
+    const struct vkfn *vk = &b->vk;
+    r = FAULT("vkCreateImage") ? VK_ERROR_OUT_OF_HOST_MEMORY : vk->CreateImage(b->device, &create, NULL, &image);
+    if (r != VK_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkCreateImage", r,
+                               "Creating a %ux%u %s image with %s tiling failed.", extent.width, extent.height,
+                               f->name, tiling_name(tiling));
+    req_info.image = image;
+    vk->GetImageMemoryRequirements2(b->device, &req_info, &req);
+    alloc.allocationSize = req.memoryRequirements.size;
+    alloc.memoryTypeIndex = clmem__vk_find_memory_type(vk, b->physical_device, req.memoryRequirements.memoryTypeBits,
+                                                       property_flags);
+    if (alloc.memoryTypeIndex == UINT32_MAX) {
+        vk->DestroyImage(b->device, image, NULL);
+        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                               "No memory type with property flags 0x%x can hold this %s image with %s tiling "
+                               "(allowed types 0x%x).",
+                               (unsigned)property_flags, f->name, tiling_name(tiling),
+                               (unsigned)req.memoryRequirements.memoryTypeBits);
+    }
+    use_dedicated = dedicated_req.requiresDedicatedAllocation || dedicated_req.prefersDedicatedAllocation ||
+                    dedicated_only;
+    if (export_types)
+        alloc.pNext = &export_info;
+    if (use_dedicated) {
+        dedicated.image = image;
+        dedicated.pNext = alloc.pNext;
+        alloc.pNext = &dedicated;
+    }
+    r = FAULT("vkAllocateMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+                                  : vk->AllocateMemory(b->device, &alloc, NULL, &memory);
+    if (r != VK_SUCCESS) {
+        vk->DestroyImage(b->device, image, NULL);
+        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkAllocateMemory", r,
+                               "Allocating %llu bytes of memory type %u for the image failed.",
+                               (unsigned long long)alloc.allocationSize, alloc.memoryTypeIndex);
+    }
+    r = FAULT("vkBindImageMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vk->BindImageMemory(b->device, image, memory, 0);
+    if (r != VK_SUCCESS) {
+        vk->FreeMemory(b->device, memory, NULL);
+        vk->DestroyImage(b->device, image, NULL);
+        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkBindImageMemory", r,
+                               "Binding the image to its memory failed.");
+    }
+    vk->GetPhysicalDeviceMemoryProperties(b->physical_device, &mp);
+    image_out->image = image;
+    image_out->memory.device = b->device;
+    image_out->memory.memory = memory;
+    image_out->memory.allocation_size = alloc.allocationSize;
+    image_out->memory.property_flags = mp.memoryTypes[alloc.memoryTypeIndex].propertyFlags;
+    image_out->memory.export_types = export_types;
+    image_out->memory.dedicated = use_dedicated ? VK_TRUE : VK_FALSE;
+    image_out->memory_offset = 0;
+    image_out->size = req.memoryRequirements.size;
+    image_out->format = format;
+    image_out->extent = extent;
+    image_out->tiling = tiling;
+    image_out->usage = usage;
+    image_out->plane_count = f->plane_count;
+    if (tiling == VK_IMAGE_TILING_LINEAR)
+        describe_planes(b, f, image, extent, image_out);
+    return CLMEM_OK;
+}
+
+CLMEM_EXPORT void clmem_bridge_vk_image_destroy(clmem_bridge *b, const clmem_bridge_vk_image *image)
+{
+    if (!b || !image)
+        return;
+    if (image->image)
+        b->vk.DestroyImage(b->device, image->image, NULL);
+    if (image->memory.memory)
+        b->vk.FreeMemory(b->device, image->memory.memory, NULL);
+}
