@@ -1,5 +1,6 @@
-/*
- * clmem-bridge.h - share Vulkan memory with OpenCL without copying it.
+/**
+ * @file clmem-bridge.h
+ * @brief clmem-bridge.h - share Vulkan memory with OpenCL without copying it.
  *
  * libclmem-bridge imports memory that Vulkan exported into OpenCL
  * (cl_khr_external_memory: opaque fd, dma-buf), or, where a driver lacks
@@ -8,7 +9,7 @@
  * the result is an ordinary clmem_handle whose anchor chains both APIs'
  * lifetimes: the Vulkan memory's keepalive is dropped only after every
  * command that could touch the memory has completed and OpenCL destroyed
- * the cl_mem (see clmem_bridge_import_vk for the three conditions).
+ * the cl_mem (see clmem_bridge_import_vk() for the three conditions).
  *
  * Everything goes through a bridge object (clmem_bridge): one VkDevice
  * paired with one cl_context. It owns what the import needs and would
@@ -25,15 +26,19 @@
  * call, its raw native code and a sentence in clmem_error_*().
  *
  * Threads and blocking, for every function below: any function may be
- * called from any thread; "Blocks:" in each comment says on what it can
- * wait. A keepalive passed to the bridge (vk_keepalive, keepalive) has its
- * last reference dropped, and so its callback run, on one of: the thread
- * that dropped the last handle (PoCL, whose destruction is synchronous), an
- * OpenCL driver thread (an event or destructor callback), or the thread in
- * clmem_bridge_finish(). Its callback must therefore be thread-safe and must
- * not call blocking OpenCL functions (clFinish, clWaitForEvents).
+ * called from any thread; the "Blocks" paragraph of each says on what it
+ * can wait. A keepalive passed to the bridge (vk_keepalive, keepalive) has
+ * its last reference dropped, and so its callback run, on one of: the
+ * thread that dropped the last handle (PoCL, whose destruction is
+ * synchronous), an OpenCL driver thread (an event or destructor callback),
+ * or the thread in clmem_bridge_finish(). Its callback must therefore be
+ * thread-safe and must not call blocking OpenCL functions (clFinish,
+ * clWaitForEvents).
  *
- * This is the only clmem header that includes <vulkan/vulkan.h>.
+ * This is the only clmem header that includes <vulkan/vulkan.h>. Every
+ * symbol here is part of libclmem-bridge's 0.2 ABI (symbol version
+ * CLMEM_BRIDGE_0.2, which replaced 0.1's), hence `@since 0.2` throughout.
+ * The overview is clmem(7).
  */
 #ifndef CLMEM_BRIDGE_H
 #define CLMEM_BRIDGE_H
@@ -47,32 +52,59 @@ extern "C" {
 
 /* --------------------------------------------------------------- paths */
 
-/* How memory travels from Vulkan to OpenCL. */
+/**
+ * How memory travels from Vulkan to OpenCL.
+ * @since 0.2
+ */
 typedef enum clmem_bridge_path {
-    CLMEM_BRIDGE_PATH_BEST = 0,       /* choose: opaque fd, then dma-buf, then host-mapped */
-    CLMEM_BRIDGE_PATH_OPAQUE_FD = 1,  /* VK_KHR_external_memory_fd + cl_khr_external_memory_opaque_fd */
-    CLMEM_BRIDGE_PATH_DMA_BUF = 2,    /* VK_EXT_external_memory_dma_buf + cl_khr_external_memory_dma_buf */
-    CLMEM_BRIDGE_PATH_HOST_MAPPED = 3 /* vkMapMemory + CL_MEM_USE_HOST_PTR */
+    CLMEM_BRIDGE_PATH_BEST = 0,       /**< Choose: opaque fd, then dma-buf, then host-mapped. */
+    CLMEM_BRIDGE_PATH_OPAQUE_FD = 1,  /**< VK_KHR_external_memory_fd + cl_khr_external_memory_opaque_fd. */
+    CLMEM_BRIDGE_PATH_DMA_BUF = 2,    /**< VK_EXT_external_memory_dma_buf + cl_khr_external_memory_dma_buf. */
+    CLMEM_BRIDGE_PATH_HOST_MAPPED = 3 /**< vkMapMemory + CL_MEM_USE_HOST_PTR. */
 } clmem_bridge_path;
 
-/* A short name ("opaque-fd", "dma-buf", "host-mapped", "best"); static.
- * Blocks: never. */
+/**
+ * A path's short name.
+ *
+ * @param path Any value.
+ * @return "opaque-fd", "dma-buf", "host-mapped", "best", or "unknown-path"
+ *         for a value that is not a path; static storage, never free it.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 const char *clmem_bridge_path_name(clmem_bridge_path path);
 
 /* --------------------------------------------------------------- pairing */
 
-/*
+/**
  * Find the OpenCL platform and device whose CL_DEVICE_UUID_KHR
  * (cl_khr_device_uuid) equals the Vulkan physical device's deviceUUID, to
- * make the cl_context a bridge is created with. Either out-parameter may be
- * NULL. get_instance_proc_addr may be NULL (the loader's); instance is what
- * it is called with. Pairs on deviceUUID: the driver UUIDs differ between
- * the APIs even for one driver.
- * Errors: CLMEM_ERR_NULL_POINTER (instance, physical_device),
- * CLMEM_ERR_DEVICE_MISMATCH (no OpenCL device has that UUID),
- * CLMEM_ERR_UNSUPPORTED (no OpenCL device offers cl_khr_device_uuid, or
- * Vulkan lacks vkGetPhysicalDeviceProperties2), CLMEM_ERR_OPENCL.
- * Blocks: on the driver queries only.
+ * make the cl_context a bridge is created with.
+ *
+ * Pairs on deviceUUID: the driver UUIDs differ between the APIs even for
+ * one driver.
+ *
+ * @param instance               The Vulkan instance physical_device belongs
+ *                               to; what get_instance_proc_addr is called
+ *                               with.
+ * @param get_instance_proc_addr The application's vkGetInstanceProcAddr, or
+ *                               NULL for the loader's.
+ * @param physical_device        The Vulkan device to pair.
+ * @param[out] platform_out      The OpenCL platform, or NULL if not wanted.
+ * @param[out] device_out        The OpenCL device, or NULL if not wanted.
+ *                               Both are OpenCL's objects, not retained:
+ *                               nothing is the caller's to release.
+ * @retval CLMEM_OK                  The device (and platform) were found.
+ * @retval CLMEM_ERR_NULL_POINTER    instance or physical_device is NULL.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH No OpenCL device has that UUID.
+ * @retval CLMEM_ERR_UNSUPPORTED     No OpenCL device offers
+ *                                   cl_khr_device_uuid, or Vulkan lacks
+ *                                   vkGetPhysicalDeviceProperties2.
+ * @retval CLMEM_ERR_OPENCL          An OpenCL query failed.
+ * @par Blocks
+ *      On the driver queries only.
+ * @since 0.2
  */
 clmem_status clmem_bridge_pair(VkInstance instance, PFN_vkGetInstanceProcAddr get_instance_proc_addr,
                                VkPhysicalDevice physical_device, cl_platform_id *platform_out,
@@ -80,229 +112,431 @@ clmem_status clmem_bridge_pair(VkInstance instance, PFN_vkGetInstanceProcAddr ge
 
 /* ---------------------------------------------------------- the bridge */
 
+/**
+ * A bridge: one VkDevice paired with one cl_context, and everything an
+ * import needs (entry points, capability answer, import cache). Opaque,
+ * reference-counted.
+ * @since 0.2
+ */
 typedef struct clmem_bridge clmem_bridge;
 
-/* Bits of clmem_bridge_info.flags. */
+/**
+ * Bits of clmem_bridge_info::flags.
+ * @since 0.2
+ */
 enum clmem_bridge_flag {
-    /* Every clmem_bridge_import_vk() is a new driver import: no import
-     * cache for this bridge. */
+    /** Every clmem_bridge_import_vk() is a new driver import: no import
+     *  cache for this bridge. */
     CLMEM_BRIDGE_NO_IMPORT_CACHE = 1u << 0
 };
 
-/*
- * What a bridge is made from. Set `size` to sizeof(clmem_bridge_info):
- * fields added later go at the end, and a smaller size means they are
- * absent (zero). The bridge borrows the Vulkan objects (they must outlive
- * it: call clmem_bridge_finish() before vkDestroyDevice) and retains the
- * cl_context.
+/**
+ * What a bridge is made from.
+ *
+ * Set `size` to sizeof(clmem_bridge_info): fields added later go at the
+ * end, and a smaller size means they are absent (zero). The bridge borrows
+ * the Vulkan objects (they must outlive it: call clmem_bridge_finish()
+ * before vkDestroyDevice) and retains the cl_context.
+ * @since 0.2
  */
 typedef struct clmem_bridge_info {
-    size_t size;                                      /* sizeof(clmem_bridge_info) */
-    VkInstance instance;
-    VkPhysicalDevice physical_device;
-    VkDevice device;                                  /* made from physical_device */
-    PFN_vkGetInstanceProcAddr get_instance_proc_addr; /* NULL: the Vulkan loader's */
-    cl_context context;
-    cl_device_id cl_device; /* NULL: the context's device whose CL_DEVICE_UUID_KHR is Vulkan's
-                               deviceUUID (or its only device, when none is) */
-    uint32_t flags;         /* clmem_bridge_flag bits */
+    size_t size;                                      /**< sizeof(clmem_bridge_info). */
+    VkInstance instance;                              /**< The Vulkan instance (borrowed). */
+    VkPhysicalDevice physical_device;                 /**< The Vulkan physical device (borrowed). */
+    VkDevice device;                                  /**< Made from physical_device (borrowed). */
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr; /**< NULL: the Vulkan loader's. */
+    cl_context context;                               /**< The OpenCL context (retained by the bridge). */
+    cl_device_id cl_device; /**< NULL: the context's device whose CL_DEVICE_UUID_KHR is Vulkan's
+                                 deviceUUID (or its only device, when none is). */
+    uint32_t flags;         /**< clmem_bridge_flag bits. */
 } clmem_bridge_info;
 
-/*
+/**
  * Make a bridge: load the entry points, check the pairing and work out,
  * once, which memory paths and semaphore modes work (clmem_bridge_caps()).
+ *
  * A pair whose device UUIDs differ still gets a bridge: its fd paths then
  * report CLMEM_ERR_DEVICE_MISMATCH, naming both UUIDs, and host-mapped
- * stays available. On success *out has one reference, the caller's.
- * Errors: CLMEM_ERR_NULL_POINTER (info, out, or a handle in info),
- * CLMEM_ERR_INVALID_VALUE (info->size too small, unknown flags),
- * CLMEM_ERR_DEVICE_MISMATCH (cl_device is not in the context, or the
- * context has several devices and none has Vulkan's UUID),
- * CLMEM_ERR_UNSUPPORTED (a Vulkan 1.1 entry point is missing),
- * CLMEM_ERR_OPENCL, CLMEM_ERR_NO_MEMORY. On error *out is NULL and nothing
- * is retained.
- * Blocks: on the driver queries (tens of microseconds to a millisecond).
+ * stays available.
+ *
+ * @param info     What the bridge is made from; read only during the call.
+ * @param[out] out The bridge, with one reference, the caller's (release it
+ *                 with clmem_bridge_unref()). It retains info->context and
+ *                 borrows the Vulkan objects.
+ * @retval CLMEM_OK                  *out is the bridge.
+ * @retval CLMEM_ERR_NULL_POINTER    info, out, or a handle in info is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE   info->size is too small, or flags has
+ *                                   unknown bits.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH cl_device is not in the context, or the
+ *                                   context has several devices and none has
+ *                                   Vulkan's UUID.
+ * @retval CLMEM_ERR_UNSUPPORTED     A Vulkan 1.1 entry point is missing.
+ * @retval CLMEM_ERR_OPENCL          An OpenCL query or the retain failed.
+ * @retval CLMEM_ERR_NO_MEMORY       An allocation failed.
+ * @par On error
+ *      *out is NULL and nothing is retained.
+ * @par Blocks
+ *      On the driver queries (tens of microseconds to a millisecond).
+ * @since 0.2
  */
 clmem_status clmem_bridge_create(const clmem_bridge_info *info, clmem_bridge **out);
 
-/* One more reference; returns b. NULL-safe. Blocks: never. */
+/**
+ * One more reference to a bridge.
+ *
+ * @param b The bridge, or NULL.
+ * @return b (NULL for NULL). The new reference is the caller's.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 clmem_bridge *clmem_bridge_ref(clmem_bridge *b);
 
-/* Drop one reference. The bridge lives on while imports, handles or
- * semaphores made from it do (each holds a reference); the last reference
- * releases the cl_context. That last reference can be dropped on a driver
- * thread when teardowns are still pending: call clmem_bridge_finish()
- * first. NULL-safe. Blocks: never. */
+/**
+ * Drop one reference.
+ *
+ * The bridge lives on while imports, handles or semaphores made from it do
+ * (each holds a reference); the last reference releases the cl_context.
+ * That last reference can be dropped on a driver thread when teardowns are
+ * still pending: call clmem_bridge_finish() first.
+ *
+ * @param b The bridge, or NULL (which does nothing).
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 void clmem_bridge_unref(clmem_bridge *b);
 
-/*
+/**
  * What an application calls before vkDestroyDevice: wait until every
  * Vulkan keepalive of this bridge's dropped imports has been released.
+ *
  * While waiting it also does the teardown work itself whenever its
  * conditions are met (so that it does not depend on when the driver runs
- * its callbacks).
- * Returns CLMEM_OK once nothing of this bridge holds Vulkan memory any
- * more; CLMEM_ERR_IN_USE at once, releasing nothing, when imports still
- * have handles or semaphores are still alive (the sentence gives the
- * counts); CLMEM_ERR_TIMEOUT when device work the teardowns wait for was
- * still pending after timeout_ns (the sentence gives the count). Never
- * waits longer than timeout_ns (0: just check). CLMEM_ERR_NULL_POINTER.
- * Blocks: up to timeout_ns, on device work enqueued before the last
- * handles were dropped.
+ * its callbacks). Never waits longer than timeout_ns.
+ *
+ * @param b          The bridge.
+ * @param timeout_ns How long to wait at most, in nanoseconds; 0 just
+ *                   checks.
+ * @retval CLMEM_OK               Nothing of this bridge holds Vulkan memory
+ *                                any more: every keepalive given to its
+ *                                imports has been dropped.
+ * @retval CLMEM_ERR_IN_USE       Returned at once, releasing nothing: imports
+ *                                still have handles or semaphores are still
+ *                                alive (the sentence gives the counts).
+ * @retval CLMEM_ERR_TIMEOUT      Device work the teardowns wait for was
+ *                                still pending after timeout_ns (the
+ *                                sentence gives the count); the keepalives
+ *                                are still held, so the memory, and the
+ *                                device, must stay.
+ * @retval CLMEM_ERR_NULL_POINTER b is NULL.
+ * @par Threads
+ *      Keepalive callbacks of the teardowns it completes run on the calling
+ *      thread.
+ * @par Blocks
+ *      Up to timeout_ns, on device work enqueued before the last handles
+ *      were dropped.
+ * @since 0.2
  */
 clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_ns);
 
-/* The bridge's OpenCL context and device, and its Vulkan device.
- * Borrowed; NULL for a NULL bridge. Blocks: never. */
-cl_context       clmem_bridge_context(const clmem_bridge *b);
-cl_device_id     clmem_bridge_cl_device(const clmem_bridge *b);
-VkDevice         clmem_bridge_vk_device(const clmem_bridge *b);
+/**
+ * The bridge's OpenCL context.
+ *
+ * @param b The bridge, or NULL.
+ * @return The context, borrowed (the bridge holds the reference); NULL for
+ *         a NULL bridge.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
+cl_context clmem_bridge_context(const clmem_bridge *b);
+
+/**
+ * The bridge's OpenCL device.
+ *
+ * @param b The bridge, or NULL.
+ * @return The device, borrowed; NULL for a NULL bridge.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
+cl_device_id clmem_bridge_cl_device(const clmem_bridge *b);
+
+/**
+ * The bridge's Vulkan device.
+ *
+ * @param b The bridge, or NULL.
+ * @return The VkDevice, borrowed (the application's); VK_NULL_HANDLE for a
+ *         NULL bridge.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
+VkDevice clmem_bridge_vk_device(const clmem_bridge *b);
 
 /* ---------------------------------------------------------- capabilities */
 
-/* Bits of clmem_bridge_caps(). */
+/**
+ * Bits of clmem_bridge_caps().
+ * @since 0.2
+ */
 enum clmem_bridge_cap {
-    CLMEM_BRIDGE_CAP_OPAQUE_FD = 1u << 0,             /* opaque-fd memory import works */
-    CLMEM_BRIDGE_CAP_DMA_BUF = 1u << 1,               /* dma-buf memory import works */
-    CLMEM_BRIDGE_CAP_HOST_MAPPED = 1u << 2,           /* host-mapped sharing works */
-    CLMEM_BRIDGE_CAP_HOST_MAPPED_ZERO_COPY = 1u << 3, /* ...and is zero-copy (CPU or host-unified device) */
-    CLMEM_BRIDGE_CAP_SEMAPHORE_OPAQUE_FD = 1u << 4,   /* opaque-fd binary semaphore import works */
-    CLMEM_BRIDGE_CAP_SEMAPHORE_SYNC_FD = 1u << 5,     /* sync-fd binary semaphore import works */
-    CLMEM_BRIDGE_CAP_OPAQUE_FD_DEDICATED_ONLY = 1u << 6, /* Vulkan exports opaque-fd buffers only from
-                                                            dedicated allocations */
-    CLMEM_BRIDGE_CAP_IMAGE_VIEW = 1u << 7 /* OpenCL can make image2d views of plane buffers
-                                             (clmem_bridge_import_vk_image, CLMEM_BRIDGE_IMAGE_AS_IMAGE) */
+    CLMEM_BRIDGE_CAP_OPAQUE_FD = 1u << 0,             /**< Opaque-fd memory import works. */
+    CLMEM_BRIDGE_CAP_DMA_BUF = 1u << 1,               /**< Dma-buf memory import works. */
+    CLMEM_BRIDGE_CAP_HOST_MAPPED = 1u << 2,           /**< Host-mapped sharing works. */
+    CLMEM_BRIDGE_CAP_HOST_MAPPED_ZERO_COPY = 1u << 3, /**< ...and is zero-copy (CPU or host-unified device). */
+    CLMEM_BRIDGE_CAP_SEMAPHORE_OPAQUE_FD = 1u << 4,   /**< Opaque-fd binary semaphore import works. */
+    CLMEM_BRIDGE_CAP_SEMAPHORE_SYNC_FD = 1u << 5,     /**< Sync-fd binary semaphore import works. */
+    CLMEM_BRIDGE_CAP_OPAQUE_FD_DEDICATED_ONLY = 1u << 6, /**< Vulkan exports opaque-fd buffers only from
+                                                              dedicated allocations. */
+    CLMEM_BRIDGE_CAP_IMAGE_VIEW = 1u << 7 /**< OpenCL can make image2d views of plane buffers
+                                               (clmem_bridge_import_vk_image(), CLMEM_BRIDGE_IMAGE_AS_IMAGE). */
 };
 
-/* Every clmem_bridge_cap bit that holds for the bridge's pair, as worked out
- * at creation; 0 for a NULL bridge. Blocks: never. */
+/**
+ * What the bridge can do.
+ *
+ * @param b The bridge, or NULL.
+ * @return Every clmem_bridge_cap bit that holds for the bridge's pair, as
+ *         worked out at creation; 0 for a NULL bridge.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 uint32_t clmem_bridge_caps(const clmem_bridge *b);
 
-/*
- * Can `path` (not BEST) carry memory on this bridge? The answer worked out
- * at creation, which asked both sides and trusted no one source alone: the
- * OpenCL extension string and CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR,
- * the Vulkan device extensions and vkGetPhysicalDeviceExternalBufferProperties,
- * and for the fd paths that the device UUIDs match.
- * Returns CLMEM_OK, or CLMEM_ERR_UNSUPPORTED / CLMEM_ERR_DEVICE_MISMATCH
- * with clmem_error_message() naming exactly what is missing;
- * CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE (BEST or unknown).
- * Blocks: never.
+/**
+ * Can `path` (not BEST) carry memory on this bridge?
+ *
+ * The answer worked out at creation, which asked both sides and trusted no
+ * one source alone: the OpenCL extension string and
+ * CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, the Vulkan device
+ * extensions and vkGetPhysicalDeviceExternalBufferProperties, and for the
+ * fd paths that the device UUIDs match.
+ *
+ * @param b    The bridge.
+ * @param path OPAQUE_FD, DMA_BUF or HOST_MAPPED.
+ * @retval CLMEM_OK                  The path works.
+ * @retval CLMEM_ERR_UNSUPPORTED     Something is missing:
+ *                                   clmem_error_message() names exactly
+ *                                   what, on both sides.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH An fd path on a pair whose device UUIDs
+ *                                   differ (the sentence names both).
+ * @retval CLMEM_ERR_NULL_POINTER    b is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE   path is BEST or unknown.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
  */
 clmem_status clmem_bridge_check_path(const clmem_bridge *b, clmem_bridge_path path);
 
 /* ----------------------------------------------------------- semaphore modes */
 
+/**
+ * How a semaphore orders OpenCL work against Vulkan's.
+ * @since 0.2
+ */
 typedef enum clmem_bridge_semaphore_mode {
-    CLMEM_BRIDGE_SEMAPHORE_BEST = 0,        /* device ordering if possible, else host ordering */
-    CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD = 1,   /* device ordering through an opaque fd */
-    CLMEM_BRIDGE_SEMAPHORE_SYNC_FD = 2,     /* device ordering through a sync fd */
-    CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED = 3 /* host ordering (no OpenCL extension needed) */
+    CLMEM_BRIDGE_SEMAPHORE_BEST = 0,        /**< Device ordering if possible (opaque fd), else host ordering. */
+    CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD = 1,   /**< Device ordering through an opaque fd. */
+    CLMEM_BRIDGE_SEMAPHORE_SYNC_FD = 2,     /**< Device ordering through a sync fd. */
+    CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED = 3 /**< Host ordering (no OpenCL extension needed). */
 } clmem_bridge_semaphore_mode;
 
-/* The same as clmem_bridge_check_path() for a semaphore mode (OPAQUE_FD,
- * SYNC_FD; HOST_ORDERED always works). Blocks: never. */
+/**
+ * The same as clmem_bridge_check_path() for a semaphore mode.
+ *
+ * @param b    The bridge.
+ * @param mode OPAQUE_FD or SYNC_FD; HOST_ORDERED always works.
+ * @retval CLMEM_OK                  The mode works (always for
+ *                                   HOST_ORDERED).
+ * @retval CLMEM_ERR_UNSUPPORTED     Something is missing, named in
+ *                                   clmem_error_message().
+ * @retval CLMEM_ERR_DEVICE_MISMATCH The pair's device UUIDs differ.
+ * @retval CLMEM_ERR_NULL_POINTER    b is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE   mode is BEST or unknown.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 clmem_status clmem_bridge_check_semaphore(const clmem_bridge *b, clmem_bridge_semaphore_mode mode);
 
 /* ---------------------------------------------------------- Vulkan memory */
 
-/*
- * What the bridge needs to know about a VkDeviceMemory. Vulkan cannot be
- * asked these afterwards, so the allocator passes them on. This struct is
- * frozen: a future field comes with a new struct and new functions.
+/**
+ * What the bridge needs to know about a VkDeviceMemory.
+ *
+ * Vulkan cannot be asked these afterwards, so the allocator passes them
+ * on. This struct is frozen: a future field comes with a new struct and
+ * new functions.
+ * @since 0.2
  */
 typedef struct clmem_bridge_vk_memory {
-    VkDevice device;                              /* must be the bridge's VkDevice */
-    VkDeviceMemory memory;
-    VkDeviceSize allocation_size;                 /* VkMemoryAllocateInfo::allocationSize */
-    VkMemoryPropertyFlags property_flags;         /* of the memory type it came from */
-    VkExternalMemoryHandleTypeFlags export_types; /* VkExportMemoryAllocateInfo::handleTypes; 0 if none */
-    VkBool32 dedicated;                           /* allocated with VkMemoryDedicatedAllocateInfo */
+    VkDevice device;                              /**< Must be the bridge's VkDevice. */
+    VkDeviceMemory memory;                        /**< The memory (the caller's). */
+    VkDeviceSize allocation_size;                 /**< VkMemoryAllocateInfo::allocationSize. */
+    VkMemoryPropertyFlags property_flags;         /**< Of the memory type it came from. */
+    VkExternalMemoryHandleTypeFlags export_types; /**< VkExportMemoryAllocateInfo::handleTypes; 0 if none. */
+    VkBool32 dedicated;                           /**< Allocated with VkMemoryDedicatedAllocateInfo. */
 } clmem_bridge_vk_memory;
 
-/*
- * Convenience for the allocation everyone writes: a VkBuffer of `size` bytes
- * with `usage`, exportable as `export_types` (may be 0), bound to new memory
- * of a type with `property_flags`, on the bridge's device. The allocation is
- * dedicated when Vulkan requires or prefers it (VkMemoryDedicatedRequirements)
- * or reports the handle type as dedicated-only. The caller owns both
- * afterwards and frees them with clmem_bridge_vk_buffer_destroy() (or
- * vkDestroyBuffer + vkFreeMemory). Needs VK_KHR_external_memory_fd enabled
- * on the device when export_types is not 0. On error nothing is left
- * allocated. Blocks: on the Vulkan allocation.
+/**
+ * Convenience for the allocation everyone writes: a VkBuffer bound to new
+ * memory, on the bridge's device.
+ *
+ * The buffer has `size` bytes and `usage`, is exportable as `export_types`
+ * (may be 0), and is bound to new memory of a type with `property_flags`.
+ * The allocation is dedicated when Vulkan requires or prefers it
+ * (VkMemoryDedicatedRequirements) or reports the handle type as
+ * dedicated-only. Needs VK_KHR_external_memory_fd enabled on the device
+ * when export_types is not 0.
+ *
+ * @param b              The bridge.
+ * @param size           The buffer's size in bytes.
+ * @param usage          VkBufferCreateInfo::usage.
+ * @param property_flags The memory type's required property flags.
+ * @param export_types   The external handle types to export as, or 0.
+ * @param[out] buffer_out The buffer.
+ * @param[out] memory_out What the bridge needs to know of its memory, for
+ *                        clmem_bridge_import_vk().
+ * @retval CLMEM_OK               Both are the caller's.
+ * @retval CLMEM_ERR_NULL_POINTER b, buffer_out or memory_out is NULL.
+ * @retval CLMEM_ERR_ZERO_SIZE    size is 0.
+ * @retval CLMEM_ERR_UNSUPPORTED  No memory type with property_flags can
+ *                                hold the buffer.
+ * @retval CLMEM_ERR_VULKAN       vkCreateBuffer, vkAllocateMemory or
+ *                                vkBindBufferMemory failed.
+ * @par On error
+ *      Nothing is left allocated: *buffer_out is VK_NULL_HANDLE and
+ *      *memory_out is zeroed (when not NULL).
+ * @par Ownership
+ *      The caller owns the buffer and the memory afterwards and frees them
+ *      with clmem_bridge_vk_buffer_destroy() (or vkDestroyBuffer +
+ *      vkFreeMemory).
+ * @par Blocks
+ *      On the Vulkan allocation.
+ * @since 0.2
  */
 clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,
                                            VkMemoryPropertyFlags property_flags,
                                            VkExternalMemoryHandleTypeFlags export_types, VkBuffer *buffer_out,
                                            clmem_bridge_vk_memory *memory_out);
-/* Destroys the buffer and frees the memory (either may be null handles).
- * Blocks: never. */
+
+/**
+ * Destroy the buffer and free the memory clmem_bridge_vk_buffer_create()
+ * made.
+ *
+ * Call it only once nothing uses them: for memory given to an import, once
+ * the import dropped its keepalive (clmem_bridge_finish() returned
+ * CLMEM_OK, or the keepalive's callback ran).
+ *
+ * @param b      The bridge (NULL does nothing).
+ * @param buffer The buffer, or VK_NULL_HANDLE.
+ * @param memory The memory, or NULL, or one whose memory is VK_NULL_HANDLE.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clmem_bridge_vk_memory *memory);
 
 /* ---------------------------------------------------------------- import */
 
-/*
+/**
  * Make the bytes [offset, offset + size) of Vulkan memory usable by OpenCL
  * as a buffer, with no copy on the fd paths and on zero-copy host-mapped
- * devices. On success *out is a new handle (one reference, the caller's)
- * whose cl_mem is in the bridge's context, paired with `queue` (a queue of
- * that context), and whose keepalive is the import's.
+ * devices.
  *
  * Lifetime: the bridge takes one reference on vk_keepalive (the caller
  * keeps its own; it should keep the VkDeviceMemory alive) and drops it only
  * when, after the import's last handle is gone, all of these hold:
- *  (a) every command enqueued before that last unref on every queue a
- *      handle of this import was made for (this queue, a cache hit's queue,
- *      clmem_bridge_handle_for_queue()) has completed: the bridge enqueues
- *      a marker on each;
- *  (b) the memory was handed back to Vulkan, if it was left acquired;
- *  (c) OpenCL has destroyed the cl_mem.
+ *  - (a) every command enqueued before that last unref on every queue a
+ *    handle of this import was made for (this queue, a cache hit's queue,
+ *    clmem_bridge_handle_for_queue()) has completed: the bridge enqueues
+ *    a marker on each;
+ *  - (b) the memory was handed back to Vulkan, if it was left acquired;
+ *  - (c) OpenCL has destroyed the cl_mem.
+ *
  * No timeout gives up on these. The last clmem_handle_unref() only enqueues
  * the markers; it does not wait for device work. (NVIDIA runs a cl_mem's
  * destructor callback before the kernels using it completed, so (c) alone
  * is not enough: docs/driver-notes.md.)
  *
- * path: CLMEM_BRIDGE_PATH_BEST picks the first of opaque fd, dma-buf,
- * host-mapped that the bridge supports and that memory->export_types (or,
- * for host-mapped, memory->property_flags: HOST_VISIBLE | HOST_COHERENT)
- * allows.
- *
  * For the fd paths the fd comes from vkGetMemoryFdKHR and the whole
  * allocation is imported; a non-zero offset or a smaller size becomes a
  * sub-buffer, whose origin must be a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN
  * (the same rule holds on the host-mapped path, so code does not depend on
- * the path). The host-mapped path maps the allocation with vkMapMemory
- * (shared between all imports of one VkDeviceMemory, whichever bridge of
- * the VkDevice made them; do not map it yourself while imported).
+ * the path). That fd is the library's own and the caller never sees it: the
+ * driver takes it on a successful import, and on error the library closes
+ * it, so nothing is left open. The host-mapped
+ * path maps the allocation with vkMapMemory (shared between all imports of
+ * one VkDeviceMemory, whichever bridge of the VkDevice made them; do not
+ * map it yourself while imported).
  *
  * Before OpenCL touches the memory, and before Vulkan touches it again, pass
  * ownership with clmem_bridge_acquire() / clmem_bridge_release().
  *
- * Errors: CLMEM_ERR_NULL_POINTER, CLMEM_ERR_ZERO_SIZE, CLMEM_ERR_INVALID_VALUE
- * (range beyond the allocation, misaligned offset, unknown path, host-pointer
- * flags), CLMEM_ERR_CONTEXT_MISMATCH (queue not in the bridge's context),
- * CLMEM_ERR_DEVICE_MISMATCH (memory->device is not the bridge's VkDevice, or
- * an fd path on a pair whose UUIDs differ), CLMEM_ERR_UNSUPPORTED (with what
- * is missing), CLMEM_ERR_VULKAN, CLMEM_ERR_OPENCL (raw code, e.g. NVIDIA's
- * 999), CLMEM_ERR_NO_MEMORY. On any error *out is NULL and nothing is
- * leaked: no fd, no cl_mem, no mapping, no reference.
- *
  * Cost: a driver import (about 0.2 ms to 15 ms on an H200, by size) unless
  * the bridge's import cache holds a live import of the same memory, offset,
  * size, flags and path; then one lock, one lookup and one allocation.
- * Blocks: on the driver import; on the host-mapped path also on a blocking
- * clEnqueueMapBuffer on `queue`.
+ *
+ * @param b            The bridge.
+ * @param memory       The Vulkan memory; memory->device must be the
+ *                     bridge's VkDevice. Read during the call only.
+ * @param offset       Where the range starts in the allocation.
+ * @param size         The range's size in bytes.
+ * @param path         CLMEM_BRIDGE_PATH_BEST picks the first of opaque fd,
+ *                     dma-buf, host-mapped that the bridge supports and that
+ *                     memory->export_types (or, for host-mapped,
+ *                     memory->property_flags: HOST_VISIBLE | HOST_COHERENT)
+ *                     allows.
+ * @param vk_keepalive The anchor that keeps the Vulkan memory alive, or
+ *                     NULL; the bridge takes its own reference and drops it
+ *                     as above.
+ * @param queue        A queue of the bridge's context, which the handle is
+ *                     paired with.
+ * @param flags        cl_mem_flags for the buffer (no host-pointer flags).
+ * @param[out] out     A new handle, one reference, the caller's, whose
+ *                     cl_mem is in the bridge's context and whose keepalive
+ *                     is the import's.
+ * @retval CLMEM_OK                   *out is the handle.
+ * @retval CLMEM_ERR_NULL_POINTER     b, memory, memory->device,
+ *                                    memory->memory, queue or out is NULL.
+ * @retval CLMEM_ERR_ZERO_SIZE        size (or the allocation size) is 0.
+ * @retval CLMEM_ERR_INVALID_VALUE    The range is beyond the allocation, the
+ *                                    offset is misaligned, the path is
+ *                                    unknown, or flags has host-pointer
+ *                                    flags.
+ * @retval CLMEM_ERR_CONTEXT_MISMATCH queue is not in the bridge's context.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH  memory->device is not the bridge's
+ *                                    VkDevice, or an fd path on a pair whose
+ *                                    UUIDs differ.
+ * @retval CLMEM_ERR_UNSUPPORTED      The path cannot work here, with what is
+ *                                    missing.
+ * @retval CLMEM_ERR_VULKAN           A Vulkan call failed.
+ * @retval CLMEM_ERR_OPENCL           An OpenCL call failed (raw code, e.g.
+ *                                    NVIDIA's 999).
+ * @retval CLMEM_ERR_NO_MEMORY        An allocation failed.
+ * @par On error
+ *      *out is NULL and nothing is leaked: no fd, no cl_mem, no mapping, no
+ *      reference.
+ * @par Threads
+ *      vk_keepalive's last reference, and so its callback, is dropped on
+ *      the thread that dropped the last handle, an OpenCL driver thread, or
+ *      the thread in clmem_bridge_finish() (see the file's description).
+ * @par Blocks
+ *      On the driver import; on the host-mapped path also on a blocking
+ *      clEnqueueMapBuffer on `queue`.
+ * @since 0.2
  */
 clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_bridge_vk_memory *memory, VkDeviceSize offset,
                                     VkDeviceSize size, clmem_bridge_path path, clmem_keepalive *vk_keepalive,
                                     cl_command_queue queue, cl_mem_flags flags, clmem_handle **out);
 
-/*
- * Import an fd the caller already holds (CLMEM_BRIDGE_PATH_OPAQUE_FD or
- * CLMEM_BRIDGE_PATH_DMA_BUF) covering an allocation of allocation_size
- * bytes, and make [offset, offset + size) a handle as
- * clmem_bridge_import_vk() does, with the same lifetime rules for keepalive
- * (may be NULL). Never cached: each fd is a new import by definition.
+/**
+ * Import an fd the caller already holds, and make [offset, offset + size) a
+ * handle as clmem_bridge_import_vk() does, with the same lifetime rules for
+ * keepalive. Never cached: each fd is a new import by definition.
  *
  * fd ownership, exactly: on CLMEM_OK the fd belongs to the import. It stays
  * open while the cl_mem lives and is closed when OpenCL destroyed the cl_mem;
@@ -310,28 +544,86 @@ clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_bridge_vk_memor
  * duplicate, F_DUPFD_CLOEXEC, which it closes itself, as NVIDIA was measured
  * to do; the library closes the caller's fd after it.) On any error the fd is
  * still the caller's, open and untouched, whichever step failed.
- * Blocks: on the driver import.
+ *
+ * @param b               The bridge.
+ * @param fd              The fd: an opaque fd or a dma-buf, as path says.
+ * @param path            CLMEM_BRIDGE_PATH_OPAQUE_FD or
+ *                        CLMEM_BRIDGE_PATH_DMA_BUF.
+ * @param allocation_size The size of the allocation the fd covers.
+ * @param offset          Where the range starts.
+ * @param size            The range's size in bytes.
+ * @param keepalive       The anchor that keeps the memory alive, or NULL;
+ *                        the bridge takes its own reference.
+ * @param queue           A queue of the bridge's context.
+ * @param flags           cl_mem_flags for the buffer.
+ * @param[out] out        A new handle, one reference, the caller's.
+ * @retval CLMEM_OK                   *out is the handle; the fd is the
+ *                                    import's.
+ * @retval CLMEM_ERR_NULL_POINTER     b, queue or out is NULL.
+ * @retval CLMEM_ERR_ZERO_SIZE        size or allocation_size is 0.
+ * @retval CLMEM_ERR_INVALID_VALUE    fd is negative, path is not an fd path,
+ *                                    or the range is beyond the allocation or
+ *                                    misaligned.
+ * @retval CLMEM_ERR_CONTEXT_MISMATCH queue is not in the bridge's context.
+ * @retval CLMEM_ERR_UNSUPPORTED      OpenCL does not import this fd type
+ *                                    (the Vulkan side, and whether the fd
+ *                                    comes from Vulkan at all, is the
+ *                                    caller's).
+ * @retval CLMEM_ERR_OPENCL           The driver import failed (raw code).
+ * @retval CLMEM_ERR_NO_MEMORY        An allocation failed.
+ * @par On error
+ *      *out is NULL, and the fd is still the caller's, open and untouched,
+ *      whichever step failed.
+ * @par Threads
+ *      As for clmem_bridge_import_vk(): keepalive's callback can run on a
+ *      driver thread.
+ * @par Blocks
+ *      On the driver import.
+ * @since 0.2
  */
 clmem_status clmem_bridge_import_fd(clmem_bridge *b, int fd, clmem_bridge_path path, uint64_t allocation_size,
                                     uint64_t offset, uint64_t size, clmem_keepalive *keepalive,
                                     cl_command_queue queue, cl_mem_flags flags, clmem_handle **out);
 
-/*
+/**
  * Another handle of h's import (the same cl_mem and keepalive), paired with
- * `queue`, another queue of the bridge's context. From now on the import's
- * teardown also waits for the commands enqueued on `queue` before its last
- * handle goes (rule (a) above). Work on a queue that no handle names is the
- * caller's to finish before dropping the last handle: the bridge cannot see
- * it. On success *out has one reference, the caller's.
- * Errors: CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE (h did not come
- * from the bridge), CLMEM_ERR_CONTEXT_MISMATCH, CLMEM_ERR_OPENCL,
- * CLMEM_ERR_NO_MEMORY. Blocks: never (one lock).
+ * `queue`, another queue of the bridge's context.
+ *
+ * From now on the import's teardown also waits for the commands enqueued
+ * on `queue` before its last handle goes (rule (a) of
+ * clmem_bridge_import_vk()). Work on a queue that no handle names is the
+ * caller's to finish before dropping the last handle: the bridge cannot
+ * see it.
+ *
+ * @param h        A handle from clmem_bridge_import_vk() or
+ *                 clmem_bridge_import_fd() (borrowed).
+ * @param queue    A queue of the bridge's context.
+ * @param[out] out The new handle, one reference, the caller's.
+ * @retval CLMEM_OK                   *out is the handle.
+ * @retval CLMEM_ERR_NULL_POINTER     h, queue or out is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE    h did not come from the bridge.
+ * @retval CLMEM_ERR_CONTEXT_MISMATCH queue is not in the bridge's context.
+ * @retval CLMEM_ERR_OPENCL           A query or retain of queue failed.
+ * @retval CLMEM_ERR_NO_MEMORY        An allocation failed.
+ * @par Blocks
+ *      Never (one lock).
+ * @since 0.2
  */
 clmem_status clmem_bridge_handle_for_queue(const clmem_handle *h, cl_command_queue queue, clmem_handle **out);
 
-/* The path a bridge handle was imported through, in *path_out.
- * CLMEM_ERR_INVALID_VALUE when h did not come from the bridge.
- * Blocks: never. */
+/**
+ * The path a bridge handle was imported through.
+ *
+ * @param h             The handle (borrowed).
+ * @param[out] path_out The path (never BEST).
+ * @retval CLMEM_OK                *path_out is the path.
+ * @retval CLMEM_ERR_NULL_POINTER  path_out is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE h is NULL or did not come from the
+ *                                 bridge.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_bridge_path *path_out);
 
 /* ---------------------------------------------------------------- images */
@@ -586,42 +878,83 @@ clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkFormat format, clm
 
 /* ------------------------------------------------------------- handoff */
 
-/*
- * Pass ownership of the memory behind h to OpenCL (acquire) or back to
- * Vulkan (release), on h's queue, after the events in wait_list; *event_out
- * (if not NULL) gets an event for the operation, which the caller releases.
+/**
+ * Pass ownership of the memory behind h to OpenCL, on h's queue, after the
+ * events in wait_list.
  *
- * Fd paths: clEnqueueAcquireExternalMemObjectsKHR / ...Release... on the
- * imported buffer. Host-mapped path: the unmap / map that CL_MEM_USE_HOST_PTR
- * needs for the device and host to see each other's writes (free on
- * zero-copy devices). The same calls work on every path.
+ * Fd paths: clEnqueueAcquireExternalMemObjectsKHR on the imported buffer.
+ * Host-mapped path: the unmap that CL_MEM_USE_HOST_PTR needs for the
+ * device to see the host's writes (free on zero-copy devices). The same
+ * call works on every path.
  *
  * Vulkan's side of the ordering is the caller's: its writes must have
  * completed (fence, vkQueueWaitIdle, or a semaphore passed through the
- * bridge) before the acquire runs, and Vulkan must not touch the memory
- * until the release's event completed.
+ * bridge) before the acquire runs.
  *
- * Acquiring what is acquired, or releasing what is not, is
- * CLMEM_ERR_INVALID_VALUE and enqueues nothing; so is a handle of another
- * bridge. The state belongs to the imported memory (cached handles share
- * it); do not race acquire against release on one import.
- * Blocks: never (enqueues only).
+ * The state belongs to the imported memory (cached handles share it); do
+ * not race acquire against release on one import.
+ *
+ * @param b          The bridge h's import was made by.
+ * @param h          The handle (borrowed).
+ * @param num_events How many events wait_list has.
+ * @param wait_list  The events to wait for first, or NULL.
+ * @param[out] event_out If not NULL, an event for the operation, which the
+ *                   caller releases.
+ * @retval CLMEM_OK                The acquire is enqueued.
+ * @retval CLMEM_ERR_NULL_POINTER  b or h is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE The memory is already acquired, h did
+ *                                 not come from the bridge, or it is a
+ *                                 handle of another bridge; nothing is
+ *                                 enqueued.
+ * @retval CLMEM_ERR_OPENCL        The enqueue failed.
+ * @par Blocks
+ *      Never (enqueues only).
+ * @since 0.2
  */
 clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
                                   const cl_event *wait_list, cl_event *event_out);
+
+/**
+ * Pass ownership of the memory behind h back to Vulkan, on h's queue,
+ * after the events in wait_list.
+ *
+ * Fd paths: clEnqueueReleaseExternalMemObjectsKHR. Host-mapped path: the
+ * map that CL_MEM_USE_HOST_PTR needs for the host to see the device's
+ * writes (free on zero-copy devices). Vulkan must not touch the memory
+ * until the release's event completed. Everything said of
+ * clmem_bridge_acquire() holds here too.
+ *
+ * @param b          The bridge h's import was made by.
+ * @param h          The handle (borrowed).
+ * @param num_events How many events wait_list has.
+ * @param wait_list  The events to wait for first, or NULL.
+ * @param[out] event_out If not NULL, an event for the operation, which the
+ *                   caller releases.
+ * @retval CLMEM_OK                The release is enqueued.
+ * @retval CLMEM_ERR_NULL_POINTER  b or h is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE The memory is not acquired, h did not
+ *                                 come from the bridge, or it is a handle
+ *                                 of another bridge; nothing is enqueued.
+ * @retval CLMEM_ERR_OPENCL        The enqueue failed.
+ * @par Blocks
+ *      Never (enqueues only).
+ * @since 0.2
+ */
 clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
                                   const cl_event *wait_list, cl_event *event_out);
 
 /* ----------------------------------------------------------- semaphores */
 
-/*
+/**
  * A Vulkan binary semaphore made usable from OpenCL queues, so that a frame
  * can be handed over with no host wait:
  *
+ * @code
  *   Vulkan: vkQueueSubmit(..., signal = ready)
  *   OpenCL: clmem_bridge_semaphore_wait(b, ready)  acquire  kernels  release
  *           clmem_bridge_semaphore_signal(b, done)
  *   Vulkan: vkQueueSubmit(wait = done, ...)
+ * @endcode
  *
  * Two ways to carry it, chosen at import:
  *  - device ordering (cl_khr_external_semaphore): the VkSemaphore is exported
@@ -641,56 +974,147 @@ clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uin
  * pending signal, so a sync-fd import is good for one wait (import again per
  * signal). Opaque fd is imported once and reused. Binary semaphores must
  * alternate strictly: a second signal before the wait hung on NVIDIA.
+ *
+ * Opaque and reference-counted; each holds a reference on its bridge.
+ * @since 0.2
  */
 typedef struct clmem_bridge_semaphore clmem_bridge_semaphore;
 
-/*
- * Import `semaphore` (a binary VkSemaphore of the bridge's device, created
+/**
+ * Import `semaphore` for use on OpenCL queues of the bridge's context.
+ *
+ * `semaphore` is a binary VkSemaphore of the bridge's device, created
  * exportable with VkExportSemaphoreCreateInfo for the fd modes; with BEST,
  * create it exportable as opaque fd whenever clmem_bridge_check_semaphore()
- * says opaque fd works, since BEST then picks it) for use on OpenCL queues
- * of the bridge's context. `vk_queue` is used by host ordering only (may be
- * VK_NULL_HANDLE for the fd modes). The bridge takes a reference on
- * vk_keepalive (which should keep the VkSemaphore alive) and drops it after
- * the OpenCL semaphore is released, when the last reference to *out goes.
- * On success *out has one reference, the caller's, and holds one on b.
- * Errors: CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE, CLMEM_ERR_UNSUPPORTED
- * (naming what is missing), CLMEM_ERR_VULKAN, CLMEM_ERR_OPENCL,
- * CLMEM_ERR_NO_MEMORY. On error *out is NULL and nothing is leaked.
- * Blocks: on the driver import.
+ * says opaque fd works, since BEST then picks it.
+ *
+ * @param b            The bridge.
+ * @param vk_queue     The queue host ordering submits to (may be
+ *                     VK_NULL_HANDLE for the fd modes).
+ * @param semaphore    The Vulkan semaphore (borrowed: keep it alive with
+ *                     vk_keepalive).
+ * @param mode         The mode; BEST picks opaque fd when the bridge says it
+ *                     works, host ordering otherwise.
+ * @param vk_keepalive The anchor that keeps the VkSemaphore alive, or NULL:
+ *                     the bridge takes a reference and drops it after the
+ *                     OpenCL semaphore is released, when the last reference
+ *                     to *out goes.
+ * @param[out] out     The semaphore, one reference, the caller's; it holds
+ *                     one on b.
+ * @retval CLMEM_OK                *out is the semaphore.
+ * @retval CLMEM_ERR_NULL_POINTER  b, semaphore or out is NULL, or vk_queue
+ *                                 is for host ordering.
+ * @retval CLMEM_ERR_INVALID_VALUE mode is unknown.
+ * @retval CLMEM_ERR_UNSUPPORTED   The mode cannot work here (naming what is
+ *                                 missing).
+ * @retval CLMEM_ERR_DEVICE_MISMATCH An fd mode on a pair whose device UUIDs
+ *                                 differ.
+ * @retval CLMEM_ERR_VULKAN        vkGetSemaphoreFdKHR or vkCreateFence
+ *                                 failed.
+ * @retval CLMEM_ERR_OPENCL        clCreateSemaphoreWithPropertiesKHR failed.
+ * @retval CLMEM_ERR_NO_MEMORY     An allocation failed.
+ * @par On error
+ *      *out is NULL and nothing is leaked.
+ * @par Blocks
+ *      On the driver import.
+ * @since 0.2
  */
 clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue vk_queue, VkSemaphore semaphore,
                                            clmem_bridge_semaphore_mode mode, clmem_keepalive *vk_keepalive,
                                            clmem_bridge_semaphore **out);
 
-/* The mode chosen at import (never BEST). Blocks: never. */
+/**
+ * The mode chosen at import.
+ *
+ * @param sem The semaphore, or NULL.
+ * @return The mode, never BEST for a semaphore; CLMEM_BRIDGE_SEMAPHORE_BEST
+ *         for NULL.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 clmem_bridge_semaphore_mode clmem_bridge_semaphore_get_mode(const clmem_bridge_semaphore *sem);
 
-/* NULL-safe; the last unref releases the OpenCL semaphore, then drops
- * vk_keepalive and the bridge reference. Blocks: never. */
+/**
+ * One more reference to a semaphore.
+ *
+ * @param sem The semaphore, or NULL.
+ * @return sem (NULL for NULL). The new reference is the caller's.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 clmem_bridge_semaphore *clmem_bridge_semaphore_ref(clmem_bridge_semaphore *sem);
-void                    clmem_bridge_semaphore_unref(clmem_bridge_semaphore *sem);
 
-/*
+/**
+ * Drop one reference; the last unref releases the OpenCL semaphore, then
+ * drops vk_keepalive and the bridge reference.
+ *
+ * @param sem The semaphore, or NULL (which does nothing).
+ * @par Threads
+ *      vk_keepalive's callback, when that was its last reference, runs on
+ *      the calling thread.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
+void clmem_bridge_semaphore_unref(clmem_bridge_semaphore *sem);
+
+/**
  * Make later commands on `queue` wait until Vulkan signalled the semaphore
- * (after the events in wait_list); *event_out, if not NULL, gets an event
- * for the wait. Device ordering: clEnqueueWaitSemaphoresKHR, no host wait.
- * Host ordering: returns once the signal arrived (the wait_list is waited
- * for first) and *event_out is an already complete event.
- * CLMEM_ERR_INVALID_VALUE for a semaphore of another bridge.
- * Blocks: host ordering only, on the Vulkan signal and the wait list.
+ * (after the events in wait_list).
+ *
+ * Device ordering: clEnqueueWaitSemaphoresKHR, no host wait. Host ordering:
+ * returns once the signal arrived (the wait_list is waited for first) and
+ * *event_out is an already complete event.
+ *
+ * @param b          The bridge the semaphore was imported through.
+ * @param sem        The semaphore.
+ * @param queue      A queue of the bridge's context.
+ * @param num_events How many events wait_list has.
+ * @param wait_list  The events to wait for first, or NULL.
+ * @param[out] event_out If not NULL, an event for the wait, which the
+ *                   caller releases.
+ * @retval CLMEM_OK                The wait is enqueued (host ordering: it
+ *                                 happened).
+ * @retval CLMEM_ERR_NULL_POINTER  b, sem or queue is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE sem belongs to another bridge.
+ * @retval CLMEM_ERR_OPENCL        An OpenCL call failed.
+ * @retval CLMEM_ERR_VULKAN        Host ordering's submit or fence wait
+ *                                 failed.
+ * @par Blocks
+ *      Host ordering only, on the Vulkan signal and the wait list.
+ * @since 0.2
  */
 clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
                                          cl_uint num_events, const cl_event *wait_list, cl_event *event_out);
 
-/*
+/**
  * Signal the semaphore for Vulkan once the commands enqueued so far on
- * `queue` (and the events in wait_list) completed. Device ordering:
- * clEnqueueSignalSemaphoresKHR followed by clFlush, so that the signal
- * reaches the device now rather than at the next host wait (without the
- * flush, Vulkan's wait can stall until something else flushes the queue).
- * Host ordering: finishes the queue, then submits the Vulkan signal.
- * Blocks: host ordering only, on clFinish(queue).
+ * `queue` (and the events in wait_list) completed.
+ *
+ * Device ordering: clEnqueueSignalSemaphoresKHR followed by clFlush, so that
+ * the signal reaches the device now rather than at the next host wait
+ * (without the flush, Vulkan's wait can stall until something else flushes
+ * the queue). Host ordering: finishes the queue, then submits the Vulkan
+ * signal, and *event_out is an already complete event.
+ *
+ * @param b          The bridge the semaphore was imported through.
+ * @param sem        The semaphore.
+ * @param queue      A queue of the bridge's context.
+ * @param num_events How many events wait_list has.
+ * @param wait_list  The events to wait for first, or NULL.
+ * @param[out] event_out If not NULL, an event for the signal, which the
+ *                   caller releases.
+ * @retval CLMEM_OK                The signal is enqueued and flushed (host
+ *                                 ordering: submitted).
+ * @retval CLMEM_ERR_NULL_POINTER  b, sem or queue is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE sem belongs to another bridge.
+ * @retval CLMEM_ERR_OPENCL        An OpenCL call failed.
+ * @retval CLMEM_ERR_VULKAN        Host ordering's vkQueueSubmit failed.
+ * @par Blocks
+ *      Host ordering only, on the wait list and clFinish(queue).
+ * @since 0.2
  */
 clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
                                            cl_uint num_events, const cl_event *wait_list, cl_event *event_out);

@@ -1,5 +1,6 @@
-/*
- * clmem.h - pass OpenCL memory between libraries safely.
+/**
+ * @file clmem.h
+ * @brief clmem.h - pass OpenCL memory between libraries safely.
  *
  * A clmem_handle is one small immutable value: "this cl_mem, produced on
  * this cl_command_queue, with this row pitch, kept alive by this anchor".
@@ -9,17 +10,28 @@
  *
  * Every function that can fail returns a clmem_status and, on failure,
  * records the details (which native call failed, its raw code, a sentence)
- * in this thread's last-error record: see clmem_error_*() below.
+ * in this thread's last-error record: see clmem_error_status() and the
+ * other clmem_error_*() functions.
  *
  * Nothing here orders the caller's enqueues relative to a consumer's
  * enqueues on the same queue, beyond what OpenCL itself does for an
  * in-order queue. A producer that hands a handle over must make sure its
  * work is enqueued (or its events are shared) before the consumer starts.
+ *
+ * Threads: any function may be called from any thread. An anchor's release
+ * callback runs on the thread that drops the anchor's last reference.
+ *
+ * Every symbol here is part of libclmem's 0.2 ABI (symbol version
+ * CLMEM_0.2, which replaced 0.1's), hence `@since 0.2` throughout.
+ * The overview is clmem(7).
  */
 #ifndef CLMEM_H
 #define CLMEM_H
 
 #ifndef CL_TARGET_OPENCL_VERSION
+/** The OpenCL version <CL/cl.h> is asked to target: 3.0, unless the
+ *  application defined it before including this header.
+ *  @since 0.2 */
 #define CL_TARGET_OPENCL_VERSION 300
 #endif
 #include <CL/cl.h>
@@ -30,84 +42,189 @@
 extern "C" {
 #endif
 
-/* The package version this header belongs to. */
+/** The major part of the package version this header belongs to.
+ *  @since 0.2 */
 #define CLMEM_VERSION_MAJOR 0
+/** The minor part of the package version this header belongs to.
+ *  @since 0.2 */
 #define CLMEM_VERSION_MINOR 2
+/** The micro part of the package version this header belongs to.
+ *  @since 0.2 */
 #define CLMEM_VERSION_MICRO 0
 
-/* The library's version at run time, as "MAJOR.MINOR.MICRO". Static string. */
+/**
+ * The library's version at run time.
+ *
+ * @return "MAJOR.MINOR.MICRO", a static string owned by the library: never
+ *         free it.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 const char *clmem_version(void);
 
 /* ---------------------------------------------------------------- status */
 
+/**
+ * What a clmem function returns: CLMEM_OK or why it failed. The details of
+ * a failure are in this thread's last-error record (clmem_error_message()).
+ * @since 0.2
+ */
 typedef enum clmem_status {
-    CLMEM_OK = 0,
-    CLMEM_ERR_NULL_POINTER = 1,     /* a required pointer or handle argument is NULL */
-    CLMEM_ERR_ZERO_SIZE = 2,
-    CLMEM_ERR_INVALID_VALUE = 3,    /* a value breaks its documented rule */
-    CLMEM_ERR_CONTEXT_MISMATCH = 4, /* the queue's context does not own mem */
-    CLMEM_ERR_NOT_A_BUFFER = 5,     /* row_pitch != 0 on a non-buffer object */
-    CLMEM_ERR_OPENCL = 6,           /* an OpenCL call failed */
-    CLMEM_ERR_VULKAN = 7,           /* a Vulkan call failed */
-    CLMEM_ERR_UNSUPPORTED = 8,      /* a needed extension or handle type is missing */
-    CLMEM_ERR_DEVICE_MISMATCH = 9,  /* the two APIs are not on the same device */
-    CLMEM_ERR_NO_MEMORY = 10,
-    CLMEM_ERR_IN_USE = 11,          /* handles or semaphores of the object are still alive */
-    CLMEM_ERR_TIMEOUT = 12          /* device work was still pending when the timeout ran out */
+    CLMEM_OK = 0,                   /**< Success. */
+    CLMEM_ERR_NULL_POINTER = 1,     /**< A required pointer or handle argument is NULL. */
+    CLMEM_ERR_ZERO_SIZE = 2,        /**< The size is zero. */
+    CLMEM_ERR_INVALID_VALUE = 3,    /**< A value breaks its documented rule. */
+    CLMEM_ERR_CONTEXT_MISMATCH = 4, /**< The queue's context does not own mem. */
+    CLMEM_ERR_NOT_A_BUFFER = 5,     /**< row_pitch != 0 on a non-buffer object. */
+    CLMEM_ERR_OPENCL = 6,           /**< An OpenCL call failed. */
+    CLMEM_ERR_VULKAN = 7,           /**< A Vulkan call failed. */
+    CLMEM_ERR_UNSUPPORTED = 8,      /**< A needed extension or handle type is missing. */
+    CLMEM_ERR_DEVICE_MISMATCH = 9,  /**< The two APIs are not on the same device. */
+    CLMEM_ERR_NO_MEMORY = 10,       /**< An allocation failed. */
+    CLMEM_ERR_IN_USE = 11,          /**< Handles or semaphores of the object are still alive. */
+    CLMEM_ERR_TIMEOUT = 12          /**< Device work was still pending when the timeout ran out. */
 } clmem_status;
 
-/* A distinct, non-NULL English sentence for every value, unknown values
- * included. Static storage: never free it. */
+/**
+ * A sentence saying what a status means.
+ *
+ * @param s Any value, a clmem_status or not.
+ * @return A distinct, non-NULL English sentence for every value, unknown
+ *         values included ("Unknown clmem status value."). Static storage:
+ *         never free it.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 const char *clmem_status_str(clmem_status s);
 
-/* The enumerator's name, e.g. "CLMEM_ERR_ZERO_SIZE"; "CLMEM_STATUS_UNKNOWN"
- * for a value that is not one. Static storage. */
+/**
+ * The enumerator's name of a status.
+ *
+ * @param s Any value, a clmem_status or not.
+ * @return The name, e.g. "CLMEM_ERR_ZERO_SIZE"; "CLMEM_STATUS_UNKNOWN" for
+ *         a value that is not one. Static storage: never free it.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 const char *clmem_status_name(clmem_status s);
 
 /* ------------------------------------------------------------ last error */
 
-/* Which API a native error code belongs to. */
+/**
+ * Which API a native error code belongs to (clmem_error_api()).
+ * @since 0.2
+ */
 typedef enum clmem_api {
-    CLMEM_API_NONE = 0,   /* the library's own check failed; no native call */
-    CLMEM_API_OPENCL = 1, /* clmem_error_native_code() is a cl_int */
-    CLMEM_API_VULKAN = 2, /* clmem_error_native_code() is a VkResult */
-    CLMEM_API_SYSTEM = 3  /* clmem_error_native_code() is an errno value */
+    CLMEM_API_NONE = 0,   /**< The library's own check failed; no native call. */
+    CLMEM_API_OPENCL = 1, /**< clmem_error_native_code() is a cl_int. */
+    CLMEM_API_VULKAN = 2, /**< clmem_error_native_code() is a VkResult. */
+    CLMEM_API_SYSTEM = 3  /**< clmem_error_native_code() is an errno value. */
 } clmem_api;
 
-/*
- * Every failing call records why in a per-thread record, like errno: read it
- * on the same thread right after a function returned something other than
- * CLMEM_OK; after a success its contents mean nothing (a call that succeeds
- * may have recorded and recovered from an inner failure). The strings are
- * owned by the library and stay valid until the next clmem call on this
- * thread.
+/**
+ * The status the failing call returned.
  *
- *   clmem_error_status()      the status the failing call returned
- *   clmem_error_api()         which API the native code belongs to
- *   clmem_error_call()        the native call that failed, e.g.
- *                             "clGetMemObjectInfo(CL_MEM_CONTEXT)", or NULL
- *                             when the library's own check failed
- *   clmem_error_native_code() the raw code (cl_int, VkResult or errno),
- *                             reported as returned: NVIDIA returns 999 for a
- *                             bad fd, and that is what you get here
- *   clmem_error_message()     one sentence naming all of the above
+ * Every failing call records why in a per-thread record, like errno: read
+ * it on the same thread right after a function returned something other
+ * than CLMEM_OK; after a success its contents mean nothing (a call that
+ * succeeds may have recorded and recovered from an inner failure). The
+ * strings of the record are owned by the library and stay valid until the
+ * next clmem call on this thread.
+ *
+ * @return The status of the last failure recorded on this thread;
+ *         CLMEM_OK if none was, or after clmem_error_clear().
+ * @par Blocks
+ *      Never.
+ * @since 0.2
  */
 clmem_status clmem_error_status(void);
-clmem_api    clmem_error_api(void);
-const char  *clmem_error_call(void);
-int32_t      clmem_error_native_code(void);
-const char  *clmem_error_message(void);
 
-/* Forget this thread's last error (status becomes CLMEM_OK). */
+/**
+ * Which API the native code of this thread's last error belongs to.
+ *
+ * @return CLMEM_API_NONE when the library's own check failed, else the API
+ *         of clmem_error_native_code(). See clmem_error_status() for when
+ *         the record means something.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
+clmem_api clmem_error_api(void);
+
+/**
+ * The native call that failed.
+ *
+ * @return The call, e.g. "clGetMemObjectInfo(CL_MEM_CONTEXT)", or NULL when
+ *         the library's own check failed. Owned by the library: valid until
+ *         the next clmem call on this thread. See clmem_error_status() for
+ *         when the record means something.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
+const char *clmem_error_call(void);
+
+/**
+ * The raw code the failing native call returned.
+ *
+ * @return The code (a cl_int, VkResult or errno value: clmem_error_api()
+ *         says which), reported as returned: NVIDIA returns 999 for a bad
+ *         fd, and that is what you get here. The library records 0 when
+ *         its own check failed.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
+int32_t clmem_error_native_code(void);
+
+/**
+ * One sentence naming all of this thread's last error: the call, the API,
+ * the raw code and the explanation.
+ *
+ * @return The sentence, at most 1023 bytes (the explanation's 767, after at
+ *         most 160 of call name and the words around the code); "No error."
+ *         when the record holds CLMEM_OK. Owned by the library: valid until
+ *         the next clmem call on this thread.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
+const char *clmem_error_message(void);
+
+/**
+ * Forget this thread's last error: its status becomes CLMEM_OK.
+ *
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 void clmem_error_clear(void);
 
-/*
+/**
  * Record an error in this thread's record and return `status`, so a
- * function can `return clmem_error_set(...)`. For libraries layered on
- * clmem (libclmem-bridge is one) so that users read one error channel.
- * `call` must be a string with static storage (or NULL); `fmt` is a
- * printf format for the explanation, which is copied (and truncated to
- * 767 bytes).
+ * function can `return clmem_error_set(...)`.
+ *
+ * For libraries layered on clmem (libclmem-bridge is one) so that users
+ * read one error channel.
+ *
+ * @param status      The status to record, and to return.
+ * @param api         Which API native_code belongs to (CLMEM_API_NONE for
+ *                    the caller's own check).
+ * @param call        The native call that failed: a string with static
+ *                    storage (the record keeps the pointer), or NULL.
+ * @param native_code The call's raw code, as it returned it.
+ * @param fmt         A printf format for the explanation, which is copied
+ *                    (and truncated to 767 bytes); NULL for none: the
+ *                    message then names only the call, or, without one, is
+ *                    clmem_status_str(status).
+ * @param ...         The format's arguments.
+ * @return `status`, always.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
  */
 clmem_status clmem_error_set(clmem_status status, clmem_api api, const char *call,
                              int32_t native_code, const char *fmt, ...)
@@ -118,95 +235,251 @@ clmem_status clmem_error_set(clmem_status status, clmem_api api, const char *cal
 
 /* ---------------------------------------------------------------- anchors */
 
+/**
+ * A keepalive anchor: a thread-safe reference-counted object whose last
+ * release runs a callback exactly once, then frees the anchor. Opaque.
+ * @since 0.2
+ */
 typedef struct clmem_keepalive clmem_keepalive;
 
-/*
- * A new anchor with one reference, owned by the caller. When its last
- * reference is dropped, release(user) runs exactly once, on the thread that
- * dropped it, and the anchor is freed. release may be NULL. The anchor owns
- * nothing itself; release says how to let go. Returns NULL (and records
- * CLMEM_ERR_NO_MEMORY) when allocation fails; release is then not called.
+/**
+ * A new anchor with one reference, owned by the caller.
+ *
+ * When its last reference is dropped, release(user) runs exactly once, on
+ * the thread that dropped it, and the anchor is freed. The anchor owns
+ * nothing itself; release says how to let go.
+ *
+ * @param release The callback, or NULL for none.
+ * @param user    What release is called with.
+ * @return The anchor; NULL (with CLMEM_ERR_NO_MEMORY recorded) when
+ *         allocation fails, and release is then not called.
+ * @par Threads
+ *      release runs on whichever thread drops the last reference; for an
+ *      anchor given to libclmem-bridge, that can be an OpenCL driver
+ *      thread (see clmem-bridge.h).
+ * @par Blocks
+ *      Never (one allocation).
+ * @since 0.2
  */
 clmem_keepalive *clmem_keepalive_new(void (*release)(void *user), void *user);
 
-/* Take one more reference: one relaxed atomic increment, no allocation.
- * Returns ka. NULL-safe (returns NULL). */
+/**
+ * Take one more reference: one relaxed atomic increment, no allocation.
+ *
+ * @param ka The anchor, or NULL.
+ * @return ka (NULL for NULL). The new reference is the caller's.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 clmem_keepalive *clmem_keepalive_ref(clmem_keepalive *ka);
 
-/* Drop one reference; the last one runs the release callback and frees the
- * anchor. NULL does nothing. */
+/**
+ * Drop one reference; the last one runs the release callback and frees
+ * the anchor.
+ *
+ * @param ka The anchor, or NULL (which does nothing).
+ * @par Threads
+ *      When this is the last reference, the callback runs here, on the
+ *      calling thread.
+ * @par Blocks
+ *      Only as long as the callback does, when this is the last reference.
+ * @since 0.2
+ */
 void clmem_keepalive_unref(clmem_keepalive *ka);
 
-/*
- * A new anchor with one reference, owned by the caller, that holds one new
- * reference on `first` and one on `then` (either may be NULL). When its last
- * reference goes it drops `first` and then `then`: chain the OpenCL side
- * before the Vulkan side so OpenCL lets go before the memory can be freed.
- * The caller keeps its own references on both. NULL on allocation failure,
- * and then no reference was taken.
+/**
+ * A new anchor, with one reference owned by the caller, that holds one new
+ * reference on `first` and one on `then`.
+ *
+ * When its last reference goes it drops `first` and then `then`: chain the
+ * OpenCL side before the Vulkan side so OpenCL lets go before the memory
+ * can be freed. The caller keeps its own references on both.
+ *
+ * @param first Dropped first; may be NULL.
+ * @param then  Dropped second; may be NULL.
+ * @return The anchor; NULL on allocation failure (CLMEM_ERR_NO_MEMORY
+ *         recorded), and then no reference was taken.
+ * @par Threads
+ *      first's and then's callbacks, when these were their last
+ *      references, run on the thread that drops this anchor's last
+ *      reference.
+ * @par Blocks
+ *      Never (one allocation).
+ * @since 0.2
  */
 clmem_keepalive *clmem_keepalive_chain(clmem_keepalive *first, clmem_keepalive *then);
 
-/*
+/**
  * A new anchor, with one reference owned by the caller, that retains `mem`
- * and `queue` (clRetainMemObject, clRetainCommandQueue). Its last release
- * releases mem and then queue. NULL on a NULL argument
- * (CLMEM_ERR_NULL_POINTER), a failed retain (CLMEM_ERR_OPENCL, nothing is
- * left retained) or allocation failure (CLMEM_ERR_NO_MEMORY).
+ * and `queue` (clRetainMemObject, clRetainCommandQueue).
+ *
+ * Its last release releases mem and then queue (clReleaseMemObject,
+ * clReleaseCommandQueue), on the thread that drops it.
+ *
+ * @param mem   The memory object to retain.
+ * @param queue The queue to retain.
+ * @return The anchor, or NULL with the status recorded:
+ *         CLMEM_ERR_NULL_POINTER for a NULL argument; CLMEM_ERR_OPENCL for a
+ *         failed retain (with the OpenCL code; nothing is left retained);
+ *         CLMEM_ERR_NO_MEMORY for an allocation failure.
+ * @par Blocks
+ *      On the two retains (driver calls that wait for no device work).
+ * @since 0.2
  */
 clmem_keepalive *clmem_keepalive_new_cl(cl_mem mem, cl_command_queue queue);
 
 /* ---------------------------------------------------------------- handles */
 
+/**
+ * One immutable, reference-counted value: a cl_mem, the queue it was
+ * produced on, its row pitch, and the anchor that keeps it alive. Opaque;
+ * any thread may ref, unref and read it concurrently.
+ * @since 0.2
+ */
 typedef struct clmem_handle clmem_handle;
 
-/*
+/**
  * Wrap mem and queue into a new handle with one reference, owned by the
  * caller through *out.
  *
  * Borrows: mem and queue are not retained, and dropping the handle never
- * releases them; keep them alive with an anchor (clmem_keepalive_new_cl) or
- * by other means. Takes its own reference on keepalive (which may be NULL);
- * the caller keeps its reference.
+ * releases them; keep them alive with an anchor (clmem_keepalive_new_cl())
+ * or by other means. Takes its own reference on keepalive (which may be
+ * NULL); the caller keeps its reference.
  *
  * row_pitch is the row stride in bytes of a BUFFER that holds image rows
  * that are not tightly packed; consumers index rows by it. It is 0 for image
  * objects and for tightly packed buffers. wrap does not ask OpenCL anything:
  * use clmem_handle_wrap_checked() to have these rules verified.
  *
- * Errors: CLMEM_ERR_NULL_POINTER for a NULL mem, queue or out;
- * CLMEM_ERR_NO_MEMORY. On any error *out is set to NULL (when out is not
- * NULL), nothing is allocated and no reference is taken.
- * Cost: one allocation.
+ * @param mem       The memory object (borrowed).
+ * @param queue     The queue mem was produced on (borrowed).
+ * @param row_pitch The row stride in bytes of a buffer holding rows; 0 for
+ *                  images and tightly packed buffers.
+ * @param keepalive The anchor that keeps mem and queue alive, or NULL; the
+ *                  handle takes its own reference.
+ * @param[out] out  The new handle, one reference, the caller's.
+ * @retval CLMEM_OK               *out is the handle.
+ * @retval CLMEM_ERR_NULL_POINTER mem, queue or out is NULL.
+ * @retval CLMEM_ERR_NO_MEMORY    The allocation failed.
+ * @par On error
+ *      *out is set to NULL (when out is not NULL), nothing is allocated
+ *      and no reference is taken.
+ * @par Blocks
+ *      Never. Cost: one allocation.
+ * @since 0.2
  */
 clmem_status clmem_handle_wrap(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
                                clmem_keepalive *keepalive, clmem_handle **out);
 
-/*
- * clmem_handle_wrap(), after asking OpenCL (a few clGet*Info calls):
- *  - are mem and queue valid objects?  if not: CLMEM_ERR_OPENCL, with the
- *    OpenCL code in clmem_error_native_code();
- *  - is the queue's context mem's context?  if not: CLMEM_ERR_CONTEXT_MISMATCH;
- *  - is a non-zero row_pitch on a buffer?  if not: CLMEM_ERR_NOT_A_BUFFER;
- *  - does row_pitch fit inside the buffer?  if not: CLMEM_ERR_INVALID_VALUE.
- * Same ownership and error rules as clmem_handle_wrap().
+/**
+ * clmem_handle_wrap(), after asking OpenCL (a few clGet*Info calls) whether
+ * the arguments make sense together.
+ *
+ * It asks: are mem and queue valid objects? is the queue's context mem's
+ * context? is a non-zero row_pitch on a buffer? does row_pitch fit inside
+ * the buffer? Same ownership and error rules as clmem_handle_wrap().
+ *
+ * @param mem       The memory object (borrowed).
+ * @param queue     The queue mem was produced on (borrowed).
+ * @param row_pitch As for clmem_handle_wrap().
+ * @param keepalive As for clmem_handle_wrap().
+ * @param[out] out  The new handle, one reference, the caller's.
+ * @retval CLMEM_OK                   *out is the handle.
+ * @retval CLMEM_ERR_NULL_POINTER     mem, queue or out is NULL.
+ * @retval CLMEM_ERR_OPENCL           mem or queue is not a valid object (or
+ *                                    a query failed), with the OpenCL code
+ *                                    in clmem_error_native_code().
+ * @retval CLMEM_ERR_CONTEXT_MISMATCH The queue's context is not mem's.
+ * @retval CLMEM_ERR_NOT_A_BUFFER     row_pitch is not 0 and mem is not a
+ *                                    buffer.
+ * @retval CLMEM_ERR_INVALID_VALUE    row_pitch is larger than the buffer.
+ * @retval CLMEM_ERR_NO_MEMORY        The allocation failed.
+ * @par On error
+ *      *out is set to NULL (when out is not NULL), nothing is allocated
+ *      and no reference is taken.
+ * @par Blocks
+ *      On the clGetMemObjectInfo and clGetCommandQueueInfo driver queries.
+ * @since 0.2
  */
 clmem_status clmem_handle_wrap_checked(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
                                        clmem_keepalive *keepalive, clmem_handle **out);
 
-/* One more reference to h: one relaxed atomic increment, no allocation.
- * Returns h; NULL-safe. Any thread may ref, unref and read concurrently. */
+/**
+ * One more reference to h: one relaxed atomic increment, no allocation.
+ * Any thread may ref, unref and read concurrently.
+ *
+ * @param h The handle, or NULL.
+ * @return h (NULL for NULL). The new reference is the caller's.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 clmem_handle *clmem_handle_ref(clmem_handle *h);
 
-/* Drop one reference. The last one frees the handle and then drops its
- * keepalive reference (which may run the anchor's release). NULL-safe. */
+/**
+ * Drop one reference. The last one frees the handle and then drops its
+ * keepalive reference (which may run the anchor's release).
+ *
+ * @param h The handle, or NULL (which does nothing).
+ * @par Threads
+ *      An anchor's release run by this call runs on the calling thread.
+ *      (For a handle from libclmem-bridge the import's anchor outlives the
+ *      handle: see clmem_bridge_import_vk() for when and where its
+ *      keepalive is dropped.)
+ * @par Blocks
+ *      Only as long as an anchor release it runs does.
+ * @since 0.2
+ */
 void clmem_handle_unref(clmem_handle *h);
 
-/* Accessors. All borrowed; NULL (or 0) for a NULL handle. */
-cl_mem           clmem_handle_mem(const clmem_handle *h);
+/**
+ * The handle's memory object.
+ *
+ * @param h The handle, or NULL.
+ * @return The cl_mem, borrowed (the handle holds no reference on it); NULL
+ *         for a NULL handle.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
+cl_mem clmem_handle_mem(const clmem_handle *h);
+
+/**
+ * The queue the handle's memory was produced on.
+ *
+ * @param h The handle, or NULL.
+ * @return The cl_command_queue, borrowed; NULL for a NULL handle.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 cl_command_queue clmem_handle_queue(const clmem_handle *h);
-uint32_t         clmem_handle_row_pitch(const clmem_handle *h);
-clmem_keepalive *clmem_handle_keepalive(const clmem_handle *h); /* borrowed; NULL if none */
+
+/**
+ * The handle's row pitch.
+ *
+ * @param h The handle, or NULL.
+ * @return The row stride in bytes given at wrap; 0 for a NULL handle.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
+uint32_t clmem_handle_row_pitch(const clmem_handle *h);
+
+/**
+ * The handle's anchor.
+ *
+ * @param h The handle, or NULL.
+ * @return The anchor, borrowed: take a reference with clmem_keepalive_ref()
+ *         to keep what it holds alive beyond the handle. NULL if the handle
+ *         has none, or for a NULL handle.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
+clmem_keepalive *clmem_handle_keepalive(const clmem_handle *h);
 
 #ifdef __cplusplus
 }

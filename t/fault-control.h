@@ -1,9 +1,10 @@
 /* Test-only control of the fault-injection seam (lib/fault.h).
  *
  * Only t/libclmem-fault.la has these functions: it is libclmem and
- * libclmem-bridge built from the same sources with -DCLMEM_FAULT_INJECTION
- * and lib/fault.c. The shipped libraries have no seam at all (every FAULT()
- * there is the constant false; t/no-fault-seam.sh checks it).
+ * libclmem-bridge built from the same sources with -DCLMEM_FAULT_INJECTION,
+ * plus t/fault-control.c, which implements them. The shipped libraries have
+ * no seam at all (every FAULT() there is the constant false;
+ * t/no-fault-seam.sh checks it).
  *
  * A point is named by the string its FAULT("...") passes. Every time the
  * library reaches a point it counts one pass; an armed point makes exactly

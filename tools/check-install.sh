@@ -28,5 +28,10 @@ else
     echo "check-install: handle example built with pkg-config clmem $(pkg-config --modversion clmem) and ran"
 fi
 test -f "$prefix/include/clmem.h" && test -f "$prefix/bin/clmem-info"
+# The manual pages: clmem-bench(1) only where the tool is installed.
+test -f "$prefix/share/man/man1/clmem-info.1" && test -f "$prefix/share/man/man7/clmem.7"
+if test -f "$prefix/bin/clmem-bench"; then
+    test -f "$prefix/share/man/man1/clmem-bench.1"
+fi
 "$prefix/bin/clmem-info" >/dev/null
-echo "check-install: headers, libraries, clmem-info and .pc files installed under a temporary prefix"
+echo "check-install: headers, libraries, clmem-info, manual pages and .pc files installed under a temporary prefix"

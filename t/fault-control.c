@@ -1,5 +1,8 @@
-/* The fault-injection seam's counters, for t/libclmem-fault.la only (see
- * lib/fault.h and t/fault-control.h). Never part of a shipped library.
+/* The fault-injection seam's counters, for t/libclmem-fault.la only: the
+ * clmem_fault_hit() that lib/fault.h's FAULT() calls when the library is
+ * built with -DCLMEM_FAULT_INJECTION, and the control functions of
+ * t/fault-control.h. Never part of a shipped library: it lives here, next
+ * to the tests that use it, and only t/fault.am builds it.
  *
  * A small fixed table under one mutex: the library has a few dozen points
  * and the tests that use this are not measuring speed, so simple wins. */
@@ -35,7 +38,7 @@ static struct fault_point *find(const char *name)
         if (strcmp(points[i].name, name) == 0)
             return &points[i];
     if (point_count == FAULT_POINTS_MAX) {
-        fprintf(stderr, "lib/fault.c: more than %d fault points; raise FAULT_POINTS_MAX\n", FAULT_POINTS_MAX);
+        fprintf(stderr, "t/fault-control.c: more than %d fault points; raise FAULT_POINTS_MAX\n", FAULT_POINTS_MAX);
         abort();
     }
     points[point_count].name = name;
