@@ -628,16 +628,49 @@ clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_bridge_path *
 
 /* ---------------------------------------------------------------- images */
 
-/*
- * Vulkan images into OpenCL, with their real row pitch.
+/**
+ * At most this many planes has an image the bridge shares
+ * (clmem_bridge_vk_image::planes).
+ * @since 0.2
+ */
+#define CLMEM_BRIDGE_IMAGE_MAX_PLANES 3
+
+/**
+ * One plane of a clmem_bridge_vk_image.
+ *
+ * Linear tiling only: zero for optimal tiling, whose layout is the
+ * driver's.
+ * @since 0.2
+ */
+typedef struct clmem_bridge_vk_image_plane {
+    VkDeviceSize offset;    /**< The plane's first byte in memory.memory: memory_offset +
+                                 VkSubresourceLayout.offset. */
+    VkDeviceSize size;      /**< VkSubresourceLayout.size. */
+    VkDeviceSize row_pitch; /**< VkSubresourceLayout.rowPitch, in bytes. */
+    uint32_t width;         /**< The plane's width in its own texels (half the image's for 4:2:0 chroma). */
+    uint32_t height;        /**< The plane's height in its own texels (half the image's for 4:2:0 chroma). */
+} clmem_bridge_vk_image_plane;
+
+/**
+ * What the image import needs to know about a VkImage, so that it asks
+ * Vulkan nothing.
+ *
+ * clmem_bridge_vk_image_create() fills it, and an application that
+ * allocates its images itself fills it from vkGetImageSubresourceLayout
+ * (one call per plane aspect) and its own allocation. `image` is not used
+ * by the import: memory laid out as an image by other means (a video
+ * decoder's buffer) can be described with VK_NULL_HANDLE. This struct is
+ * frozen: a future field comes with a new struct and new functions.
+ *
+ * Vulkan images into OpenCL, with their real row pitch:
  *
  * The way that works on every path is a LINEAR VkImage whose memory is
  * imported as a buffer: each plane becomes its own handle whose cl_mem is a
  * buffer (a sub-buffer where the plane does not start the allocation)
  * covering exactly the plane's bytes, and whose row_pitch (clmem.h) is the
- * plane's VkSubresourceLayout.rowPitch. The row-pitch contract: texel (x, y)
- * of the plane starts at byte y * row_pitch + x * texel_bytes of that
- * buffer (clmem_bridge_image_plane_format() gives texel_bytes and the
+ * plane's VkSubresourceLayout.rowPitch. The row-pitch contract: texel
+ * (x, y) of the plane starts at byte y * row_pitch + x * texel_bytes of
+ * that buffer (clmem_bridge_image_plane_format() gives texel_bytes and the
  * plane's cl_image_format); the bytes between a row's last texel and the
  * next row are padding that belongs to Vulkan's layout: read them, never
  * rely on them.
@@ -656,9 +689,9 @@ clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_bridge_path *
  *    CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR),
  *    so nothing but a live check can say OpenCL reads Vulkan's pixels.
  *
- * Formats (clmem_bridge_image_formats()): R8, R8G8, R16, R8G8B8A8, B8G8R8A8
- * (UNORM), R32 and R32G32B32A32 SFLOAT, R16G16B16A16 SFLOAT, and the
- * two-plane 4:2:0 formats NV12 (VK_FORMAT_G8_B8R8_2PLANE_420_UNORM) and
+ * Formats (clmem_bridge_image_formats()): R8, R8G8, R16, R8G8B8A8,
+ * B8G8R8A8 (UNORM), R32 and R32G32B32A32 SFLOAT, R16G16B16A16 SFLOAT, and
+ * the two-plane 4:2:0 formats NV12 (VK_FORMAT_G8_B8R8_2PLANE_420_UNORM) and
  * P010 (VK_FORMAT_G10X6_B10X6R10X6_2PLANE_420_UNORM_3PACK16): plane 0 is Y
  * (CL_R), plane 1 is Cb and Cr interleaved (CL_RG, Cb in .x) at half the
  * width and half the height; their extent must be even. The two-plane
@@ -667,211 +700,374 @@ clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_bridge_path *
  *
  * Image layouts: Vulkan defines a linear image's bytes in
  * VK_IMAGE_LAYOUT_GENERAL (and PREINITIALIZED), so hand an image to OpenCL
- * in GENERAL and expect it back in GENERAL; for optimal tiling, GENERAL too.
- * Ownership between the APIs moves with clmem_bridge_acquire() and
+ * in GENERAL and expect it back in GENERAL; for optimal tiling, GENERAL
+ * too. Ownership between the APIs moves with clmem_bridge_acquire() and
  * clmem_bridge_release() on each plane's handle, as for buffers; each plane
  * is its own import (two for NV12), so acquire and release each.
- */
-
-#define CLMEM_BRIDGE_IMAGE_MAX_PLANES 3
-
-/* One plane of a clmem_bridge_vk_image. Linear tiling only (zero for
- * optimal tiling, whose layout is the driver's). */
-typedef struct clmem_bridge_vk_image_plane {
-    VkDeviceSize offset;    /* the plane's first byte in memory.memory: memory_offset + VkSubresourceLayout.offset */
-    VkDeviceSize size;      /* VkSubresourceLayout.size */
-    VkDeviceSize row_pitch; /* VkSubresourceLayout.rowPitch, in bytes */
-    uint32_t width;         /* the plane's extent in its own texels (half the image's for 4:2:0 chroma) */
-    uint32_t height;
-} clmem_bridge_vk_image_plane;
-
-/*
- * What the image import needs to know about a VkImage, so that it asks
- * Vulkan nothing: clmem_bridge_vk_image_create() fills it, and an
- * application that allocates its images itself fills it from
- * vkGetImageSubresourceLayout (one call per plane aspect) and its own
- * allocation. `image` is not used by the import: memory laid out as an
- * image by other means (a video decoder's buffer) can be described with
- * VK_NULL_HANDLE. This struct is frozen: a future field comes with a new
- * struct and new functions.
+ * @since 0.2
  */
 typedef struct clmem_bridge_vk_image {
-    VkImage image;
-    clmem_bridge_vk_memory memory; /* the memory the image is bound to */
-    VkDeviceSize memory_offset;    /* vkBindImageMemory's memoryOffset */
-    VkDeviceSize size;             /* VkMemoryRequirements.size: the bytes from memory_offset the image uses */
-    VkFormat format;               /* one of clmem_bridge_image_formats() */
-    VkExtent2D extent;             /* 2D, one mip level, one array layer */
-    VkImageTiling tiling;          /* VK_IMAGE_TILING_LINEAR or VK_IMAGE_TILING_OPTIMAL */
-    VkImageUsageFlags usage;
-    uint32_t plane_count;          /* 1, or 2 for NV12 and P010 */
-    clmem_bridge_vk_image_plane planes[CLMEM_BRIDGE_IMAGE_MAX_PLANES];
+    VkImage image;                 /**< The image (the caller's); not used by the import, may be
+                                        VK_NULL_HANDLE. */
+    clmem_bridge_vk_memory memory; /**< The memory the image is bound to. */
+    VkDeviceSize memory_offset;    /**< vkBindImageMemory's memoryOffset (0 for optimal tiling). */
+    VkDeviceSize size;             /**< VkMemoryRequirements.size: the bytes from memory_offset the image uses. */
+    VkFormat format;               /**< One of clmem_bridge_image_formats(). */
+    VkExtent2D extent;             /**< 2D, one mip level, one array layer. */
+    VkImageTiling tiling;          /**< VK_IMAGE_TILING_LINEAR or VK_IMAGE_TILING_OPTIMAL. */
+    VkImageUsageFlags usage;       /**< VkImageCreateInfo::usage. */
+    uint32_t plane_count;          /**< 1, or 2 for NV12 and P010. */
+    clmem_bridge_vk_image_plane planes[CLMEM_BRIDGE_IMAGE_MAX_PLANES]; /**< planes[0] to
+                                        planes[plane_count - 1]: their layouts for linear tiling, zero for
+                                        optimal tiling. */
 } clmem_bridge_vk_image;
 
-/* The formats the bridge shares, in a static array; *count_out (not NULL)
- * gets their number. Blocks: never. */
+/**
+ * The formats the bridge shares.
+ *
+ * @param[out] count_out Gets their number: the array has no terminator, so
+ *                       pass it (NULL is tolerated and left alone).
+ * @return A static array of *count_out formats; never free it.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 const VkFormat *clmem_bridge_image_formats(uint32_t *count_out);
 
-/* "VK_FORMAT_R8_UNORM"...; NULL for a format the bridge does not share.
- * Static. Blocks: never. */
+/**
+ * A shared format's name.
+ *
+ * @param format Any value.
+ * @return "VK_FORMAT_R8_UNORM"...: static storage, never free it; NULL for
+ *         a format the bridge does not share.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 const char *clmem_bridge_image_format_name(VkFormat format);
 
-/*
+/**
  * How OpenCL sees plane `plane` of `format`: its cl_image_format (the
  * format of the image view, and how to read the plane buffer's texels) and
- * the bytes of one texel. Either out-parameter may be NULL.
- * Errors: CLMEM_ERR_UNSUPPORTED (a format the bridge does not share; the
- * message lists those it does), CLMEM_ERR_INVALID_VALUE (plane past the
- * format's planes). Blocks: never.
+ * the bytes of one texel.
+ *
+ * @param format               A format of clmem_bridge_image_formats().
+ * @param plane                The plane: 0, or 1 for a two-plane format.
+ * @param[out] cl_format_out   The plane's cl_image_format, or NULL if not
+ *                             wanted.
+ * @param[out] texel_bytes_out The bytes of one of its texels, or NULL if
+ *                             not wanted.
+ * @retval CLMEM_OK                The out-parameters are set.
+ * @retval CLMEM_ERR_UNSUPPORTED   The bridge does not share the format (the
+ *                                 message lists those it does).
+ * @retval CLMEM_ERR_INVALID_VALUE plane is past the format's planes.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
  */
 clmem_status clmem_bridge_image_plane_format(VkFormat format, uint32_t plane, cl_image_format *cl_format_out,
                                              uint32_t *texel_bytes_out);
 
-/*
+/**
  * Convenience for the image allocation an interop program writes: a 2D
- * VkImage (one mip level, one layer, VK_SHARING_MODE_EXCLUSIVE, initial
- * layout UNDEFINED) of `format`, `extent`, `tiling` and `usage`, exportable
- * as `export_types` (may be 0), bound at offset 0 to new memory of a type
- * with `property_flags`. The allocation is dedicated when Vulkan requires
- * or prefers it (VkMemoryDedicatedRequirements) or reports the handle type
- * as dedicated-only for the image. For linear tiling *image_out's planes
- * come from vkGetImageSubresourceLayout.
+ * VkImage bound to new memory, on the bridge's device.
  *
- * The caller owns the image and memory afterwards and frees them with
- * clmem_bridge_vk_image_destroy() (or vkDestroyImage + vkFreeMemory), after
- * every import of it is gone (clmem_bridge_import_vk's rules). Linear
- * tiling usually needs HOST_VISIBLE memory on CPU devices (lavapipe) and is
- * limited to transfer usage on many GPUs: ask for what the import needs
- * (VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT).
+ * The image (one mip level, one layer, VK_SHARING_MODE_EXCLUSIVE, initial
+ * layout UNDEFINED) has `format`, `extent`, `tiling` and `usage`, is
+ * exportable as `export_types` (may be 0), and is bound at offset 0 to new
+ * memory of a type with `property_flags`. The allocation is dedicated when
+ * Vulkan requires or prefers it (VkMemoryDedicatedRequirements) or reports
+ * the handle type as dedicated-only for the image. For linear tiling
+ * *image_out's planes come from vkGetImageSubresourceLayout. Needs
+ * VK_KHR_external_memory_fd on the device when export_types is not 0.
  *
- * Errors: CLMEM_ERR_NULL_POINTER (b, image_out), CLMEM_ERR_ZERO_SIZE (an
- * extent of 0), CLMEM_ERR_INVALID_VALUE (tiling not LINEAR or OPTIMAL; an
- * odd extent for a 4:2:0 format), CLMEM_ERR_UNSUPPORTED (a format the
- * bridge does not share; or Vulkan cannot make this image: format, tiling,
- * usage, extent or export type, as vkGetPhysicalDeviceImageFormatProperties2
- * answers; or no memory type with property_flags can hold it, each named),
- * CLMEM_ERR_VULKAN (the raw VkResult). On error *image_out is zeroed and
- * nothing is left allocated. Needs VK_KHR_external_memory_fd on the device
- * when export_types is not 0. Blocks: on the Vulkan allocation.
+ * Linear tiling usually needs HOST_VISIBLE memory on CPU devices
+ * (lavapipe) and is limited to transfer usage on many GPUs: ask for what
+ * the import needs (VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+ * VK_IMAGE_USAGE_TRANSFER_DST_BIT).
+ *
+ * @param b              The bridge.
+ * @param format         A format of clmem_bridge_image_formats().
+ * @param extent         The image's width and height; both even for a
+ *                       4:2:0 format.
+ * @param tiling         VK_IMAGE_TILING_LINEAR or VK_IMAGE_TILING_OPTIMAL.
+ * @param usage          VkImageCreateInfo::usage.
+ * @param property_flags The memory type's required property flags.
+ * @param export_types   The external handle types to export as, or 0.
+ * @param[out] image_out The image, its memory and its planes, as
+ *                       clmem_bridge_import_vk_image() reads them.
+ * @retval CLMEM_OK                The image and memory are the caller's.
+ * @retval CLMEM_ERR_NULL_POINTER  b or image_out is NULL.
+ * @retval CLMEM_ERR_ZERO_SIZE     extent has a width or height of 0.
+ * @retval CLMEM_ERR_INVALID_VALUE tiling is not LINEAR or OPTIMAL, or the
+ *                                 extent is odd for a 4:2:0 format.
+ * @retval CLMEM_ERR_UNSUPPORTED   The bridge does not share the format; or
+ *                                 Vulkan cannot make this image: format,
+ *                                 tiling, usage, extent or export type, as
+ *                                 vkGetPhysicalDeviceImageFormatProperties2
+ *                                 answers; or no memory type with
+ *                                 property_flags can hold it; each named.
+ * @retval CLMEM_ERR_VULKAN        vkGetPhysicalDeviceImageFormatProperties2
+ *                                 failed otherwise, or vkCreateImage,
+ *                                 vkAllocateMemory or vkBindImageMemory
+ *                                 failed (the raw VkResult).
+ * @par On error
+ *      *image_out is zeroed (when not NULL) and nothing is left allocated.
+ * @par Ownership
+ *      The caller owns the image and memory afterwards and frees them with
+ *      clmem_bridge_vk_image_destroy() (or vkDestroyImage + vkFreeMemory),
+ *      after every import of it is gone (clmem_bridge_import_vk()'s rules).
+ * @par Blocks
+ *      On the Vulkan allocation.
+ * @since 0.2
  */
 clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D extent, VkImageTiling tiling,
                                           VkImageUsageFlags usage, VkMemoryPropertyFlags property_flags,
                                           VkExternalMemoryHandleTypeFlags export_types,
                                           clmem_bridge_vk_image *image_out);
 
-/* Destroys the image and frees its memory (either may be null handles;
- * NULL image does nothing). Blocks: never. */
+/**
+ * Destroy the image and free the memory clmem_bridge_vk_image_create()
+ * made.
+ *
+ * Call it only once nothing uses them: for an image given to imports, once
+ * every import of it dropped its keepalive (clmem_bridge_finish() returned
+ * CLMEM_OK, or the keepalive's callback ran).
+ *
+ * @param b     The bridge (NULL does nothing).
+ * @param image The image, or NULL (which does nothing); its image and its
+ *              memory.memory may each be a null handle.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 void clmem_bridge_vk_image_destroy(clmem_bridge *b, const clmem_bridge_vk_image *image);
 
-/* Bits of clmem_bridge_import_vk_image()'s image_flags. */
+/**
+ * Bits of clmem_bridge_import_vk_image()'s and clmem_bridge_check_image()'s
+ * image_flags.
+ * @since 0.2
+ */
 enum clmem_bridge_image_flag {
-    /* The handle's cl_mem is an OpenCL image2d (row_pitch 0) rather than the
-     * plane buffer: for linear tiling a view made from the plane buffer with
-     * its pitch; for optimal tiling (which needs it) the image imported from
-     * the fd. */
+    /** The handle's cl_mem is an OpenCL image2d (row_pitch 0) rather than
+     *  the plane buffer: for linear tiling a view made from the plane buffer
+     *  with its pitch; for optimal tiling (which needs it) the image
+     *  imported from the fd. */
     CLMEM_BRIDGE_IMAGE_AS_IMAGE = 1u << 0
 };
 
-/*
- * Make plane `plane` of a Vulkan image usable by OpenCL. On success *out is
- * a new handle (one reference, the caller's) paired with `queue`, whose
- * cl_mem is in the bridge's context:
+/**
+ * Make plane `plane` of a Vulkan image usable by OpenCL.
+ *
+ * On success *out is a new handle paired with `queue`, whose cl_mem is in
+ * the bridge's context:
  *  - linear tiling, image_flags 0: a buffer covering the plane's bytes
  *    [planes[plane].offset, + planes[plane].size) of image->memory, and
  *    row_pitch = planes[plane].row_pitch. This is exactly
  *    clmem_bridge_import_vk() of that range with the pitch on the handle:
  *    the same paths, the same rule that the offset be a multiple of
  *    CL_DEVICE_MEM_BASE_ADDR_ALIGN, the same cache, acquire, release,
- *    handle_for_queue and teardown (clmem_bridge_import_vk says when the
+ *    handle_for_queue and teardown (clmem_bridge_import_vk() says when the
  *    Vulkan keepalive is dropped);
  *  - linear, CLMEM_BRIDGE_IMAGE_AS_IMAGE: an image2d of the plane's
  *    cl_image_format, width and height made from that buffer with the same
  *    row pitch; row_pitch on the handle is 0 (it is an image);
  *  - optimal tiling, CLMEM_BRIDGE_IMAGE_AS_IMAGE (required): an image2d
  *    imported from the whole allocation's fd, on the fd paths, once
- *    clmem_bridge_image_live_check() passed for the format and path on this
- *    bridge.
+ *    clmem_bridge_image_live_check() passed for the format and path on
+ *    this bridge.
+ *
  * The handle keeps its import alive like any bridge handle: the cl_mem
  * (and the buffer under a view) lives while a handle does, and the
  * teardown waits for the commands on its queues.
  *
- * path: as for clmem_bridge_import_vk (BEST picks opaque fd, dma-buf,
- * host-mapped, the first that image->memory allows; for optimal tiling the
- * first fd path). flags: cl_mem_flags of the buffer and of the image
- * (CL_MEM_READ_ONLY for an image a kernel reads with read_image*).
+ * Cost: that of clmem_bridge_import_vk(), plus clCreateImage for a view
+ * (cached with the import).
  *
- * Errors: CLMEM_ERR_NULL_POINTER (b, image, image->memory.memory, queue,
- * out); CLMEM_ERR_INVALID_VALUE (plane past the format's planes; unknown
- * image_flags bits; plane_count, extent or a plane's width, height,
- * row_pitch or size that do not fit the format; a plane offset that is not a
- * multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN, naming the plane, its offset and
- * the alignment; optimal tiling without CLMEM_BRIDGE_IMAGE_AS_IMAGE or with
- * a memory_offset other than 0; a tiling other than LINEAR or OPTIMAL);
- * CLMEM_ERR_UNSUPPORTED (a format the bridge does not share; an image view
- * the device cannot make: no image support, no images from buffers, the
- * plane's cl_image_format not supported, or a pitch that is not a multiple
- * of CL_DEVICE_IMAGE_PITCH_ALIGNMENT texels, naming the alignment and the
- * pitch; optimal tiling on the host-mapped path, where no fd path works,
- * where the format offers none, where no live check ran yet for it, or
- * where the live check failed, saying which); and every error of
- * clmem_bridge_import_vk. On any error *out is NULL and nothing is leaked.
- * Cost and blocking: those of clmem_bridge_import_vk, plus clCreateImage
- * for a view (cached with the import).
+ * @param b            The bridge.
+ * @param image        The image's description; image->memory.device must
+ *                     be the bridge's VkDevice. Read during the call only.
+ * @param plane        The plane: 0, or 1 for a two-plane format.
+ * @param path         As for clmem_bridge_import_vk(): BEST picks opaque
+ *                     fd, dma-buf, host-mapped, the first that
+ *                     image->memory allows; for optimal tiling the first
+ *                     fd path.
+ * @param vk_keepalive The anchor that keeps the image's memory alive, or
+ *                     NULL; the bridge takes its own reference and drops it
+ *                     as clmem_bridge_import_vk() says.
+ * @param queue        A queue of the bridge's context, which the handle is
+ *                     paired with.
+ * @param flags        cl_mem_flags of the buffer and of the image
+ *                     (CL_MEM_READ_ONLY for an image a kernel reads with
+ *                     read_image*; no host-pointer flags).
+ * @param image_flags  clmem_bridge_image_flag bits.
+ * @param[out] out     A new handle, one reference, the caller's.
+ * @retval CLMEM_OK                   *out is the handle.
+ * @retval CLMEM_ERR_NULL_POINTER     b, image, image->memory.device,
+ *                                    image->memory.memory, queue or out is
+ *                                    NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE    plane is past the format's planes;
+ *                                    unknown image_flags bits; plane_count,
+ *                                    extent (empty, or odd for 4:2:0) or a
+ *                                    plane's width, height, row_pitch (less
+ *                                    than a row, not a multiple of the texel
+ *                                    size, or over 32 bits) or size that do
+ *                                    not fit the format; a plane offset that
+ *                                    is not a multiple of
+ *                                    CL_DEVICE_MEM_BASE_ADDR_ALIGN, naming
+ *                                    the plane, its offset and the
+ *                                    alignment; optimal tiling without
+ *                                    CLMEM_BRIDGE_IMAGE_AS_IMAGE or with a
+ *                                    memory_offset other than 0; a tiling
+ *                                    other than LINEAR or OPTIMAL; and those
+ *                                    of clmem_bridge_import_vk() (a range
+ *                                    beyond the allocation, an unknown path,
+ *                                    host-pointer flags).
+ * @retval CLMEM_ERR_ZERO_SIZE        image->memory.allocation_size is 0.
+ * @retval CLMEM_ERR_CONTEXT_MISMATCH queue is not in the bridge's context.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH  image->memory.device is not the
+ *                                    bridge's VkDevice, or an fd path on a
+ *                                    pair whose UUIDs differ.
+ * @retval CLMEM_ERR_UNSUPPORTED      A format the bridge does not share; an
+ *                                    image view the device cannot make: no
+ *                                    image support, no images from buffers,
+ *                                    the plane's cl_image_format not
+ *                                    supported, a plane larger than
+ *                                    CL_DEVICE_IMAGE2D_MAX_WIDTH or _HEIGHT,
+ *                                    a pitch that is not a multiple of
+ *                                    CL_DEVICE_IMAGE_PITCH_ALIGNMENT texels
+ *                                    (naming the alignment and the pitch),
+ *                                    or on the host-mapped path a mapping
+ *                                    not aligned to
+ *                                    CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT
+ *                                    texels; optimal tiling on the
+ *                                    host-mapped path, where no fd path
+ *                                    works or the memory is not exportable
+ *                                    as it, where OpenCL imports no images
+ *                                    from an fd, where the format offers
+ *                                    none, where no live check ran yet for
+ *                                    it, or where the live check failed,
+ *                                    saying which; and a path that cannot
+ *                                    work here, as for
+ *                                    clmem_bridge_import_vk().
+ * @retval CLMEM_ERR_VULKAN           A Vulkan call failed.
+ * @retval CLMEM_ERR_OPENCL           An OpenCL call failed (the import, or
+ *                                    clCreateImage for a view; raw code).
+ * @retval CLMEM_ERR_NO_MEMORY        An allocation failed.
+ * @par On error
+ *      Every error of clmem_bridge_import_vk() can be returned. *out is
+ *      NULL and nothing is leaked.
+ * @par Threads
+ *      As for clmem_bridge_import_vk(): vk_keepalive's callback can run on
+ *      a driver thread.
+ * @par Blocks
+ *      Those of clmem_bridge_import_vk() (the driver import; on the
+ *      host-mapped path also a blocking clEnqueueMapBuffer on `queue`),
+ *      plus clCreateImage for a view.
+ * @since 0.2
  */
 clmem_status clmem_bridge_import_vk_image(clmem_bridge *b, const clmem_bridge_vk_image *image, uint32_t plane,
                                           clmem_bridge_path path, clmem_keepalive *vk_keepalive,
                                           cl_command_queue queue, cl_mem_flags flags, uint32_t image_flags,
                                           clmem_handle **out);
 
-/*
+/**
  * Can images of `format` with `tiling` go through `path` (not BEST) as
- * `image_flags` and `flags` ask, on this bridge? The format-level part of
- * the import's answer, without an image: the format table, the path's
- * answer, whether Vulkan makes such images exportable for the path
- * (vkGetPhysicalDeviceImageFormatProperties2 with transfer usage; for
- * host-mapped, without export), for a view the device's image-from-buffer
- * support and the plane formats (clGetSupportedImageFormats with flags),
- * and for optimal tiling the kept result of the live check (which this
- * call never runs). The pitch rule of a view depends on the image and is
- * checked by the import.
- * Returns CLMEM_OK, or CLMEM_ERR_UNSUPPORTED with the sentence the import
- * would give; CLMEM_ERR_NULL_POINTER; CLMEM_ERR_INVALID_VALUE (BEST or an
- * unknown path, unknown image_flags, a tiling other than LINEAR or OPTIMAL).
- * Blocks: on driver queries only.
+ * `image_flags` and `flags` ask, on this bridge?
+ *
+ * The format-level part of the import's answer, without an image: the
+ * format table, the path's answer, whether Vulkan makes such images
+ * exportable for the path (vkGetPhysicalDeviceImageFormatProperties2 with
+ * transfer usage; for host-mapped, without export), for a view the
+ * device's image-from-buffer support and the plane formats
+ * (clGetSupportedImageFormats with flags), and for optimal tiling the kept
+ * result of the live check (which this call never runs). The pitch rule of
+ * a view depends on the image and is checked by the import.
+ *
+ * @param b           The bridge.
+ * @param format      Any VkFormat.
+ * @param tiling      VK_IMAGE_TILING_LINEAR or VK_IMAGE_TILING_OPTIMAL.
+ * @param path        OPAQUE_FD, DMA_BUF or HOST_MAPPED.
+ * @param flags       cl_mem_flags the image would be imported with.
+ * @param image_flags clmem_bridge_image_flag bits.
+ * @retval CLMEM_OK                  The import would be offered.
+ * @retval CLMEM_ERR_UNSUPPORTED     It would not, with the sentence the
+ *                                   import would give.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH An fd path on a pair whose device UUIDs
+ *                                   differ (the path's answer).
+ * @retval CLMEM_ERR_NULL_POINTER    b is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE   path is BEST or unknown, image_flags
+ *                                   has unknown bits, tiling is other than
+ *                                   LINEAR or OPTIMAL, or optimal tiling is
+ *                                   asked without CLMEM_BRIDGE_IMAGE_AS_IMAGE.
+ * @retval CLMEM_ERR_VULKAN          vkGetPhysicalDeviceImageFormatProperties2
+ *                                   failed other than with
+ *                                   VK_ERROR_FORMAT_NOT_SUPPORTED.
+ * @par Blocks
+ *      On driver queries only.
+ * @since 0.2
  */
 clmem_status clmem_bridge_check_image(const clmem_bridge *b, VkFormat format, VkImageTiling tiling,
                                       clmem_bridge_path path, cl_mem_flags flags, uint32_t image_flags);
 
-/*
- * The live check that decides whether optimal-tiling images of `format` are
- * offered on `path` (an fd path; BEST: the first the bridge supports) of
- * this bridge. Once per bridge, format and path: a 67x19 exportable
- * optimal-tiling image (usage TRANSFER_SRC | TRANSFER_DST, plus SAMPLED and
- * STORAGE where the format allows them; memory as
- * clmem_bridge_vk_image_create allocates it, device-local where there is
- * such a type); Vulkan writes
- * known texels (vkCmdCopyBufferToImage, on vk_queue, a queue of
- * vk_queue_family of the bridge's VkDevice), OpenCL imports the fd as an
- * image, acquires it on `queue`, reads every texel back (clEnqueueReadImage)
- * and compares, writes new texels (clEnqueueWriteImage) and releases it,
- * and Vulkan reads them (vkCmdCopyImageToBuffer) and compares. The result
- * is kept by the bridge; later calls return it without running again.
+/**
+ * The live check that decides whether optimal-tiling images of `format`
+ * are offered on `path` of this bridge.
  *
- * Returns CLMEM_OK when the check passed (now or before);
- * CLMEM_ERR_UNSUPPORTED when it failed (now or before: the sentence says
- * which texel or which call), or when optimal tiling is not offered at all
- * here (a format without it, the host-mapped path, an fd path the bridge
- * lacks, OpenCL without images; nothing is run or kept then);
- * CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE (unknown path),
- * CLMEM_ERR_CONTEXT_MISMATCH (queue), and CLMEM_ERR_VULKAN,
- * CLMEM_ERR_OPENCL, CLMEM_ERR_NO_MEMORY when the check could not be set up
- * (nothing is kept: it runs again next time). The check's image is an
- * import of this bridge like any other: it is freed when its teardown is
- * done, which clmem_bridge_finish() waits for. A driver may lay out images
- * of other usages differently; the check proves the format with the usage
- * above. Submits to vk_queue, so call it where you could call vkQueueSubmit on it.
- * Blocks: on the Vulkan and OpenCL work (milliseconds), and while another
- * thread runs a live check on this bridge.
+ * Once per bridge, format and path: a 67x19 exportable optimal-tiling
+ * image (usage TRANSFER_SRC | TRANSFER_DST, plus SAMPLED and STORAGE where
+ * the format allows them; memory as clmem_bridge_vk_image_create()
+ * allocates it, device-local where there is such a type); Vulkan writes
+ * known texels (vkCmdCopyBufferToImage, on vk_queue), OpenCL imports the fd
+ * as an image, acquires it on `queue`, reads every texel back
+ * (clEnqueueReadImage) and compares, writes new texels
+ * (clEnqueueWriteImage) and releases it, and Vulkan reads them
+ * (vkCmdCopyImageToBuffer) and compares. The result is kept by the bridge;
+ * later calls return it without running again.
+ *
+ * The check's image is an import of this bridge like any other: it is
+ * freed when its teardown is done, which clmem_bridge_finish() waits for.
+ * A driver may lay out images of other usages differently; the check
+ * proves the format with the usage above.
+ *
+ * @param b               The bridge.
+ * @param format          A format of clmem_bridge_image_formats().
+ * @param path            An fd path; BEST: the first the bridge supports.
+ * @param vk_queue        A queue of vk_queue_family of the bridge's
+ *                        VkDevice, which the check submits to.
+ * @param vk_queue_family vk_queue's queue family.
+ * @param queue           A queue of the bridge's context, which OpenCL's
+ *                        side of the check runs on.
+ * @retval CLMEM_OK                   The check passed (now or before).
+ * @retval CLMEM_ERR_UNSUPPORTED      The check failed (now or before: the
+ *                                    sentence says which texel or which
+ *                                    call); or optimal tiling is not
+ *                                    offered at all here (a format the
+ *                                    bridge does not share, a format without
+ *                                    it, the host-mapped path, an fd path the
+ *                                    bridge lacks, OpenCL without images or
+ *                                    without the format; nothing is run or
+ *                                    kept then); or Vulkan cannot make the
+ *                                    check's image or a host-visible
+ *                                    staging buffer (nothing is kept).
+ * @retval CLMEM_ERR_DEVICE_MISMATCH  An fd path on a pair whose device UUIDs
+ *                                    differ (nothing is run or kept).
+ * @retval CLMEM_ERR_NULL_POINTER     b, vk_queue or queue is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE    path is unknown.
+ * @retval CLMEM_ERR_CONTEXT_MISMATCH queue is not in the bridge's context.
+ * @retval CLMEM_ERR_OPENCL           queue's context cannot be queried (not
+ *                                    a valid queue).
+ * @retval CLMEM_ERR_VULKAN           The check could not be set up (an
+ *                                    allocation, a submission): nothing is
+ *                                    kept, it runs again next time.
+ * @retval CLMEM_ERR_NO_MEMORY        Likewise, for a host allocation.
+ * @par Threads
+ *      Submits to vk_queue, so call it where you could call vkQueueSubmit
+ *      on it.
+ * @par Blocks
+ *      On the Vulkan and OpenCL work (milliseconds), and while another
+ *      thread runs a live check on this bridge.
+ * @since 0.2
  */
 clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkFormat format, clmem_bridge_path path, VkQueue vk_queue,
                                            uint32_t vk_queue_family, cl_command_queue queue);
