@@ -34,11 +34,20 @@ struct import_ops {
     /* Make rec->parent (and whatever else the path keeps) from req. On
      * failure nothing of the path is left: rec->parent is NULL. */
     clmem_status (*import)(struct bridge_import *rec, const struct import_request *req);
-    /* Hand the memory to OpenCL / back to Vulkan on queue. */
-    cl_int (*acquire)(struct bridge_import *rec, cl_command_queue queue, cl_uint n, const cl_event *wait,
-                      cl_event *event_out, const char **call);
-    cl_int (*release)(struct bridge_import *rec, cl_command_queue queue, cl_uint n, const cl_event *wait,
-                      cl_event *event_out, const char **call);
+    /* Hand the memory of recs[0..count) to OpenCL / back to Vulkan on
+     * queue, after wait, as ONE command; *event_out (when event_out is not
+     * NULL) is its event. handoff.c gives every record of one call whose
+     * ops share this function to one call of it when `batches` is set (the
+     * fd paths: one clEnqueue{Acquire,Release}ExternalMemObjectsKHR for
+     * all), and one record at a time otherwise (host-mapped: an unmap or
+     * map per buffer). On failure nothing is enqueued and *call names the
+     * failing call. The state (rec->acquired) is handoff.c's, not the
+     * path's. */
+    cl_int (*acquire)(struct bridge_import *const *recs, cl_uint count, cl_command_queue queue, cl_uint n,
+                      const cl_event *wait, cl_event *event_out, const char **call);
+    cl_int (*release)(struct bridge_import *const *recs, cl_uint count, cl_command_queue queue, cl_uint n,
+                      const cl_event *wait, cl_event *event_out, const char **call);
+    bool batches;
     /* Teardown, before the markers: enqueue what must run before the
      * cl_mem goes (host-mapped: undo OpenCL's own map). Never blocks. */
     void (*before_release)(struct bridge_import *rec);
@@ -108,7 +117,26 @@ void clmem__import_poll_teardown(struct bridge_import *rec);
 void clmem__import_get(struct bridge_import *rec);
 void clmem__import_put(struct bridge_import *rec);
 
-/* The handoff steps on a record, shared by the public calls and the teardown. */
+/* The handoff of records already known to be distinct imports of one
+ * bridge, each with `queue` in its queue list (handoff.c). All or nothing:
+ * flips every record's `acquired` (CLMEM_ERR_INVALID_VALUE, nothing
+ * enqueued, when one is already in the wanted state), enqueues the paths'
+ * commands on queue after wait, and *event_out (if not NULL) covers all of
+ * them. On an error no record's state is changed and nothing stays
+ * enqueued that is not undone (see clmem_bridge_acquire_many). Shared by
+ * the public calls, the frame ring and the teardown. */
+clmem_status clmem__import_handoff(bool to_opencl, struct bridge_import *const *recs, cl_uint count,
+                                   cl_command_queue queue, cl_uint n, const cl_event *wait, cl_event *event_out);
+
+/* clmem_bridge_acquire_many's checks of one call's handles, without the
+ * state: each entry is a handle of b's imports (recs_out[i] its record),
+ * no import appears twice, and queue is in each import's queue list.
+ * CLMEM_ERR_NULL_POINTER / CLMEM_ERR_INVALID_VALUE, recorded, naming the
+ * entry. Also used by the frame ring at creation. */
+clmem_status clmem__handoff_check(const clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
+                                  cl_command_queue queue, struct bridge_import **recs_out);
+
+/* The teardown's release of a record left acquired: a count-1 handoff. */
 clmem_status clmem__import_release_on(struct bridge_import *rec, cl_command_queue queue, cl_uint n,
                                       const cl_event *wait, cl_event *event_out);
 #endif

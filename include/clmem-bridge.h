@@ -360,6 +360,58 @@ clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uin
 clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
                                   const cl_event *wait_list, cl_event *event_out);
 
+/*
+ * The same for `count` handles at once, all on `queue`, after the events in
+ * wait_list. clmem_bridge_acquire(b, h, ...) is acquire_many(b, 1, &h,
+ * clmem_handle_queue(h), ...): one code path.
+ *
+ * What is enqueued: on the fd paths ONE clEnqueueAcquireExternalMemObjectsKHR
+ * (release: ...Release...) for all the fd-path handles of the call (opaque
+ * fd and dma-buf together); for each host-mapped handle its unmap (release:
+ * map). Each command waits for wait_list. *event_out (if not NULL; the
+ * caller releases it) completes when all of them did: the command's own
+ * event when there is one command, else a marker waiting for every
+ * command's event. Only the first OpenCL command after Vulkan work pays
+ * the GPU's context switch (docs/latency.md): hand a batch over in one call.
+ *
+ * queue: a queue of the bridge's context that a handle of EACH import was
+ * made for (the handle's own queue, or one from
+ * clmem_bridge_handle_for_queue()), so that each import's teardown waits
+ * for it and can hand the memory back there.
+ *
+ * All or nothing. Every entry is checked before anything is enqueued:
+ *   CLMEM_ERR_NULL_POINTER: b, queue, handles (when count > 0), or an entry;
+ *   CLMEM_ERR_INVALID_VALUE: an entry not from clmem-bridge, of another
+ *   bridge, whose import has no handle for `queue`, listed twice (two
+ *   handles of one import count as the same entry: they share its state),
+ *   or (acquire) already acquired / (release) not acquired.
+ * The sentence names the first bad entry. On any of these nothing is
+ * enqueued, nothing waits on wait_list, and no handle's state changes. When
+ * the driver refuses a command after others of the call were accepted
+ * (CLMEM_ERR_OPENCL, the raw code and call recorded), the accepted ones are
+ * undone by enqueueing their inverse after them, so that again no state
+ * changes; only if an undo is refused too does the sentence say how many
+ * buffers stay where the commands put them (and their state says so).
+ *
+ * count 0: a valid call with nothing to hand over. Returns CLMEM_OK without
+ * looking at `handles`; with event_out, *event_out is a marker on queue
+ * that completes after wait_list (so code that waits on the call's event
+ * works for an empty batch too), and nothing at all is enqueued without.
+ * queue must still be a queue of the bridge's context
+ * (CLMEM_ERR_NULL_POINTER, CLMEM_ERR_CONTEXT_MISMATCH, CLMEM_ERR_OPENCL).
+ *
+ * Do not race two calls for the same import (nor with the single calls).
+ * Cost: one lock per entry and count^2/2 pointer comparisons for the
+ * duplicate check; an allocation above 16 entries. Blocks: never
+ * (enqueues only).
+ */
+clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
+                                       cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
+                                       cl_event *event_out);
+clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
+                                       cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
+                                       cl_event *event_out);
+
 /* ----------------------------------------------------------- semaphores */
 
 /*
