@@ -73,6 +73,10 @@ clmem_status clmem__handoff_check(const clmem_bridge *b, cl_uint count, const cl
                                    entry_label(count, i, label, sizeof label), (void *)rec->bridge, (void *)b);
         if (!queue)
             return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The queue is NULL.");
+        if (atomic_load(&rec->in_ring))
+            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                                   "%s is a frame of a frame ring, which alone hands it over.",
+                                   entry_label(count, i, label, sizeof label));
         /* The teardown hands an import left acquired back on its acquire's
          * queue and waits for the queues in its list: an acquire on a queue
          * outside the list would escape both. */

@@ -72,6 +72,7 @@ struct bridge_import {
     cl_command_queue home_queue; /* the queue the import was made on (in queues[] too) */
     atomic_bool acquired;        /* OpenCL owns the memory (between acquire and release) */
     cl_command_queue acquired_on; /* the queue of that acquire (one of queues[]) */
+    atomic_bool in_ring;          /* a frame of a ring (frame-ring.c), which alone hands it over */
 
     pthread_mutex_t lock;          /* guards the two lists below */
     cl_command_queue *queues;      /* retained: every queue a handle was made for */
