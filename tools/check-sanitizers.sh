@@ -6,7 +6,7 @@
 #         the first report ends the test), LeakSanitizer at exit: the whole
 #         `make check`.
 #   tsan  clang, ThreadSanitizer: the threaded tests (t/threads,
-#         t/bridge-cache, t/bridge-threads).
+#         t/bridge-cache, t/bridge-threads, t/bridge-ring-threads).
 #
 # Usage: tools/check-sanitizers.sh [asan|tsan|all]   (default: all)
 # A report makes its test fail (a non-zero exit status, which the TAP
@@ -93,7 +93,7 @@ run_tsan() {
     export TSAN_OPTIONS CLMEM_VALIDATION
     start=$(date +%s)
     if (cd "$top/build-tsan" && make -j"$jobs" >make.out 2>&1 &&
-        make -j"$jobs" check TESTS='t/threads t/bridge-cache t/bridge-threads'); then
+        make -j"$jobs" check TESTS='t/threads t/bridge-cache t/bridge-threads t/bridge-ring-threads'); then
         echo "tsan: the threaded tests passed under ThreadSanitizer in $(($(date +%s) - start)) s"
     else
         echo "tsan: FAILED (reports in build-tsan/t/*.log; build output in build-tsan/make.out)" >&2
