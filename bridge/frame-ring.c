@@ -79,6 +79,7 @@ struct clmem_bridge_ring {
     uint64_t vk_frames;    /* frames handed out */
     uint64_t vk_reported;  /* frames reported submitted */
     uint64_t vk_published; /* = submitted_batches, without the lock */
+    bool drained;          /* vk_drain ended the producer's side */
 
     /* The consumer's own. */
     uint64_t cl_taken;     /* batches taken */
@@ -439,6 +440,9 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uin
     if (flags & ~(uint32_t)CLMEM_BRIDGE_RING_END_BATCH)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown vk_next flags 0x%x.",
                                (unsigned)flags);
+    if (ring->drained)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "The ring was drained (clmem_bridge_ring_vk_drain): it hands out no more frames.");
     s = (uint32_t)(ring->vk_batch % ring->depth);
     slot = &ring->slots[s];
     pos = ring->vk_pos;
@@ -562,6 +566,71 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_submitted(clmem_bridge_ring *ring
         pthread_mutex_unlock(&ring->lock);
     }
     return st;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_drain(clmem_bridge_ring *ring, uint64_t timeout_ns, uint32_t capacity,
+                                                     VkSemaphore *waits_out, uint32_t *count_out)
+{
+    uint64_t deadline;
+    uint32_t needed = 0;
+
+    if (count_out)
+        *count_out = 0;
+    if (!ring || !count_out || (capacity && !waits_out))
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
+                               !ring ? "ring" : !count_out ? "count_out" : "waits_out");
+    if (ring->vk_pos != 0)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "Batch %llu has %u frames handed out and is not ended: end it with "
+                               "CLMEM_BRIDGE_RING_END_BATCH before draining.",
+                               (unsigned long long)ring->vk_batch, (unsigned)ring->vk_pos);
+    if (ring->vk_published != ring->vk_batch)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "Batch %llu was not reported submitted (vk_submitted) yet.",
+                               (unsigned long long)ring->vk_published);
+    deadline = deadline_after(timeout_ns);
+    pthread_mutex_lock(&ring->lock);
+    while (ring->done_batches < ring->vk_batch)
+        if (!wait_changed(ring, deadline)) {
+            uint64_t done = ring->done_batches;
+            pthread_mutex_unlock(&ring->lock);
+            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
+                                   "OpenCL had handed back %llu of the %llu batches in time.",
+                                   (unsigned long long)done, (unsigned long long)ring->vk_batch);
+        }
+    for (uint32_t sl = 0; sl < ring->depth; sl++)
+        needed += ring->slots[sl].done_pending;
+    pthread_mutex_unlock(&ring->lock);
+    if (needed > capacity) {
+        *count_out = needed;
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "%u semaphores are to be waited on, room was given for %u (%u, the ring's slot "
+                               "count, always suffices).",
+                               (unsigned)needed, (unsigned)capacity, (unsigned)ring->depth);
+    }
+    /* Host ordering: the releases themselves, which vk_next would wait for. */
+    for (uint32_t sl = 0; sl < ring->depth; sl++) {
+        struct ring_slot *slot = &ring->slots[sl];
+        cl_event released = slot->released; /* consumer's writes are done: every batch is back */
+        if (released) {
+            clmem_status st = wait_event(released, deadline, "The release of a batch");
+            if (st != CLMEM_OK)
+                return st;
+            pthread_mutex_lock(&ring->lock);
+            slot->released = NULL;
+            pthread_mutex_unlock(&ring->lock);
+            clReleaseEvent(released);
+        }
+    }
+    pthread_mutex_lock(&ring->lock);
+    for (uint32_t sl = 0; sl < ring->depth; sl++)
+        if (ring->slots[sl].done_pending) {
+            waits_out[(*count_out)++] = ring->slots[sl].done->vk_sem;
+            ring->slots[sl].done_pending = false;
+        }
+    pthread_mutex_unlock(&ring->lock);
+    ring->drained = true;
+    return CLMEM_OK;
 }
 
 /* ------------------------------------------------------------- consumer */

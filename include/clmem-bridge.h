@@ -553,10 +553,12 @@ clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semapho
  *
  * Ownership: the ring holds one reference on each frame handle, each
  * semaphore and the bridge, and retains the queue, until its last
- * reference goes. The semaphores' state belongs to the ring while it lives:
- * do not wait on or signal them yourself, and do not use them in another
- * ring afterwards (up to D done semaphores may be left signalled). Frames
- * must not be acquired or released outside the ring while it lives.
+ * reference goes; the frames and semaphores belong to one ring at a time.
+ * The semaphores' state belongs to the ring while it lives: do not wait on
+ * or signal them yourself. To end a stream cleanly, call
+ * clmem_bridge_ring_vk_drain() and submit the waits it gives: up to D done
+ * semaphores are otherwise left signalled. Frames cannot be acquired or
+ * released outside the ring while it lives (CLMEM_ERR_INVALID_VALUE).
  */
 typedef struct clmem_bridge_ring clmem_bridge_ring;
 
@@ -666,6 +668,30 @@ clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uint32_t flags, 
  * Blocks: never (host ordering: one vkQueueSubmit per batch).
  */
 clmem_status clmem_bridge_ring_vk_submitted(clmem_bridge_ring *ring, const clmem_bridge_ring_frame *frame);
+
+/*
+ * End the producer's side: wait until OpenCL handed back every batch Vulkan
+ * submitted, then give, in waits_out, the done semaphores that are
+ * signalled for Vulkan and that no frame carried yet (device ordering: up
+ * to one per slot; host ordering: none, and the releases have completed).
+ * Submit a wait on each (a VkSubmitInfo with only waits will do): then
+ * every semaphore of the ring is unsignalled with nothing pending, and
+ * once the ring is dropped they may be destroyed, or given to a new ring.
+ * Afterwards vk_next refuses (CLMEM_ERR_INVALID_VALUE).
+ * capacity: room in waits_out; the ring's slot count (frame_count /
+ * batch_size) always suffices.
+ * Errors: CLMEM_ERR_NULL_POINTER (ring, count_out; waits_out with a
+ * capacity); CLMEM_ERR_INVALID_VALUE (a batch is handed out but not ended
+ * or not reported submitted; capacity too small, with *count_out the room
+ * needed); CLMEM_ERR_TIMEOUT (OpenCL had not handed everything back within
+ * timeout_ns); CLMEM_ERR_OPENCL (host ordering: a release ended in an
+ * error). On an error nothing changes.
+ * Blocks: until OpenCL's cl_done for every batch (another thread's, or
+ * already called on this one); with host ordering also until the releases
+ * completed.
+ */
+clmem_status clmem_bridge_ring_vk_drain(clmem_bridge_ring *ring, uint64_t timeout_ns, uint32_t capacity,
+                                        VkSemaphore *waits_out, uint32_t *count_out);
 
 /* A batch handed to OpenCL. This struct is frozen. */
 typedef struct clmem_bridge_ring_batch {
