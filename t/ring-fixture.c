@@ -362,6 +362,34 @@ void ring_run_check(struct ring_run *r)
            r->label, (unsigned long long)r->produced, (unsigned long long)r->consumed,
            (unsigned long long)r->total);
 
+    /* The end of the stream: the done semaphores Vulkan still has to wait
+     * on, waited on, so that every semaphore ends unsignalled. */
+    {
+        VkSemaphore waits[64];
+        VkPipelineStageFlags stages[64];
+        uint32_t count = 99;
+        uint64_t batches = (r->total + r->k - 1) / r->k;
+        uint32_t want = r->mode == CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD ? (batches < r->depth ? (uint32_t)batches : r->depth)
+                                                                    : 0;
+        clmem_bridge_ring_frame fr;
+        clmem_status s = clmem_bridge_ring_vk_drain(r->ring, RING_TIMEOUT_NS, 64, waits, &count);
+        tap_ok(s == CLMEM_OK && count == want,
+               "%s: vk_drain gives the %u done semaphores Vulkan has not waited on (%u; %s)", r->label, want, count,
+               s ? clmem_error_message() : "ok");
+        for (uint32_t i = 0; i < count && i < 64; i++)
+            stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+        if (s == CLMEM_OK && count) {
+            VkSubmitInfo wi = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                               .waitSemaphoreCount = count,
+                               .pWaitSemaphores = waits,
+                               .pWaitDstStageMask = stages};
+            if (vkQueueSubmit(r->vk->queue, 1, &wi, VK_NULL_HANDLE) != VK_SUCCESS)
+                tap_bail("%s: submitting the drain's waits failed", r->label);
+        }
+        s = clmem_bridge_ring_vk_next(r->ring, 0, 0, &fr);
+        tap_is_int(s, CLMEM_ERR_INVALID_VALUE, "%s: after vk_drain, vk_next refuses", r->label);
+    }
+
     /* The last sequence of every frame, as Vulkan sees it. */
     if (clFinish(r->f->queue) != CL_SUCCESS || vkQueueWaitIdle(r->vk->queue) != VK_SUCCESS)
         tap_bail("%s: draining the queues failed", r->label);

@@ -72,8 +72,9 @@ bool ring_consume_batch(struct ring_run *r);
  * test that takes batches itself. */
 void ring_run_kernels(struct ring_run *r, const clmem_bridge_ring_batch *bt);
 
-/* After both sides ran to the end: drains the queues, logs the frames' last
- * sequences and checks every word; several TAP points. */
+/* After both sides ran to the end: vk_drain (and the waits it gives,
+ * submitted), drains the queues, logs the frames' last sequences and
+ * checks every word; several TAP points. */
 void ring_run_check(struct ring_run *r);
 
 /* Drops the ring, the semaphores and the frames (after ring_run_check),
