@@ -34,6 +34,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,9 +129,16 @@ static bool wait_changed(clmem_bridge_ring *ring, uint64_t deadline)
 }
 
 /* Until ev completed, or the deadline. CLMEM_ERR_TIMEOUT, CLMEM_ERR_OPENCL
- * (the query failed, or the command ended in an error). */
+ * (the query failed, or the command ended in an error). clWaitForEvents
+ * has no timeout, and event callbacks come late (NVIDIA: 20-36 ms after
+ * the work, NOTES.md), so the status is polled: yielding for the first
+ * 200 us, which is where a release on the host ordering's path usually
+ * completes, then sleeping 20 us at a time. Without a deadline it is
+ * clWaitForEvents. */
 static clmem_status wait_event(cl_event ev, uint64_t deadline, const char *what)
 {
+    uint64_t spin_until = now_ns() + 200000u;
+
     for (;;) {
         cl_int status = CL_QUEUED;
         cl_int err = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
@@ -152,6 +160,10 @@ static clmem_status wait_event(cl_event ev, uint64_t deadline, const char *what)
         if (left == 0)
             return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0, "%s had not completed in time.",
                                    what);
+        if (now_ns() < spin_until) {
+            sched_yield();
+            continue;
+        }
         {
             struct timespec pause = {0, left < 20000 ? (long)left : 20000};
             nanosleep(&pause, NULL);
