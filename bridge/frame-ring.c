@@ -462,6 +462,14 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uin
         bool pending;
         cl_event released;
 
+        /* The slot's previous batch must at least be reported: OpenCL
+         * cannot take, let alone hand back, what it was not told about. */
+        if (ring->vk_batch >= ring->depth && ring->vk_published <= ring->vk_batch - ring->depth)
+            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                                   "Batch %llu, the last in frame slot %u, was not reported submitted "
+                                   "(vk_submitted), so OpenCL can never hand the slot back.",
+                                   (unsigned long long)(ring->vk_batch - ring->depth), (unsigned)s);
+
         deadline = deadline_after(timeout_ns);
         pthread_mutex_lock(&ring->lock);
         while (ring->vk_batch >= ring->done_batches + ring->depth)

@@ -645,7 +645,9 @@ typedef struct clmem_bridge_ring_frame {
  * Returns CLMEM_OK with *frame_out filled; CLMEM_ERR_TIMEOUT when the slot
  * was not free within timeout_ns (0: do not wait; UINT64_MAX: no limit),
  * changing nothing; CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE
- * (unknown flags), CLMEM_ERR_OPENCL (host ordering: the release's event).
+ * (unknown flags; after vk_drain; the slot's previous batch was never
+ * reported with vk_submitted, so OpenCL could never hand it back),
+ * CLMEM_ERR_OPENCL (host ordering: the release's event).
  * Blocks: at the first frame of a slot, until OpenCL's cl_done for the
  * slot's previous batch was called (both orderings) and, with host
  * ordering, until that release completed on the device.

@@ -470,8 +470,9 @@ static void check_ring_refusals(struct vkctx *vk, struct cl_fixture *f, struct c
     struct ring_run r;
     clmem_bridge_ring_info info;
     clmem_bridge_ring *ring2 = (clmem_bridge_ring *)(uintptr_t)1;
-    clmem_bridge_ring_frame fr, fr2;
+    clmem_bridge_ring_frame fr, fr2, bt_frame;
     clmem_bridge_ring_batch bt, bt2;
+    uint32_t drained = 0;
     cl_command_queue ooo;
     cl_queue_properties ooo_props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
     clmem_bridge_semaphore *sems[4];
@@ -571,7 +572,28 @@ static void check_ring_refusals(struct vkctx *vk, struct cl_fixture *f, struct c
     s = clmem_bridge_ring_vk_submitted(r.ring, &fr);
     tap_is_int(s, CLMEM_ERR_INVALID_VALUE, "vk_submitted of a frame not handed out -> CLMEM_ERR_INVALID_VALUE");
 
-    /* Fill the ring: two batches (slots) out, none back. */
+    /* Fill the ring: two batches (slots) out, none back. On the way,
+     * asking for a slot whose last batch was never reported is refused
+     * at once rather than waiting for what cannot come. */
+    s = clmem_bridge_ring_vk_next(r.ring, 0, 0, &fr);
+    fr2 = fr;
+    s = s ? s : clmem_bridge_ring_vk_next(r.ring, 0, 0, &fr2);
+    tap_ok(s == CLMEM_OK, "vk_next hands out both slots before anything is reported (%s)",
+           s ? clmem_error_message() : "ok");
+    s = clmem_bridge_ring_vk_next(r.ring, 0, RING_TIMEOUT_NS, &bt_frame);
+    tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "not reported"),
+           "vk_next for a slot whose batch was never reported -> CLMEM_ERR_INVALID_VALUE at once (%s)",
+           clmem_error_message());
+    s = clmem_bridge_ring_vk_drain(r.ring, 0, 0, NULL, &drained);
+    tap_ok(s == CLMEM_ERR_INVALID_VALUE, "vk_drain with batches not reported -> CLMEM_ERR_INVALID_VALUE (%s)",
+           clmem_status_name(s));
+    /* ring_produce_batch records and submits these two itself: start over
+     * with a ring that has handed nothing out. */
+    clmem_bridge_ring_unref(r.ring);
+    r.ring = NULL;
+    s = clmem_bridge_ring_create(b, &info, &r.ring);
+    if (!tap_ok(s == CLMEM_OK, "a new ring of the same frames (%s)", s ? clmem_error_message() : "ok"))
+        tap_bail("cannot go on");
     ring_produce_batch(&r);
     ring_produce_batch(&r);
     tap_ok(atomic_load(&r.bad_calls) == 0, "two batches produced (%s)", r.first_error);
