@@ -47,6 +47,7 @@ static clmem_status import_begin(clmem_bridge *b, const struct import_ops *ops, 
     rec->caller_fd = -1;
     pthread_mutex_init(&rec->lock, NULL);
     atomic_init(&rec->acquired, false);
+    atomic_init(&rec->in_ring, false);
     atomic_init(&rec->markers_pending, 0);
     atomic_init(&rec->cl_released, false);
     atomic_init(&rec->hand_back_claimed, false);

@@ -49,11 +49,20 @@ struct import_ops {
     /* Make rec->parent (and whatever else the path keeps) from req. On
      * failure nothing of the path is left: rec->parent is NULL. */
     clmem_status (*import)(struct bridge_import *rec, const struct import_request *req);
-    /* Hand the memory to OpenCL / back to Vulkan on queue. */
-    cl_int (*acquire)(struct bridge_import *rec, cl_command_queue queue, cl_uint n, const cl_event *wait,
-                      cl_event *event_out, const char **call);
-    cl_int (*release)(struct bridge_import *rec, cl_command_queue queue, cl_uint n, const cl_event *wait,
-                      cl_event *event_out, const char **call);
+    /* Hand the memory of recs[0..count) to OpenCL / back to Vulkan on
+     * queue, after wait, as ONE command; *event_out (when event_out is not
+     * NULL) is its event. handoff.c gives every record of one call whose
+     * ops share this function to one call of it when `batches` is set (the
+     * fd paths: one clEnqueue{Acquire,Release}ExternalMemObjectsKHR for
+     * all), and one record at a time otherwise (host-mapped: an unmap or
+     * map per buffer). On failure nothing is enqueued and *call names the
+     * failing call. The state (rec->acquired) is handoff.c's, not the
+     * path's. */
+    cl_int (*acquire)(struct bridge_import *const *recs, cl_uint count, cl_command_queue queue, cl_uint n,
+                      const cl_event *wait, cl_event *event_out, const char **call);
+    cl_int (*release)(struct bridge_import *const *recs, cl_uint count, cl_command_queue queue, cl_uint n,
+                      const cl_event *wait, cl_event *event_out, const char **call);
+    bool batches;
     /* Teardown, before the markers: enqueue what must run before the
      * cl_mem goes (host-mapped: undo OpenCL's own map). Never blocks. */
     void (*before_release)(struct bridge_import *rec);
@@ -81,6 +90,7 @@ struct bridge_import {
     cl_command_queue home_queue; /* the queue the import was made on (in queues[] too) */
     atomic_bool acquired;        /* OpenCL owns the memory (between acquire and release) */
     cl_command_queue acquired_on; /* the queue of that acquire (one of queues[]) */
+    atomic_bool in_ring;          /* a frame of a ring (frame-ring.c), which alone hands it over */
 
     pthread_mutex_t lock;          /* guards the two lists below */
     cl_command_queue *queues;      /* retained: every queue a handle was made for */
@@ -146,7 +156,26 @@ cl_mem clmem__import_handed_mem(const struct bridge_import *rec);
 clmem_status clmem__import_vk_request(clmem_bridge *b, struct import_request *req, clmem_bridge_path path,
                                       clmem_keepalive *vk_keepalive, clmem_handle **out);
 
-/* The handoff steps on a record, shared by the public calls and the teardown. */
+/* The handoff of records already known to be distinct imports of one
+ * bridge, each with `queue` in its queue list (handoff.c). All or nothing:
+ * flips every record's `acquired` (CLMEM_ERR_INVALID_VALUE, nothing
+ * enqueued, when one is already in the wanted state), enqueues the paths'
+ * commands on queue after wait, and *event_out (if not NULL) covers all of
+ * them. On an error no record's state is changed and nothing stays
+ * enqueued that is not undone (see clmem_bridge_acquire_many). Shared by
+ * the public calls, the frame ring and the teardown. */
+clmem_status clmem__import_handoff(bool to_opencl, struct bridge_import *const *recs, cl_uint count,
+                                   cl_command_queue queue, cl_uint n, const cl_event *wait, cl_event *event_out);
+
+/* clmem_bridge_acquire_many's checks of one call's handles, without the
+ * state: each entry is a handle of b's imports (recs_out[i] its record),
+ * no import appears twice, and queue is in each import's queue list.
+ * CLMEM_ERR_NULL_POINTER / CLMEM_ERR_INVALID_VALUE, recorded, naming the
+ * entry. Also used by the frame ring at creation. */
+clmem_status clmem__handoff_check(const clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
+                                  cl_command_queue queue, struct bridge_import **recs_out);
+
+/* The teardown's release of a record left acquired: a count-1 handoff. */
 clmem_status clmem__import_release_on(struct bridge_import *rec, cl_command_queue queue, cl_uint n,
                                       const cl_event *wait, cl_event *event_out);
 #endif

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 static bool is_dma_buf(const struct bridge_import *rec)
@@ -111,28 +112,48 @@ static clmem_status import_any(struct bridge_import *rec, const struct import_re
     return req->memory ? import_vk(rec, req) : import_caller_fd(rec, req);
 }
 
-static cl_int acquire(struct bridge_import *rec, cl_command_queue queue, cl_uint n, const cl_event *wait,
-                      cl_event *event_out, const char **call)
+/* The parents of recs[0..count), for one extension call. A small call
+ * (every ring batch the docs suggest) uses the stack. */
+#define FD_STACK_MEMS 16
+
+typedef cl_int (*external_fn)(cl_command_queue, cl_uint, const cl_mem *, cl_uint, const cl_event *, cl_event *);
+
+static cl_int enqueue_external(external_fn fn, bool fault, struct bridge_import *const *recs, cl_uint count,
+                               cl_command_queue queue, cl_uint n, const cl_event *wait, cl_event *event_out)
 {
-    clmem_bridge *b = rec->bridge;
-    *call = "clEnqueueAcquireExternalMemObjectsKHR";
-    if (!b->cl.acquire_external)
+    cl_mem stack[FD_STACK_MEMS], *mems = stack;
+    cl_int err;
+
+    if (!fn)
         return CL_INVALID_OPERATION;
-    return FAULT("clEnqueueAcquireExternalMemObjectsKHR")
-               ? CL_OUT_OF_RESOURCES
-               : b->cl.acquire_external(queue, 1, &rec->parent, n, wait, event_out);
+    if (count == 0)
+        return CL_INVALID_VALUE; /* handoff.c never sends an empty command */
+    if (count > FD_STACK_MEMS && !(mems = FAULT("fd_handoff_alloc") ? NULL : malloc(count * sizeof *mems)))
+        return CL_OUT_OF_HOST_MEMORY;
+    for (cl_uint i = 0; i < count; i++)
+        mems[i] = recs[i]->parent;
+    err = fault ? CL_OUT_OF_RESOURCES : fn(queue, count, mems, n, wait, event_out);
+    if (mems != stack)
+        free(mems);
+    return err;
 }
 
-static cl_int release(struct bridge_import *rec, cl_command_queue queue, cl_uint n, const cl_event *wait,
-                      cl_event *event_out, const char **call)
+/* One clEnqueueAcquireExternalMemObjectsKHR for every fd-path record of a
+ * call (opaque fd and dma-buf alike: both paths share these functions). */
+static cl_int acquire(struct bridge_import *const *recs, cl_uint count, cl_command_queue queue, cl_uint n,
+                      const cl_event *wait, cl_event *event_out, const char **call)
 {
-    clmem_bridge *b = rec->bridge;
+    *call = "clEnqueueAcquireExternalMemObjectsKHR";
+    return enqueue_external(recs[0]->bridge->cl.acquire_external, FAULT("clEnqueueAcquireExternalMemObjectsKHR"),
+                            recs, count, queue, n, wait, event_out);
+}
+
+static cl_int release(struct bridge_import *const *recs, cl_uint count, cl_command_queue queue, cl_uint n,
+                      const cl_event *wait, cl_event *event_out, const char **call)
+{
     *call = "clEnqueueReleaseExternalMemObjectsKHR";
-    if (!b->cl.release_external)
-        return CL_INVALID_OPERATION;
-    return FAULT("clEnqueueReleaseExternalMemObjectsKHR")
-               ? CL_OUT_OF_RESOURCES
-               : b->cl.release_external(queue, 1, &rec->parent, n, wait, event_out);
+    return enqueue_external(recs[0]->bridge->cl.release_external, FAULT("clEnqueueReleaseExternalMemObjectsKHR"),
+                            recs, count, queue, n, wait, event_out);
 }
 
 static void before_release(struct bridge_import *rec)
@@ -168,9 +189,10 @@ static clmem_status dma_buf_allows(const clmem_bridge_vk_memory *m)
 }
 
 const struct import_ops clmem__opaque_fd_ops = {
-    CLMEM_BRIDGE_PATH_OPAQUE_FD, opaque_fd_allows, import_any, acquire, release, before_release, after_destroy,
-    false,
+    CLMEM_BRIDGE_PATH_OPAQUE_FD, opaque_fd_allows, import_any, acquire, release, true, before_release,
+    after_destroy, false,
 };
 const struct import_ops clmem__dma_buf_ops = {
-    CLMEM_BRIDGE_PATH_DMA_BUF, dma_buf_allows, import_any, acquire, release, before_release, after_destroy, false,
+    CLMEM_BRIDGE_PATH_DMA_BUF, dma_buf_allows, import_any, acquire, release, true, before_release, after_destroy,
+    false,
 };

@@ -91,21 +91,28 @@ static cl_int unmap_after_map(struct bridge_import *rec, cl_command_queue queue,
     return err;
 }
 
-static cl_int acquire(struct bridge_import *rec, cl_command_queue queue, cl_uint n, const cl_event *wait,
-                      cl_event *event_out, const char **call)
+/* One buffer per command (the ops' `batches` is false: handoff.c gives
+ * these one record at a time). */
+static cl_int acquire(struct bridge_import *const *recs, cl_uint count, cl_command_queue queue, cl_uint n,
+                      const cl_event *wait, cl_event *event_out, const char **call)
 {
     *call = "clEnqueueUnmapMemObject";
-    return unmap_after_map(rec, queue, n, wait, event_out);
+    if (count != 1)
+        return CL_INVALID_VALUE;
+    return unmap_after_map(recs[0], queue, n, wait, event_out);
 }
 
-static cl_int release(struct bridge_import *rec, cl_command_queue queue, cl_uint n, const cl_event *wait,
-                      cl_event *event_out, const char **call)
+static cl_int release(struct bridge_import *const *recs, cl_uint count, cl_command_queue queue, cl_uint n,
+                      const cl_event *wait, cl_event *event_out, const char **call)
 {
+    struct bridge_import *rec = recs[0];
     cl_int err = CL_OUT_OF_RESOURCES;
     cl_event ev = NULL;
     void *p;
 
     *call = "clEnqueueMapBuffer";
+    if (count != 1)
+        return CL_INVALID_VALUE;
     p = FAULT("clEnqueueMapBuffer") ? NULL
                                     : clEnqueueMapBuffer(queue, rec->parent, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, 0,
                                                          rec->parent_size, n, wait, &ev, &err);
@@ -163,6 +170,6 @@ static clmem_status host_mapped_allows(const clmem_bridge_vk_memory *m)
 }
 
 const struct import_ops clmem__host_mapped_ops = {
-    CLMEM_BRIDGE_PATH_HOST_MAPPED, host_mapped_allows, import_host, acquire, release, before_release, after_destroy,
-    true,
+    CLMEM_BRIDGE_PATH_HOST_MAPPED, host_mapped_allows, import_host, acquire, release, false, before_release,
+    after_destroy, true,
 };

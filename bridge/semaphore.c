@@ -6,20 +6,10 @@
 #include "export.h"
 #include "fault.h"
 #include "refcount.h"
+#include "semaphore.h"
 
 #include <stdlib.h>
 #include <unistd.h>
-
-struct clmem_bridge_semaphore {
-    clmem_refcount refs;
-    clmem_bridge *bridge;              /* one reference */
-    clmem_bridge_semaphore_mode mode;  /* never BEST */
-    cl_semaphore_khr cl_sem;           /* device modes */
-    VkQueue vk_queue;                  /* host ordering */
-    VkSemaphore vk_sem;                /* host ordering */
-    VkFence fence;                     /* host ordering: tells the host the wait happened */
-    clmem_keepalive *vk_keepalive;
-};
 
 /* Export the VkSemaphore and import it into OpenCL. The fd is ours until
  * the driver accepts it; NVIDIA closes it during a successful import. */
@@ -125,8 +115,10 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue
     if (!sem)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a semaphore failed.");
     refcount_init(&sem->refs);
+    atomic_init(&sem->in_ring, false);
     sem->mode = mode;
     sem->bridge = b;
+    sem->vk_sem = semaphore;
     if (mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
         s = import_host(sem, vk_queue, semaphore);
     else

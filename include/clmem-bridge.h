@@ -1139,6 +1139,59 @@ clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uin
 clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
                                   const cl_event *wait_list, cl_event *event_out);
 
+/*
+ * The same for `count` handles at once, all on `queue`, after the events in
+ * wait_list. clmem_bridge_acquire(b, h, ...) is acquire_many(b, 1, &h,
+ * clmem_handle_queue(h), ...): one code path.
+ *
+ * What is enqueued: on the fd paths ONE clEnqueueAcquireExternalMemObjectsKHR
+ * (release: ...Release...) for all the fd-path handles of the call (opaque
+ * fd and dma-buf together); for each host-mapped handle its unmap (release:
+ * map). Each command waits for wait_list. *event_out (if not NULL; the
+ * caller releases it) completes when all of them did: the command's own
+ * event when there is one command, else a marker waiting for every
+ * command's event. Only the first OpenCL command after Vulkan work pays
+ * the GPU's context switch (docs/latency.md): hand a batch over in one call.
+ *
+ * queue: a queue of the bridge's context that a handle of EACH import was
+ * made for (the handle's own queue, or one from
+ * clmem_bridge_handle_for_queue()), so that each import's teardown waits
+ * for it and can hand the memory back there.
+ *
+ * All or nothing. Every entry is checked before anything is enqueued:
+ *   CLMEM_ERR_NULL_POINTER: b, queue, handles (when count > 0), or an entry;
+ *   CLMEM_ERR_INVALID_VALUE: an entry not from clmem-bridge, of another
+ *   bridge, a frame of a frame ring (the ring hands its frames over),
+ *   whose import has no handle for `queue`, listed twice (two handles of
+ *   one import count as the same entry: they share its state), or
+ *   (acquire) already acquired / (release) not acquired.
+ * The sentence names the first bad entry. On any of these nothing is
+ * enqueued, nothing waits on wait_list, and no handle's state changes. When
+ * the driver refuses a command after others of the call were accepted
+ * (CLMEM_ERR_OPENCL, the raw code and call recorded), the accepted ones are
+ * undone by enqueueing their inverse after them, so that again no state
+ * changes; only if an undo is refused too does the sentence say how many
+ * buffers stay where the commands put them (and their state says so).
+ *
+ * count 0: a valid call with nothing to hand over. Returns CLMEM_OK without
+ * looking at `handles`; with event_out, *event_out is a marker on queue
+ * that completes after wait_list (so code that waits on the call's event
+ * works for an empty batch too), and nothing at all is enqueued without.
+ * queue must still be a queue of the bridge's context
+ * (CLMEM_ERR_NULL_POINTER, CLMEM_ERR_CONTEXT_MISMATCH, CLMEM_ERR_OPENCL).
+ *
+ * Do not race two calls for the same import (nor with the single calls).
+ * Cost: one lock per entry and count^2/2 pointer comparisons for the
+ * duplicate check; an allocation above 16 entries. Blocks: never
+ * (enqueues only).
+ */
+clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
+                                       cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
+                                       cl_event *event_out);
+clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
+                                       cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
+                                       cl_event *event_out);
+
 /* ----------------------------------------------------------- semaphores */
 
 /**
@@ -1314,6 +1367,252 @@ clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore
  */
 clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
                                            cl_uint num_events, const cl_event *wait_list, cl_event *event_out);
+
+/* ----------------------------------------------------------- frame ring */
+
+/*
+ * A frame ring: N imported frames (buffers, or image planes imported as
+ * buffers) that Vulkan writes and OpenCL reads, round robin, in batches of
+ * K frames with ONE semaphore signal and ONE wait per batch each way. On an
+ * NVIDIA GPU each direction of a handoff pays a context switch of ~157 us
+ * whatever is handed over, so K frames per batch pay it once instead of K
+ * times (docs/latency.md has the measurements and how to choose N and K).
+ *
+ * The frames are grouped into D = N / K slots of K consecutive frames
+ * (frames[s*K .. s*K + K) form slot s), each with its own pair of binary
+ * semaphores: Vulkan signals ready[s] when a batch in slot s is written,
+ * OpenCL signals done[s] when it let go of it. Batches are numbered 0, 1,
+ * 2, ...; batch b lives in slot b % D, so up to D batches are in flight:
+ * Vulkan writes one while OpenCL reads others.
+ *
+ *   producer (Vulkan)                        consumer (OpenCL)
+ *   clmem_bridge_ring_vk_next(&f)            clmem_bridge_ring_cl_next(&batch)
+ *   record writes to f.handle's memory         -- the batch's frames are
+ *   vkQueueSubmit(wait = f.wait_semaphore,        acquired on the ring's queue
+ *                 signal = f.signal_semaphore) kernels on batch.frames[0..count)
+ *   clmem_bridge_ring_vk_submitted(&f)       clmem_bridge_ring_cl_done(&batch)
+ *
+ * The ring keeps the order:
+ *  - Vulkan never writes a frame OpenCL may still read: a slot is handed to
+ *    Vulkan again only after OpenCL's cl_done for its previous batch, and
+ *    the first frame of the batch then carries done[s] to wait on (host
+ *    ordering: vk_next waits on the host until the release completed);
+ *  - OpenCL never reads a frame Vulkan may still write: cl_next enqueues
+ *    the wait on ready[s] before the acquire (host ordering: it waits on
+ *    the host, through a fence, until Vulkan's signal arrived);
+ *  - each binary semaphore alternates strictly between one signal and one
+ *    wait (a second signal before the wait hung the NVIDIA driver):
+ *    vk_next does not hand out slot s before cl_done enqueued the signal
+ *    Vulkan will wait on, and cl_next does not enqueue a wait before
+ *    vk_submitted reported the signal submitted.
+ *
+ * Device ordering (semaphores imported as CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD):
+ * no call waits for device work; the host only waits where the other side
+ * has not yet SUBMITTED what it must wait for. Host ordering (semaphores
+ * imported as CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED, the only mode where
+ * OpenCL lacks cl_khr_external_semaphore, as on the CPU machines): the same
+ * calls, with the host waiting where the device would; wait_semaphore is
+ * then always VK_NULL_HANDLE, and vk_submitted submits a wait on ready[s]
+ * with a fence of the ring's to the semaphore's vk_queue.
+ *
+ * Threads: one producer and one consumer, on the same thread or on two.
+ * The producer calls (vk_next, vk_submitted) must not run concurrently with
+ * each other, nor the consumer calls (cl_next, cl_done) with each other;
+ * a producer call and a consumer call may. With host ordering the producer
+ * calls submit to the ready semaphores' vk_queue: make them where you may
+ * call vkQueueSubmit on it (Vulkan's external synchronisation), typically
+ * on the thread that submits the frames.
+ *
+ * Ownership: the ring holds one reference on each frame handle, each
+ * semaphore and the bridge, and retains the queue, until its last
+ * reference goes; the frames and semaphores belong to one ring at a time.
+ * The semaphores' state belongs to the ring while it lives: do not wait on
+ * or signal them yourself. To end a stream cleanly, call
+ * clmem_bridge_ring_vk_drain() and submit the waits it gives: up to D done
+ * semaphores are otherwise left signalled. Frames cannot be acquired or
+ * released outside the ring while it lives (CLMEM_ERR_INVALID_VALUE).
+ */
+typedef struct clmem_bridge_ring clmem_bridge_ring;
+
+/* What a ring is made from. Set `size` to sizeof(clmem_bridge_ring_info);
+ * fields added later go at the end. */
+typedef struct clmem_bridge_ring_info {
+    size_t size;                           /* sizeof(clmem_bridge_ring_info) */
+    uint32_t frame_count;                  /* N: frames in the ring, a multiple of batch_size */
+    uint32_t batch_size;                   /* K: frames per batch (per semaphore signal and wait) */
+    clmem_handle *const *frames;           /* N handles of the bridge, of N different imports, none acquired */
+    clmem_bridge_semaphore *const *ready;  /* N / K semaphores: Vulkan signals ready[s] when slot s is written */
+    clmem_bridge_semaphore *const *done;   /* N / K semaphores: OpenCL signals done[s] when it let go of slot s */
+    cl_command_queue queue;                /* where the ring's commands go: an in-order queue that a handle of
+                                              every frame's import was made for */
+    uint32_t flags;                        /* 0 */
+} clmem_bridge_ring_info;
+
+/*
+ * Make a ring. All 2 * N / K semaphores must be different, of the bridge,
+ * and of one mode: OPAQUE_FD (device ordering) or HOST_ORDERED (a sync-fd
+ * import carries one signal, and the ring reuses its semaphores).
+ * On success *out has one reference, the caller's.
+ * Errors: CLMEM_ERR_NULL_POINTER (b, info, out, a list or an entry),
+ * CLMEM_ERR_INVALID_VALUE (info->size too small, flags, a count of 0, N not
+ * a multiple of K, a frame not from the bridge, of another bridge, listed
+ * twice, already acquired, in another ring, or without a handle for
+ * `queue`; a semaphore of another bridge, listed twice or in another ring;
+ * mixed modes; an out-of-order queue),
+ * CLMEM_ERR_UNSUPPORTED (sync-fd semaphores), CLMEM_ERR_OPENCL,
+ * CLMEM_ERR_VULKAN (host ordering: vkCreateFence), CLMEM_ERR_NO_MEMORY.
+ * On error *out is NULL and nothing is held.
+ * Blocks: never (a queue query; host ordering: D vkCreateFence).
+ */
+clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_bridge_ring_info *info, clmem_bridge_ring **out);
+
+/* One more reference; returns ring. NULL-safe. Blocks: never. */
+clmem_bridge_ring *clmem_bridge_ring_ref(clmem_bridge_ring *ring);
+
+/* Drop one reference; the last drops the ring's references on the frames,
+ * semaphores and bridge. Frames OpenCL still holds are handed back by their
+ * imports' teardowns, as for any handle. Call it after both sides stopped,
+ * and before destroying the semaphores: finish the OpenCL queue and wait
+ * for the Vulkan queue first (vkQueueWaitIdle), so that no signal or wait
+ * of the ring's is still pending. NULL-safe.
+ * Blocks: host ordering only, on Vulkan batches submitted that OpenCL never
+ * took (their fences). */
+void clmem_bridge_ring_unref(clmem_bridge_ring *ring);
+
+/* Bits of clmem_bridge_ring_vk_next()'s flags. */
+enum clmem_bridge_ring_vk_flag {
+    /* This frame ends its batch, even with fewer than K frames (the last
+     * frames of a stream): it carries the batch's signal, and the next
+     * frame starts the next slot. */
+    CLMEM_BRIDGE_RING_END_BATCH = 1u << 0
+};
+
+/* A frame handed to Vulkan. This struct is frozen: a future field comes
+ * with a new struct and new functions. */
+typedef struct clmem_bridge_ring_frame {
+    uint64_t sequence;            /* 0, 1, 2, ...: frames handed to Vulkan since the ring was made */
+    uint64_t batch;               /* the batch it belongs to (slot batch % D) */
+    uint32_t index;               /* which frame: info.frames[index] */
+    uint32_t position;            /* its place in the batch, 0 .. K - 1 */
+    clmem_handle *handle;         /* info.frames[index], borrowed from the ring */
+    VkSemaphore wait_semaphore;   /* not VK_NULL_HANDLE: the submission that writes this frame must wait
+                                     on it (first frame of a batch whose slot OpenCL used before) */
+    VkSemaphore signal_semaphore; /* not VK_NULL_HANDLE: the submission that writes this frame, or one
+                                     after it on the same queue, must signal it (last frame of a batch) */
+} clmem_bridge_ring_frame;
+
+/*
+ * The next frame for Vulkan to write. The frames of a batch come in order,
+ * slot after slot. The first frame of a batch may carry wait_semaphore:
+ * Vulkan's semaphore wait orders only the submission (VkSubmitInfo) it is
+ * in, so put the writes of the batch's frames in that submission, or begin
+ * each later frame's commands with a barrier from
+ * VK_PIPELINE_STAGE_ALL_COMMANDS_BIT. The last frame of the batch carries
+ * signal_semaphore; a signal covers everything submitted earlier on its
+ * queue, so one signal after the batch's writes hands over all of them.
+ * The frame's memory is Vulkan's until the batch is handed to OpenCL (a
+ * queue-family release to VK_QUEUE_FAMILY_EXTERNAL belongs in the writes'
+ * commands, as for any external memory).
+ * flags: CLMEM_BRIDGE_RING_END_BATCH, or 0.
+ * Returns CLMEM_OK with *frame_out filled; CLMEM_ERR_TIMEOUT when the slot
+ * was not free within timeout_ns (0: do not wait; UINT64_MAX: no limit),
+ * changing nothing; CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE
+ * (unknown flags; after vk_drain; the slot's previous batch was never
+ * reported with vk_submitted, so OpenCL could never hand it back),
+ * CLMEM_ERR_OPENCL (host ordering: the release's event).
+ * Blocks: at the first frame of a slot, until OpenCL's cl_done for the
+ * slot's previous batch was called (both orderings) and, with host
+ * ordering, until that release completed on the device.
+ */
+clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uint32_t flags, uint64_t timeout_ns,
+                                       clmem_bridge_ring_frame *frame_out);
+
+/*
+ * Say that the Vulkan work for `frame`, and for every frame handed out
+ * before it, is submitted (vkQueueSubmit returned), with the frame's
+ * semaphores. Call it in order; once per frame, or once for the last frame
+ * of one submission. When a batch's last frame is reported, OpenCL may take
+ * the batch (cl_next). Host ordering: submits a wait on ready[s] with the
+ * ring's fence to the semaphore's vk_queue, which is how cl_next learns
+ * that Vulkan's writes completed.
+ * Errors: CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE (a frame not
+ * handed out, or already reported), CLMEM_ERR_VULKAN (host ordering: the
+ * fence submission was refused; the batch is not handed to OpenCL, and
+ * reporting the same frame again retries it).
+ * Blocks: never (host ordering: one vkQueueSubmit per batch).
+ */
+clmem_status clmem_bridge_ring_vk_submitted(clmem_bridge_ring *ring, const clmem_bridge_ring_frame *frame);
+
+/*
+ * End the producer's side: wait until OpenCL handed back every batch Vulkan
+ * submitted, then give, in waits_out, the done semaphores that are
+ * signalled for Vulkan and that no frame carried yet (device ordering: up
+ * to one per slot; host ordering: none, and the releases have completed).
+ * Submit a wait on each (a VkSubmitInfo with only waits will do): then
+ * every semaphore of the ring is unsignalled with nothing pending, and
+ * once the ring is dropped they may be destroyed, or given to a new ring.
+ * Afterwards vk_next refuses (CLMEM_ERR_INVALID_VALUE).
+ * capacity: room in waits_out; the ring's slot count (frame_count /
+ * batch_size) always suffices.
+ * Errors: CLMEM_ERR_NULL_POINTER (ring, count_out; waits_out with a
+ * capacity); CLMEM_ERR_INVALID_VALUE (a batch is handed out but not ended
+ * or not reported submitted; capacity too small, with *count_out the room
+ * needed); CLMEM_ERR_TIMEOUT (OpenCL had not handed everything back within
+ * timeout_ns); CLMEM_ERR_OPENCL (host ordering: a release ended in an
+ * error). On an error nothing changes.
+ * Blocks: until OpenCL's cl_done for every batch (another thread's, or
+ * already called on this one); with host ordering also until the releases
+ * completed.
+ */
+clmem_status clmem_bridge_ring_vk_drain(clmem_bridge_ring *ring, uint64_t timeout_ns, uint32_t capacity,
+                                        VkSemaphore *waits_out, uint32_t *count_out);
+
+/* A batch handed to OpenCL. This struct is frozen. */
+typedef struct clmem_bridge_ring_batch {
+    uint64_t batch;              /* its number (slot batch % D) */
+    uint64_t first_sequence;     /* the sequence of frames[0]; frames[i] is sequence first_sequence + i */
+    uint32_t first_index;        /* frames[i] is info.frames[first_index + i] */
+    uint32_t count;              /* frames in the batch: K, or fewer when Vulkan ended it early */
+    clmem_handle *const *frames; /* count handles, borrowed from the ring */
+} clmem_bridge_ring_batch;
+
+/*
+ * The next batch for OpenCL: enqueues, on the ring's queue, the wait for
+ * Vulkan's signal (device ordering: clEnqueueWaitSemaphoresKHR, after
+ * wait_list) and the acquire of the batch's frames (one
+ * clmem_bridge_acquire_many: one extension call on the fd paths).
+ * *event_out (if not NULL; the caller releases it) is the acquire's event.
+ * Enqueue the batch's kernels on the ring's queue after it (it is in-order),
+ * then call cl_done.
+ * Returns CLMEM_OK with *batch_out filled; CLMEM_ERR_TIMEOUT when Vulkan
+ * had not submitted the next batch (host ordering: or its writes had not
+ * completed) within timeout_ns (0: do not wait; UINT64_MAX: no limit),
+ * changing nothing (on one thread, take a batch only once vk_submitted
+ * reported it: nothing else can report it while cl_next waits); CLMEM_ERR_NULL_POINTER; CLMEM_ERR_OPENCL / CLMEM_ERR_VULKAN
+ * with the failing call (the batch is not taken; a retry does not wait on
+ * the semaphore twice).
+ * Blocks: until the producer reported the batch's last frame submitted;
+ * with host ordering also until Vulkan's writes completed (a fence).
+ */
+clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uint64_t timeout_ns, cl_uint num_events,
+                                       const cl_event *wait_list, clmem_bridge_ring_batch *batch_out,
+                                       cl_event *event_out);
+
+/*
+ * Hand the batch back to Vulkan, after the commands enqueued on the ring's
+ * queue so far and wait_list: one clmem_bridge_release_many of its frames,
+ * then (device ordering) the signal of done[s] and a clFlush. Batches are
+ * handed back in the order they were taken. *event_out (if not NULL; the
+ * caller releases it) is the release's event.
+ * Errors: CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE (not the oldest
+ * batch OpenCL holds), CLMEM_ERR_OPENCL (the release was refused: nothing
+ * changed, call it again). When only the semaphore signal is refused, the
+ * ring finishes the queue instead (clFinish) so that Vulkan may write
+ * without it, and returns CLMEM_OK.
+ * Blocks: never (on the fallback only, clFinish).
+ */
+clmem_status clmem_bridge_ring_cl_done(clmem_bridge_ring *ring, const clmem_bridge_ring_batch *batch,
+                                       cl_uint num_events, const cl_event *wait_list, cl_event *event_out);
 
 #ifdef __cplusplus
 }

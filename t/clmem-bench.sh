@@ -1,8 +1,11 @@
 #!/bin/sh
 # tools/clmem-bench --quick runs to the end on this machine, exits 0 (every
 # correctness check passed) and writes a CSV row for each measure and
-# variant at each size, and for each 1920x1080 image frame it could make. No timing is asserted: machines are noisy. A
-# CLMEM_VK_DEVICE that names no device is an error (exit 1), not a skip.
+# variant at each size, for each 1920x1080 image frame it could make, and
+# for its small batch run (--batches 1,4 in a ring of 2) a row per handoff,
+# batch size and variant, every row with the same 10 columns. No timing is
+# asserted: machines are noisy. A CLMEM_VK_DEVICE that names no device is
+# an error (exit 1), not a skip.
 #
 # Run by make check from the build directory: Makefile.am exports
 # top_builddir and top_srcdir.
@@ -26,7 +29,7 @@ if test "$rc" -eq 77; then
     exit 0
 fi
 
-echo "1..7"
+echo "1..9"
 n=0
 check() {
     n=$((n + 1))
@@ -44,14 +47,20 @@ check $? "clmem-bench --quick exits 0 (got $rc)"
 grep -Eq '^# path: (opaque-fd|host-mapped) ' "$tmp/out"
 check $? "the header names the path"
 
-test "$(head -n 1 "$tmp/x.csv" 2>/dev/null)" = "size_bytes,measure,variant,median_us,min_us,max_us,reps,frames_per_rep"
+test "$(head -n 1 "$tmp/x.csv" 2>/dev/null)" = "size_bytes,measure,variant,median_us,min_us,max_us,reps,frames_per_rep,batch,ring"
 check $? "the CSV has its header"
 
 # Every size that ran has all eight (measure, variant) rows, each with
-# numbers in every column (any numbers: nothing about their size).
-awk -F, 'NR > 1 && $2 !~ /^frame_/ {
-        if (NF != 8 || $1 !~ /^[0-9]+$/ || $7 !~ /^[1-9][0-9]*$/) bad++
+# numbers in every column (any numbers: nothing about their size). Every
+# row, the (g) frames' and the batch run's too, has the 10 columns; the
+# frames' rows, like the per-frame measures, batch 1 and ring 0. The batch
+# run's rows (ring_*, batch_staged_copy) and which frames ran are checked below.
+awk -F, 'NR > 1 {
+        if (NF != 10 || $1 !~ /^[0-9]+$/ || $7 !~ /^[1-9][0-9]*$/ || $9 !~ /^[0-9]+$/ || $10 !~ /^[0-9]+$/) bad++
         for (i = 4; i <= 6; i++) if ($i !~ /^[0-9]+\.[0-9]+$/) bad++
+        if ($2 ~ /^(ring_|batch_)/) next
+        if ($9 != ($2 ~ /import/ ? 0 : 1) || $10 != 0) bad++
+        if ($2 ~ /^frame_/) next
         seen[$1 "," $2 "," $3] = 1; sizes[$1] = 1
     }
     END {
@@ -63,25 +72,59 @@ awk -F, 'NR > 1 && $2 !~ /^frame_/ {
 check $? "the CSV has a row for each measure and variant at each size"
 
 # Three sizes in --quick (4K, 1M, 16M), unless a size did not fit.
-rows=$(grep -vc '^size_bytes\|,frame_' "$tmp/x.csv")
+rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|ring_[a-z]+|batch_staged_copy),' "$tmp/x.csv")
 skipped=$(grep -c '^size .*: skipped' "$tmp/out")
 test "$rows" -eq $(( (3 - skipped) * 8 ))
 check $? "--quick ran 3 sizes ($rows rows, $skipped sizes skipped)"
 
 # (g) image frames, 1920x1080 in --quick: RGBA8 and NV12 each have their
 # staged and zero-copy rows, or a line saying why the device makes no
-# such image (lavapipe has no NV12).
+# such image (lavapipe has no NV12). Their rows have the 10 columns, one
+# frame per rep, batch 1 and ring 0; --quick makes no 3840x2160 frame.
 frames_ok=0
 for f in rgba8 nv12; do
     F=$(echo "$f" | tr a-z A-Z)
-    if grep -q "^[0-9]*,frame_staged_copy_1920x1080_$f,baseline," "$tmp/x.csv"; then
-        grep -q ",frame_handoff_1920x1080_$f,clmem," "$tmp/x.csv" || frames_ok=1
+    num='[0-9]+\.[0-9]+'
+    cols="$num,$num,$num,[1-9][0-9]*,1,1,0\$"
+    if grep -Eq "^[1-9][0-9]*,frame_staged_copy_1920x1080_$f,baseline,$cols" "$tmp/x.csv"; then
+        grep -Eq "^[1-9][0-9]*,frame_handoff_1920x1080_$f,clmem,$cols" "$tmp/x.csv" || frames_ok=1
     else
         grep -Eq "^  \(g\) frame 1920x1080 $F +skipped: ." "$tmp/out" || frames_ok=1
     fi
 done
+grep -q ',frame_[a-z_]*_3840x2160_' "$tmp/x.csv" && frames_ok=1
 test "$frames_ok" -eq 0
-check $? "1920x1080 RGBA8 and NV12 frames have their staged and zero-copy rows, or say why not"
+check $? "1920x1080 RGBA8 and NV12 frames have their staged and zero-copy rows (10 columns, batch 1, ring 0), or say why not"
+
+# --quick's batch run: batch sizes 1 and 4 in a ring of 2, for every
+# handoff the header does not say was left out (host waits always run),
+# clmem and raw, and the staged copy of one frame beside them.
+awk -F, -v out="$tmp/out" 'BEGIN {
+        while ((getline line < out) > 0)
+            if (line ~ /^  (semaphores|host waits|transfer queue): left out/) {
+                sub(/^  /, "", line); sub(/: left out.*/, "", line); left[line] = 1
+            }
+        split("ring_semaphore:semaphores ring_host:host waits ring_transfer:transfer queue", h, " ")
+    }
+    NR > 1 && $2 ~ /^ring_/ {
+        if ($7 !~ /^[1-9][0-9]*$/ || $8 % $9 != 0 || ($9 != 1 && $9 != 4) || $10 != 2) bad++
+        seen[$2 "," $3 "," $9] = 1
+    }
+    NR > 1 && $2 == "batch_staged_copy" && $3 == "baseline" { staged = 1 }
+    END {
+        want["ring_semaphore"] = !("semaphores" in left)
+        want["ring_host"] = !("host waits" in left)
+        want["ring_transfer"] = !("transfer queue" in left)
+        if (!want["ring_host"]) { print "# host waits were left out"; bad++ }
+        for (m in want) if (want[m]) for (k = 1; k <= 4; k += 3) for (v = 0; v < 2; v++)
+            if (!((m "," (v ? "raw" : "clmem") "," k) in seen)) { print "# missing " m " batch " k; bad++ }
+        if (!staged) { print "# missing batch_staged_copy"; bad++ }
+        exit bad != 0
+    }' "$tmp/x.csv" >"$tmp/bad" 2>&1
+check $? "--quick ran a batch run: batches 1 and 4 in a ring of 2 for each handoff not left out, clmem and raw, beside the staged copy of a frame"
+
+grep -q '^handoff  *ring batch' "$tmp/out"
+check $? "the batch table is printed"
 
 # Stops in its set-up, before measuring anything.
 CLMEM_VK_DEVICE=99 "$tool" --quick --csv "$tmp/bad.csv" --png "$tmp/bad.png" >"$tmp/bad" 2>&1

@@ -2,7 +2,7 @@
 # Runs the examples the README quotes and checks what they print.
 b=${top_builddir:-.}
 run() { "$b/libtool" --mode=execute "$@"; }
-echo 1..2
+echo 1..3
 out=$(run "$b/examples/handle-example" 2>&1); rc=$?
 if [ $rc -eq 0 ] && echo "$out" | grep -q "consumer got 7680-byte rows"; then
     echo "ok 1 - handle-example runs: $out"
@@ -14,10 +14,12 @@ fi
 built=${CLMEM_BRIDGE_BUILT:-}
 if [ -z "$built" ]; then
     echo "not ok 2 - bridge-example: CLMEM_BRIDGE_BUILT is unset (run through make check)"
+    echo "not ok 3 - ring-example: CLMEM_BRIDGE_BUILT is unset (run through make check)"
     exit 0
 fi
 if [ "$built" != yes ]; then
     echo "ok 2 - bridge-example # SKIP $built"
+    echo "ok 3 - ring-example # SKIP $built"
     exit 0
 fi
 out=$(run "$b/examples/bridge-example" 2>&1); rc=$?
@@ -25,4 +27,11 @@ if [ $rc -eq 0 ] && echo "$out" | grep -q "through the" && echo "$out" | grep -q
     echo "ok 2 - bridge-example runs:" $out
 else
     echo "not ok 2 - bridge-example exited $rc:" $out
+fi
+# The README's ring example: frames in flight, every frame checked by OpenCL.
+out=$(run "$b/examples/ring-example" 2>&1); rc=$?
+if [ $rc -eq 0 ] && echo "$out" | grep -q "OpenCL saw every frame as Vulkan wrote it"; then
+    echo "ok 3 - ring-example runs:" $out
+else
+    echo "not ok 3 - ring-example exited $rc:" $out
 fi

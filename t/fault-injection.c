@@ -1,7 +1,9 @@
-/* Fault injection: every failure point of the bridge's creation, imports,
- * handles for more queues, handoff, teardown, semaphores and Vulkan-buffer
- * helper is made to fail at every pass a sequence of calls makes through
- * it, and each failure must be reported as documented and lose nothing.
+/* Fault injection: every failure point of the bridge's creation, imports
+ * (of buffers, and of images: plane buffers, image views, optimal-tiling
+ * images), handles for more queues, handoff, teardown, semaphores and
+ * Vulkan buffer and image helpers is made to fail at every pass a sequence
+ * of calls makes through it, and each failure must be reported as
+ * documented and lose nothing.
  *
  * For each row of `cases` below (a point and the sequence that reaches it):
  *  1. a dry run with nothing armed counts the passes through the point;
@@ -40,8 +42,15 @@
  * sources (CLMEM_TOP_SRCDIR) and fails when a FAULT("...") there has no
  * row, when a row names a point the sources lack, or when the library
  * reached a point that has no row. Sequences whose path the machine lacks
- * (opaque fd, device-ordered semaphores on CPU machines) are skipped with
- * the bridge's reason.
+ * (opaque fd, device-ordered semaphores, image views, optimal-tiling images
+ * on CPU machines) are skipped with the bridge's reason, naming what is
+ * missing.
+ *
+ * The image sequences share a Vulkan image (clmem_bridge_vk_image_create,
+ * made with nothing armed) owned by the caller's anchor, as the buffer
+ * sequences share a buffer; an optimal-tiling sequence's bridge passes
+ * clmem_bridge_image_live_check first, also with nothing armed, and
+ * finishes that check's own import before the sequence starts.
  *
  * Links t/libclmem-fault.la, libclmem and libclmem-bridge built with the
  * seam (lib/fault.h), instead of the shipped libraries. */
@@ -74,6 +83,11 @@
 #define JUNK_HANDLE ((clmem_handle *)(uintptr_t)0x1)
 #define JUNK_SEMAPHORE ((clmem_bridge_semaphore *)(uintptr_t)0x1)
 #define JUNK_BRIDGE ((clmem_bridge *)(uintptr_t)0x1)
+/* The images the image sequences make: rows of 256 bytes in RGBA8. */
+#define IMAGE_FORMAT VK_FORMAT_R8G8B8A8_UNORM
+#define IMAGE_W 64
+#define IMAGE_H 16
+#define IMAGE_USAGE (VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT)
 
 /* ------------------------------------------------------------ sequences */
 
@@ -91,7 +105,10 @@ enum op_kind {
     OP_SEM_IMPORT,     /* clmem_bridge_semaphore_import */
     OP_SEM_DROP,       /* clmem_bridge_semaphore_unref: no status */
     OP_BRIDGE_CREATE,  /* clmem_bridge_create into slot: 0 names the OpenCL device, 1 lets the bridge find it */
-    OP_BRIDGE_UNREF    /* clmem_bridge_unref(slot): no status */
+    OP_BRIDGE_UNREF,     /* clmem_bridge_unref(slot): no status */
+    OP_IMPORT_IMAGE,     /* clmem_bridge_import_vk_image(the run's image, plane 0, queue, image_flags) into slot */
+    OP_VK_IMAGE_CREATE,  /* clmem_bridge_vk_image_create (linear, host-visible) */
+    OP_VK_IMAGE_DESTROY  /* clmem_bridge_vk_image_destroy: no status */
 };
 
 enum range { WHOLE, SUB }; /* SUB: [align, align + SUB_SIZE), a non-zero offset (a sub-buffer on the fd paths) */
@@ -102,19 +119,31 @@ struct op {
     enum range range; /* imports */
     int queue;        /* imports and OP_FOR_QUEUE: index into env.queues */
     int src;          /* OP_FOR_QUEUE: the slot whose handle it starts from */
+    uint32_t image_flags; /* OP_IMPORT_IMAGE: 0 (the plane buffer) or CLMEM_BRIDGE_IMAGE_AS_IMAGE */
 };
 
-#define IMPORT(s, r, q) {OP_IMPORT, s, r, q, 0}
-#define IMPORT_FD(s, r, q) {OP_IMPORT_FD, s, r, q, 0}
-#define FOR_QUEUE(s, from, q) {OP_FOR_QUEUE, s, WHOLE, q, from}
-#define ACQUIRE(s) {OP_ACQUIRE, s, WHOLE, 0, 0}
-#define RELEASE(s) {OP_RELEASE, s, WHOLE, 0, 0}
-#define DROP(s) {OP_DROP, s, WHOLE, 0, 0}
-#define FINISH {OP_FINISH, 0, WHOLE, 0, 0}
-#define END {OP_END, 0, WHOLE, 0, 0}
-#define SIMPLE(k, s) {k, s, WHOLE, 0, 0}
+#define IMPORT(s, r, q) {OP_IMPORT, s, r, q, 0, 0}
+#define IMPORT_FD(s, r, q) {OP_IMPORT_FD, s, r, q, 0, 0}
+#define FOR_QUEUE(s, from, q) {OP_FOR_QUEUE, s, WHOLE, q, from, 0}
+#define ACQUIRE(s) {OP_ACQUIRE, s, WHOLE, 0, 0, 0}
+#define RELEASE(s) {OP_RELEASE, s, WHOLE, 0, 0, 0}
+#define DROP(s) {OP_DROP, s, WHOLE, 0, 0, 0}
+#define FINISH {OP_FINISH, 0, WHOLE, 0, 0, 0}
+#define END {OP_END, 0, WHOLE, 0, 0, 0}
+#define SIMPLE(k, s) {k, s, WHOLE, 0, 0, 0}
+#define IMPORT_IMAGE(s, q, fl) {OP_IMPORT_IMAGE, s, WHOLE, q, 0, fl}
+#define AS_IMAGE CLMEM_BRIDGE_IMAGE_AS_IMAGE
 
-enum needs { NEEDS_NOTHING, NEEDS_OPAQUE_FD, NEEDS_SEMAPHORE_OPAQUE_FD, NEEDS_COUNT };
+enum needs {
+    NEEDS_NOTHING,
+    NEEDS_OPAQUE_FD,
+    NEEDS_SEMAPHORE_OPAQUE_FD,
+    NEEDS_LINEAR_IMAGE,         /* a linear image in host-visible memory, its plane buffer on host-mapped */
+    NEEDS_IMAGE_VIEW,           /* CLMEM_BRIDGE_CAP_IMAGE_VIEW, and a view of the run's image on host-mapped */
+    NEEDS_IMAGE_VIEW_OPAQUE_FD, /* the same on the opaque-fd path */
+    NEEDS_OPTIMAL_IMAGE,        /* opaque fd, and a format whose optimal-tiling live check passes */
+    NEEDS_COUNT
+};
 
 struct sequence {
     const char *name;
@@ -123,6 +152,13 @@ struct sequence {
     clmem_bridge_semaphore_mode sem_mode; /* of OP_SEM_IMPORT */
     struct op ops[12];
 };
+
+/* The run's image has optimal tiling (else linear) in exactly the
+ * sequences that need an optimal-tiling import. */
+static bool seq_optimal(const struct sequence *seq)
+{
+    return seq->needs == NEEDS_OPTIMAL_IMAGE;
+}
 
 /* Import whole and a sub-range, hand the sub-range over and back, drop both. */
 #define IMPORT_AND_HANDOFF                                                                                         \
@@ -170,6 +206,26 @@ static const struct sequence seq_sem_host = {"host-ordered semaphore: import, dr
 static const struct sequence seq_sem_fd = {"opaque-fd semaphore: import, drop", NEEDS_SEMAPHORE_OPAQUE_FD,
                                            CLMEM_BRIDGE_PATH_HOST_MAPPED, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD,
                                            {SIMPLE(OP_SEM_IMPORT, 0), SIMPLE(OP_SEM_DROP, 0), FINISH, END}};
+/* An image's plane imported on one queue, a cache hit on a second, handed
+ * over and back, both dropped. */
+#define IMAGE_TWO_QUEUES(fl)                                                                                       \
+    {IMPORT_IMAGE(0, 0, fl), IMPORT_IMAGE(1, 1, fl), ACQUIRE(1), RELEASE(1), DROP(0), DROP(1), FINISH, END}
+static const struct sequence seq_vk_image = {"vk_image_create (linear, host-visible), destroy", NEEDS_NOTHING,
+                                             CLMEM_BRIDGE_PATH_HOST_MAPPED, 0,
+                                             {SIMPLE(OP_VK_IMAGE_CREATE, 0), SIMPLE(OP_VK_IMAGE_DESTROY, 0), END}};
+static const struct sequence seq_image_planes = {
+    "host-mapped linear image: import plane buffer, cache hit on a 2nd queue, acquire, release, drop both",
+    NEEDS_LINEAR_IMAGE, CLMEM_BRIDGE_PATH_HOST_MAPPED, 0, IMAGE_TWO_QUEUES(0)};
+static const struct sequence seq_image_view = {
+    "host-mapped linear image: import image view, cache hit on a 2nd queue, acquire, release, drop both",
+    NEEDS_IMAGE_VIEW, CLMEM_BRIDGE_PATH_HOST_MAPPED, 0, IMAGE_TWO_QUEUES(AS_IMAGE)};
+static const struct sequence seq_image_view_fd = {
+    "opaque-fd linear image: import image view, cache hit on a 2nd queue, acquire, release, drop both",
+    NEEDS_IMAGE_VIEW_OPAQUE_FD, CLMEM_BRIDGE_PATH_OPAQUE_FD, 0, IMAGE_TWO_QUEUES(AS_IMAGE)};
+static const struct sequence seq_image_optimal = {
+    "opaque-fd optimal-tiling image (live check passed): import, cache hit on a 2nd queue, acquire, release, "
+    "drop both",
+    NEEDS_OPTIMAL_IMAGE, CLMEM_BRIDGE_PATH_OPAQUE_FD, 0, IMAGE_TWO_QUEUES(AS_IMAGE)};
 static const struct sequence seq_bridge = {
     "bridge_create (device named), bridge_create (device found), unref both", NEEDS_NOTHING,
     CLMEM_BRIDGE_PATH_HOST_MAPPED, 0,
@@ -228,6 +284,22 @@ static const struct fault_case cases[] = {
     {"vkBindBufferMemory",                     &seq_vk,                  CLMEM_ERR_VULKAN,    "vkBindBufferMemory"},
     {"semaphore_alloc",                        &seq_sem_host,            CLMEM_ERR_NO_MEMORY, NULL},
     {"vkCreateFence",                          &seq_sem_host,            CLMEM_ERR_VULKAN,    "vkCreateFence"},
+    /* the Vulkan image helper */
+    {"vkCreateImage",                          &seq_vk_image,            CLMEM_ERR_VULKAN,    "vkCreateImage"},
+    {"vkAllocateMemory",                       &seq_vk_image,            CLMEM_ERR_VULKAN,    "vkAllocateMemory"},
+    {"vkBindImageMemory",                      &seq_vk_image,            CLMEM_ERR_VULKAN,    "vkBindImageMemory"},
+    /* a linear image's plane buffer: clmem_bridge_import_vk of the plane, through the image entry point */
+    {"import_record_alloc",                    &seq_image_planes,        CLMEM_ERR_NO_MEMORY, NULL},
+    {"clCreateBuffer",                         &seq_image_planes,        CLMEM_ERR_OPENCL,    "clCreateBuffer(CL_MEM_USE_HOST_PTR)"},
+    {"import_anchor_list",                     &seq_image_planes,        CLMEM_ERR_NO_MEMORY, NULL},
+    {"handle_alloc",                           &seq_image_planes,        CLMEM_ERR_NO_MEMORY, NULL},
+    {"clEnqueueUnmapMemObject",                &seq_image_planes,        CLMEM_ERR_OPENCL,    "clEnqueueUnmapMemObject"},
+    {"clEnqueueMarkerWithWaitList",            &seq_image_planes,        TEARDOWN},
+    /* image2d views of linear planes (CLMEM_BRIDGE_CAP_IMAGE_VIEW): the steps after the view must undo it */
+    {"clCreateImage",                          &seq_image_view,          CLMEM_ERR_OPENCL,    "clCreateImage"},
+    {"clSetMemObjectDestructorCallback",       &seq_image_view,          CLMEM_ERR_OPENCL,    "clSetMemObjectDestructorCallback"},
+    {"handle_alloc",                           &seq_image_view,          CLMEM_ERR_NO_MEMORY, NULL},
+    {"clEnqueueMarkerWithWaitList",            &seq_image_view,          TEARDOWN},
     /* the fd paths: NVIDIA (cl_khr_external_memory_opaque_fd) */
     {"import_record_alloc",                    &seq_fd,                  CLMEM_ERR_NO_MEMORY, NULL},
     {"anchor_alloc",                           &seq_fd,                  CLMEM_ERR_NO_MEMORY, NULL},
@@ -265,6 +337,21 @@ static const struct fault_case cases[] = {
     {"semaphore_alloc",                        &seq_sem_fd,              CLMEM_ERR_NO_MEMORY, NULL},
     {"vkGetSemaphoreFdKHR",                    &seq_sem_fd,              CLMEM_ERR_VULKAN,    "vkGetSemaphoreFdKHR"},
     {"clCreateSemaphoreWithPropertiesKHR",     &seq_sem_fd,              CLMEM_ERR_OPENCL,    "clCreateSemaphoreWithPropertiesKHR"},
+    /* image views on the opaque-fd path */
+    {"clCreateImage",                          &seq_image_view_fd,       CLMEM_ERR_OPENCL,    "clCreateImage"},
+    {"clSetMemObjectDestructorCallback",       &seq_image_view_fd,       CLMEM_ERR_OPENCL,    "clSetMemObjectDestructorCallback"},
+    {"handle_alloc",                           &seq_image_view_fd,       CLMEM_ERR_NO_MEMORY, NULL},
+    {"clEnqueueAcquireExternalMemObjectsKHR",  &seq_image_view_fd,       CLMEM_ERR_OPENCL,    "clEnqueueAcquireExternalMemObjectsKHR"},
+    {"clEnqueueReleaseExternalMemObjectsKHR",  &seq_image_view_fd,       CLMEM_ERR_OPENCL,    "clEnqueueReleaseExternalMemObjectsKHR"},
+    {"clEnqueueMarkerWithWaitList",            &seq_image_view_fd,       TEARDOWN},
+    /* optimal-tiling images from the fd, once the live check passed */
+    {"vkGetMemoryFdKHR",                       &seq_image_optimal,       CLMEM_ERR_VULKAN,    "vkGetMemoryFdKHR"},
+    {"clCreateImageWithProperties",            &seq_image_optimal,       CLMEM_ERR_OPENCL,    "clCreateImageWithProperties"},
+    {"clSetMemObjectDestructorCallback",       &seq_image_optimal,       CLMEM_ERR_OPENCL,    "clSetMemObjectDestructorCallback"},
+    {"handle_alloc",                           &seq_image_optimal,       CLMEM_ERR_NO_MEMORY, NULL},
+    {"clEnqueueAcquireExternalMemObjectsKHR",  &seq_image_optimal,       CLMEM_ERR_OPENCL,    "clEnqueueAcquireExternalMemObjectsKHR"},
+    {"clEnqueueReleaseExternalMemObjectsKHR",  &seq_image_optimal,       CLMEM_ERR_OPENCL,    "clEnqueueReleaseExternalMemObjectsKHR"},
+    {"clEnqueueMarkerWithWaitList",            &seq_image_optimal,       TEARDOWN},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -276,7 +363,8 @@ struct env {
     cl_command_queue queues[NQUEUES];  /* [0] is f.queue */
     VkDeviceSize align;                /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: SUB's offset */
     bool have[NEEDS_COUNT];
-    char why_not[NEEDS_COUNT][512];    /* the bridge's message where a need is not met */
+    char why_not[NEEDS_COUNT][768];    /* the bridge's message where a need is not met */
+    VkFormat optimal_format;           /* NEEDS_OPTIMAL_IMAGE: the first format whose live check passed */
     /* the baselines, with the fixtures open (no bridge) and the drivers warmed up */
     int fds;
     cl_uint context_refs, queue_refs[NQUEUES];
@@ -379,7 +467,8 @@ struct run {
     clmem_bridge *b;               /* the run's own bridge (none for the bridge-creation rows) */
     bool finish_failed;            /* a finish of this run failed: later ones only check */
     cl_uint ctx_before_create;     /* the context's reference count right before bridge_create */
-    struct vk_owned o;             /* the Vulkan memory the imports share */
+    struct vk_owned o;             /* the Vulkan memory the imports share (an image's: o.memory, o.released) */
+    clmem_bridge_vk_image image;   /* the image sequences' VkImage, owned by the caller's anchor (r->ka) */
     clmem_keepalive *ka;           /* the caller's reference on its anchor (or the semaphore's) */
     atomic_int sem_releases;       /* the semaphore sequences' anchor */
     struct probe probes[NPROBES];
@@ -392,6 +481,7 @@ struct run {
     struct stat fd_stat[NSLOTS];   /* to tell it from another file that got the same number */
     VkBuffer vk_buffer;
     clmem_bridge_vk_memory vk_memory;
+    clmem_bridge_vk_image vk_image; /* OP_VK_IMAGE_CREATE's */
     /* what the failing call said, and what was wrong */
     char report[400];
     char problems[2048];
@@ -467,7 +557,8 @@ static const char *op_name(struct op op)
                                         "handle_for_queue", "acquire",      "release",
                                         "drop",         "finish",           "vk_buffer_create",
                                         "vk_buffer_destroy", "semaphore_import", "semaphore_unref",
-                                        "bridge_create", "bridge_unref"};
+                                        "bridge_create", "bridge_unref", "import_vk_image",
+                                        "vk_image_create", "vk_image_destroy"};
     static char buf[96];
 
     switch (op.kind) {
@@ -478,6 +569,10 @@ static const char *op_name(struct op op)
         break;
     case OP_FOR_QUEUE:
         snprintf(buf, sizeof buf, "%s #%d (of #%d, queue %d)", names[op.kind], op.slot, op.src, op.queue);
+        break;
+    case OP_IMPORT_IMAGE:
+        snprintf(buf, sizeof buf, "%s #%d (plane 0 %s, queue %d)", names[op.kind], op.slot,
+                 op.image_flags & CLMEM_BRIDGE_IMAGE_AS_IMAGE ? "as an image" : "buffer", op.queue);
         break;
     case OP_ACQUIRE:
     case OP_RELEASE:
@@ -495,7 +590,8 @@ static const char *op_name(struct op op)
 /* Calls with a status to check when a fault fires inside them. */
 static bool op_reports(enum op_kind k)
 {
-    return k != OP_DROP && k != OP_VK_DESTROY && k != OP_SEM_DROP && k != OP_BRIDGE_UNREF && k != OP_FINISH;
+    return k != OP_DROP && k != OP_VK_DESTROY && k != OP_SEM_DROP && k != OP_BRIDGE_UNREF && k != OP_FINISH &&
+           k != OP_VK_IMAGE_DESTROY;
 }
 
 /* The test's own export of the Vulkan memory, for clmem_bridge_import_fd. */
@@ -568,6 +664,13 @@ static clmem_status do_op(struct run *r, struct op op)
     case OP_FOR_QUEUE:
         r->h[op.slot] = JUNK_HANDLE;
         return clmem_bridge_handle_for_queue(r->h[op.src], queue, &r->h[op.slot]);
+    case OP_IMPORT_IMAGE:
+        p = probe_take(r);
+        r->h[op.slot] = JUNK_HANDLE;
+        s = clmem_bridge_import_vk_image(r->b, &r->image, 0, r->seq->path, p->ka, queue, CL_MEM_READ_WRITE,
+                                         op.image_flags, &r->h[op.slot]);
+        probe_after_import(r, p, s, r->h[op.slot]);
+        return s;
     case OP_ACQUIRE: return clmem_bridge_acquire(r->b, r->h[op.slot], 0, NULL, NULL);
     case OP_RELEASE: {
         cl_event done = NULL;
@@ -623,6 +726,16 @@ static clmem_status do_op(struct run *r, struct op op)
         clmem_bridge_unref(r->bridges[op.slot]);
         r->bridges[op.slot] = NULL;
         return CLMEM_OK;
+    case OP_VK_IMAGE_CREATE:
+        memset(&r->vk_image, 0xa5, sizeof r->vk_image);
+        return clmem_bridge_vk_image_create(r->b, IMAGE_FORMAT, (VkExtent2D){IMAGE_W, IMAGE_H},
+                                            VK_IMAGE_TILING_LINEAR, IMAGE_USAGE,
+                                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                            0, &r->vk_image);
+    case OP_VK_IMAGE_DESTROY:
+        clmem_bridge_vk_image_destroy(r->b, &r->vk_image);
+        memset(&r->vk_image, 0, sizeof r->vk_image);
+        return CLMEM_OK;
     }
     return CLMEM_OK;
 }
@@ -664,6 +777,7 @@ static void check_failure(struct run *r, struct op op, clmem_status s)
     switch (op.kind) {
     case OP_IMPORT:
     case OP_IMPORT_FD:
+    case OP_IMPORT_IMAGE:
     case OP_FOR_QUEUE:
         if (r->h[op.slot] != NULL) {
             problem(r, "*out is %p after the failed %s, want NULL", (void *)r->h[op.slot], op_name(op));
@@ -681,6 +795,15 @@ static void check_failure(struct run *r, struct op op, clmem_status s)
         if (r->vk_buffer != VK_NULL_HANDLE || r->vk_memory.memory != VK_NULL_HANDLE || r->vk_memory.device != NULL)
             problem(r, "vk_buffer_create left its outputs set after failing");
         break;
+    case OP_VK_IMAGE_CREATE: {
+        static const clmem_bridge_vk_image zero;
+        if (memcmp(&r->vk_image, &zero, sizeof zero) != 0) {
+            problem(r, "vk_image_create left *image_out not zeroed after failing (clmem-bridge.h: \"On error "
+                       "*image_out is zeroed\")");
+            memset(&r->vk_image, 0, sizeof r->vk_image); /* what it holds is not known to be real: leave it */
+        }
+        break;
+    }
     case OP_SEM_IMPORT:
         if (r->sem != NULL) {
             problem(r, "*out is %p after the failed semaphore import, want NULL", (void *)r->sem);
@@ -773,6 +896,9 @@ static void drop_all(struct run *r)
         clmem_bridge_vk_buffer_destroy(r->b, r->vk_buffer, &r->vk_memory);
     r->vk_buffer = VK_NULL_HANDLE;
     memset(&r->vk_memory, 0, sizeof r->vk_memory);
+    if (r->vk_image.image || r->vk_image.memory.memory)
+        clmem_bridge_vk_image_destroy(r->b, &r->vk_image);
+    memset(&r->vk_image, 0, sizeof r->vk_image);
     clmem_bridge_semaphore_unref(r->sem);
     r->sem = NULL;
     for (int i = 0; i < 2; i++) {
@@ -796,9 +922,80 @@ static void next_call(struct run *r)
     drop_all(r);
 }
 
+static bool uses_image(const struct sequence *seq)
+{
+    return seq->ops[0].kind == OP_IMPORT_IMAGE;
+}
+
 static bool uses_memory(const struct sequence *seq)
 {
-    return seq->ops[0].kind == OP_IMPORT || seq->ops[0].kind == OP_IMPORT_FD;
+    return seq->ops[0].kind == OP_IMPORT || seq->ops[0].kind == OP_IMPORT_FD || uses_image(seq);
+}
+
+/* The image sequences' VkImage: IMAGE_FORMAT (or `format`) with the
+ * sequence's tiling, exportable for its path, in memory of the path's
+ * properties where Vulkan has such a type for it, else any (a CPU device
+ * has no device-local type; the live check falls back the same way). */
+static clmem_status image_make(struct env *e, clmem_bridge *b, clmem_bridge_path path, bool optimal, VkFormat format,
+                               clmem_bridge_vk_image *out)
+{
+    VkImageTiling tiling = optimal ? VK_IMAGE_TILING_OPTIMAL : VK_IMAGE_TILING_LINEAR;
+    clmem_status s = clmem_bridge_vk_image_create(b, format, (VkExtent2D){IMAGE_W, IMAGE_H}, tiling, IMAGE_USAGE,
+                                                  path_memory_props(path), path_export_types(&e->vk, path), out);
+    if (s == CLMEM_ERR_UNSUPPORTED && path != CLMEM_BRIDGE_PATH_HOST_MAPPED)
+        s = clmem_bridge_vk_image_create(b, format, (VkExtent2D){IMAGE_W, IMAGE_H}, tiling, IMAGE_USAGE, 0,
+                                         path_export_types(&e->vk, path), out);
+    return s;
+}
+
+/* The caller's anchor on the image: its release frees the image and its
+ * memory, as an application's would, and drops its bridge reference. May
+ * run on a driver thread or inside clmem_bridge_finish. */
+static void image_owned_release(void *user)
+{
+    struct run *r = user;
+    clmem_bridge *b = r->o.bridge;
+
+    clmem_bridge_vk_image_destroy(b, &r->image);
+    r->o.bridge = NULL;
+    atomic_fetch_add(&r->o.released, 1);
+    clmem_bridge_unref(b);
+}
+
+/* The live check an optimal-tiling import needs, on the run's bridge, and
+ * its own import finished, so that nothing of it runs inside the sequence. */
+static void image_live_check(struct env *e, clmem_bridge *b)
+{
+    clmem_status s = clmem_bridge_image_live_check(b, e->optimal_format, CLMEM_BRIDGE_PATH_OPAQUE_FD, e->vk.queue,
+                                                   e->vk.queue_family, e->f.queue);
+    if (s != CLMEM_OK)
+        tap_bail("the live check of optimal-tiling %s passed on the first bridge but returned %s on a run's: %s",
+                 clmem_bridge_image_format_name(e->optimal_format), clmem_status_name(s), clmem_error_message());
+    if ((s = clmem_bridge_finish(b, SETTLE_NS)) != CLMEM_OK)
+        tap_bail("clmem_bridge_finish after the live check returned %s: %s", clmem_status_name(s),
+                 clmem_error_message());
+}
+
+static clmem_keepalive *image_owned_new(struct run *r)
+{
+    struct env *e = r->e;
+    clmem_keepalive *ka;
+    clmem_status s;
+
+    memset(&r->o, 0, sizeof r->o);
+    r->o.vk = &e->vk;
+    atomic_init(&r->o.released, 0);
+    if (seq_optimal(r->seq))
+        image_live_check(e, r->b);
+    s = image_make(e, r->b, r->seq->path, seq_optimal(r->seq), seq_optimal(r->seq) ? e->optimal_format : IMAGE_FORMAT,
+                   &r->image);
+    if (s != CLMEM_OK)
+        tap_bail("clmem_bridge_vk_image_create for %s failed: %s", r->seq->name, clmem_error_message());
+    r->o.memory = r->image.memory; /* for the checks on the memory */
+    r->o.bridge = clmem_bridge_ref(r->b);
+    if (!(ka = clmem_keepalive_new(image_owned_release, r)))
+        tap_bail("clmem_keepalive_new failed");
+    return ka;
 }
 
 /* A run's resources, made with nothing armed: fresh Vulkan memory, the
@@ -816,8 +1013,9 @@ static void run_begin(struct run *r, struct env *e, const struct fault_case *c)
     if (r->seq->ops[0].kind != OP_BRIDGE_CREATE)
         r->b = bridge_open(&e->vk, &e->f, 0);
     if (uses_memory(r->seq)) {
-        r->ka = vk_owned_new(&r->o, r->b, &e->vk, ALLOC_SIZE, path_memory_props(r->seq->path),
-                             path_export_types(&e->vk, r->seq->path));
+        r->ka = uses_image(r->seq) ? image_owned_new(r)
+                                   : vk_owned_new(&r->o, r->b, &e->vk, ALLOC_SIZE, path_memory_props(r->seq->path),
+                                                  path_export_types(&e->vk, r->seq->path));
         for (int i = 0; i < NPROBES; i++) {
             struct probe *p = &r->probes[i];
             p->r = r;
@@ -964,6 +1162,135 @@ static void warm_up(struct env *e, const struct fault_case *c)
         tap_bail("the warm-up run of %s failed: %s", c->seq->name, r.problems);
 }
 
+/* One import of plane 0 (as image_flags asks) of an image made as the
+ * image sequences make theirs, on b; dropped and finished. CLMEM_OK, or
+ * the failing call's status, with its message in why. */
+static clmem_status image_trial(struct env *e, clmem_bridge *b, clmem_bridge_path path, bool optimal, VkFormat format,
+                                uint32_t image_flags, char *why, size_t why_len)
+{
+    clmem_bridge_vk_image image;
+    clmem_handle *h = NULL;
+    clmem_keepalive *ka;
+    atomic_int released;
+    clmem_status s = image_make(e, b, path, optimal, format, &image);
+
+    if (s != CLMEM_OK) {
+        snprintf(why, why_len, "clmem_bridge_vk_image_create: %s", clmem_error_message());
+        return s;
+    }
+    atomic_init(&released, 0);
+    if (!(ka = clmem_keepalive_new(count_release, &released)))
+        tap_bail("clmem_keepalive_new failed");
+    s = clmem_bridge_import_vk_image(b, &image, 0, path, ka, e->f.queue, CL_MEM_READ_WRITE, image_flags, &h);
+    if (s != CLMEM_OK)
+        snprintf(why, why_len, "clmem_bridge_import_vk_image: %s", clmem_error_message());
+    clmem_keepalive_unref(ka);
+    clmem_handle_unref(h);
+    if (clmem_bridge_finish(b, SETTLE_NS) != CLMEM_OK || atomic_load(&released) != 1)
+        tap_bail("a trial image import on the first bridge was not let go: %s", clmem_error_message());
+    clmem_bridge_vk_image_destroy(b, &image);
+    return s;
+}
+
+/* A need met by a trial import: met on CLMEM_OK; not met, with the
+ * bridge's reason, on CLMEM_ERR_UNSUPPORTED (not offered here). Any other
+ * status is a failure of its own, not a missing capability: a TAP point
+ * that fails. */
+static void need_from_trial(struct env *e, enum needs need, clmem_status s, const char *what, const char *why)
+{
+    e->have[need] = s == CLMEM_OK;
+    snprintf(e->why_not[need], sizeof e->why_not[0], "%s: %s", what, why);
+    if (s != CLMEM_OK && s != CLMEM_ERR_UNSUPPORTED) {
+        tap_ok(false, "a trial import for \"%s\" failed with %s, not a missing capability: %s", what,
+               clmem_status_name(s), why);
+        snprintf(e->why_not[need], sizeof e->why_not[0], "%s: the trial import failed (the point above)", what);
+    }
+}
+
+/* NEEDS_LINEAR_IMAGE: a linear image in host-visible memory, its plane
+ * buffer on the host-mapped path. */
+static void check_linear_image(struct env *e, clmem_bridge *b)
+{
+    char why[512], label[256];
+    clmem_status s = image_trial(e, b, CLMEM_BRIDGE_PATH_HOST_MAPPED, false, IMAGE_FORMAT, 0, why, sizeof why);
+
+    snprintf(label, sizeof label, "a %ux%u linear %s image's plane buffer on the host-mapped path", IMAGE_W, IMAGE_H,
+             clmem_bridge_image_format_name(IMAGE_FORMAT));
+    need_from_trial(e, NEEDS_LINEAR_IMAGE, s, label, why);
+}
+
+/* NEEDS_IMAGE_VIEW(_OPAQUE_FD): the path, the capability, then a view of
+ * the image the sequence makes (the device's pitch and address rules
+ * depend on it). */
+static void check_image_view(struct env *e, clmem_bridge *b, enum needs need, clmem_bridge_path path)
+{
+    const char *what = path == CLMEM_BRIDGE_PATH_HOST_MAPPED ? "host-mapped" : "opaque-fd";
+    bool view = (clmem_bridge_caps(b) & CLMEM_BRIDGE_CAP_IMAGE_VIEW) != 0;
+    char why[512], label[256];
+    clmem_status s;
+
+    if (need == NEEDS_IMAGE_VIEW_OPAQUE_FD && !e->have[NEEDS_OPAQUE_FD]) {
+        snprintf(e->why_not[need], sizeof e->why_not[0], "image views on the opaque-fd path (%s): %.600s",
+                 view ? "CLMEM_BRIDGE_CAP_OPAQUE_FD" : "CLMEM_BRIDGE_CAP_OPAQUE_FD and CLMEM_BRIDGE_CAP_IMAGE_VIEW",
+                 e->why_not[NEEDS_OPAQUE_FD]);
+        return;
+    }
+    if (!view) {
+        s = clmem_bridge_check_image(b, IMAGE_FORMAT, VK_IMAGE_TILING_LINEAR, path, CL_MEM_READ_WRITE, AS_IMAGE);
+        snprintf(e->why_not[need], sizeof e->why_not[0], "image views (CLMEM_BRIDGE_CAP_IMAGE_VIEW): %s",
+                 s != CLMEM_OK ? clmem_error_message() : "the bridge does not report the capability");
+        return;
+    }
+    s = image_trial(e, b, path, false, IMAGE_FORMAT, AS_IMAGE, why, sizeof why);
+    snprintf(label, sizeof label,
+             "image views (CLMEM_BRIDGE_CAP_IMAGE_VIEW is set, but not of a %ux%u %s linear image on the %s path)",
+             IMAGE_W, IMAGE_H, clmem_bridge_image_format_name(IMAGE_FORMAT), what);
+    need_from_trial(e, need, s, label, why);
+}
+
+/* NEEDS_OPTIMAL_IMAGE: the opaque-fd path, and the first format of the
+ * bridge's list whose optimal-tiling live check passes (then one import). */
+static void check_optimal_image(struct env *e, clmem_bridge *b)
+{
+    char last[512] = "no format offers optimal tiling", why[512], label[256];
+    uint32_t n = 0;
+    const VkFormat *formats = clmem_bridge_image_formats(&n);
+    clmem_status s;
+
+    if (!e->have[NEEDS_OPAQUE_FD]) {
+        snprintf(e->why_not[NEEDS_OPTIMAL_IMAGE], sizeof e->why_not[0],
+                 "optimal-tiling images (CLMEM_BRIDGE_CAP_OPAQUE_FD, then clmem_bridge_image_live_check): %.600s",
+                 e->why_not[NEEDS_OPAQUE_FD]);
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        s = clmem_bridge_image_live_check(b, formats[i], CLMEM_BRIDGE_PATH_OPAQUE_FD, e->vk.queue,
+                                          e->vk.queue_family, e->f.queue);
+        if (s == CLMEM_OK) {
+            e->optimal_format = formats[i];
+            break;
+        }
+        if (s != CLMEM_ERR_UNSUPPORTED) /* not an answer: the check could not be set up */
+            tap_ok(false, "the optimal-tiling live check of %s on the first bridge could be set up: %s %s",
+                   clmem_bridge_image_format_name(formats[i]), clmem_status_name(s), clmem_error_message());
+        snprintf(last, sizeof last, "%s: %s", clmem_bridge_image_format_name(formats[i]), clmem_error_message());
+    }
+    if (!e->optimal_format) {
+        snprintf(e->why_not[NEEDS_OPTIMAL_IMAGE], sizeof e->why_not[0],
+                 "optimal-tiling images: no format passed clmem_bridge_image_live_check on the opaque-fd path "
+                 "(last: %s)",
+                 last);
+        return;
+    }
+    if ((s = clmem_bridge_finish(b, SETTLE_NS)) != CLMEM_OK)
+        tap_bail("clmem_bridge_finish after the live checks returned %s: %s", clmem_status_name(s),
+                 clmem_error_message());
+    s = image_trial(e, b, CLMEM_BRIDGE_PATH_OPAQUE_FD, true, e->optimal_format, AS_IMAGE, why, sizeof why);
+    snprintf(label, sizeof label, "optimal-tiling images (the live check of %s passed, but not for a %ux%u one)",
+             clmem_bridge_image_format_name(e->optimal_format), IMAGE_W, IMAGE_H);
+    need_from_trial(e, NEEDS_OPTIMAL_IMAGE, s, label, why);
+}
+
 /* Whether the machine can run a sequence's path at all. */
 static void check_needs(struct env *e)
 {
@@ -979,6 +1306,10 @@ static void check_needs(struct env *e)
     e->have[NEEDS_SEMAPHORE_OPAQUE_FD] = s == CLMEM_OK && e->vk.has_semaphore_fd;
     snprintf(e->why_not[NEEDS_SEMAPHORE_OPAQUE_FD], sizeof e->why_not[0], "opaque-fd semaphores: %s",
              s != CLMEM_OK ? clmem_error_message() : "VK_KHR_external_semaphore_fd is not enabled");
+    check_linear_image(e, b);
+    check_image_view(e, b, NEEDS_IMAGE_VIEW, CLMEM_BRIDGE_PATH_HOST_MAPPED);
+    check_image_view(e, b, NEEDS_IMAGE_VIEW_OPAQUE_FD, CLMEM_BRIDGE_PATH_OPAQUE_FD);
+    check_optimal_image(e, b);
     clmem_bridge_unref(b);
 }
 

@@ -2,16 +2,22 @@
 # tools/bench-plot.sh CSV [PNG]: plot a clmem-bench CSV with gnuplot, for
 # a CSV that came from a machine without gnuplot (clmem-bench plots by
 # itself when gnuplot is on PATH). Log-log: time against buffer size for
-# (a) to (e), clmem's runs solid with min..max bars, raw runs dashed.
+# (a) to (e), clmem's runs solid with min..max bars, raw runs dashed. When
+# the CSV has a batch run (clmem-bench --batches), a second plot, PNG with
+# "-batches" before ".png": microseconds per frame against batch size, a
+# line per handoff, ring size and variant, and the staged copy of a frame.
 set -e
 csv=${1:?usage: tools/bench-plot.sh CSV [PNG]}
 png=${2:-${csv%.csv}.png}
 command -v gnuplot >/dev/null 2>&1 || { echo "bench-plot.sh: gnuplot is not on PATH" >&2; exit 1; }
 
-# One gnuplot datablock per (measure, variant): "size median min max".
+# One gnuplot datablock per (measure, variant): "size median min max"
+# (the batch run's rows, ring > 0 or batch_staged_copy, are not sizes; nor
+# are the (g) image frames' frame_* rows, whose size_bytes is a frame's
+# bytes: no series names them, and clmem-bench's own plot leaves them out).
 series() { # NAME MEASURE VARIANT
     echo "\$$1 << EOD"
-    awk -F, -v m="$2" -v v="$3" 'NR > 1 && $2 == m && $3 == v { print $1, $4, $5, $6 }' "$csv"
+    awk -F, -v m="$2" -v v="$3" 'NR > 1 && $2 == m && $3 == v && $10 + 0 == 0 { print $1, $4, $5, $6 }' "$csv"
     echo "EOD"
 }
 has() { awk -F, -v m="$1" -v v="$2" 'NR > 1 && $2 == m && $3 == v { f = 1 } END { exit !f }' "$csv"; }
@@ -52,3 +58,40 @@ has() { awk -F, -v m="$1" -v v="$2" 'NR > 1 && $2 == m && $3 == v { f = 1 } END 
     echo "$plot"
 } | gnuplot
 echo "bench-plot.sh: wrote $png"
+
+# The batch run: microseconds per frame against batch size.
+awk -F, 'NR > 1 && $2 ~ /^ring_/ { f = 1 } END { exit !f }' "$csv" || exit 0
+bpng=${png%.png}-batches.png
+{
+    echo "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) { set terminal pngcairo size 1200,750 } else { set terminal png size 1200,750 }"
+    echo "set output '$bpng'"
+    frame=$(awk -F, 'NR > 1 && $2 ~ /^ring_/ { print $1; exit }' "$csv")
+    echo "set title 'clmem-bench: frames in flight, $(basename "$csv"), frames of $frame bytes'"
+    echo "set logscale xy 2; set grid; set key below"
+    echo "set xlabel 'batch size (frames per semaphore signal and wait)'; set ylabel 'microseconds per frame (median; bars: min..max)'"
+    plot="plot"
+    sep=""
+    n=0
+    for m in ring_semaphore:#d55e00:semaphores ring_host:#e69f00:host-waits ring_transfer:#0072b2:transfer-queue; do
+        measure=${m%%:*} rest=${m#*:}
+        colour=${rest%%:*} label=$(echo "${rest#*:}" | tr - ' ')
+        for ring in $(awk -F, -v m="$measure" 'NR > 1 && $2 == m { print $10 }' "$csv" | sort -nu); do
+            for variant in clmem raw; do
+                n=$((n + 1))
+                echo "\$b$n << EOD"
+                awk -F, -v m="$measure" -v v="$variant" -v r="$ring" \
+                    'NR > 1 && $2 == m && $3 == v && $10 == r { print $9, $4, $5, $6 }' "$csv" | sort -n
+                echo "EOD"
+                if test "$variant" = clmem; then style="lw 2 dt 1"; else style="lw 1 dt 2"; fi
+                plot="$plot$sep \$b$n using 1:2:3:4 with yerrorlines $style pt $((5 + 2 * ring)) lc rgb '$colour' title '$label, ring $ring, $variant'"
+                sep=","
+            done
+        done
+    done
+    staged=$(awk -F, 'NR > 1 && $2 == "batch_staged_copy" { print $4; exit }' "$csv")
+    if test -n "$staged"; then
+        plot="$plot$sep $staged with lines lw 2 lc rgb '#9400d3' title 'staged copy of one frame'"
+    fi
+    echo "$plot"
+} | gnuplot
+echo "bench-plot.sh: wrote $bpng"

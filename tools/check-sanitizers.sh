@@ -7,7 +7,8 @@
 #         `make check`.
 #   tsan  clang, ThreadSanitizer: the threaded tests (t/threads,
 #         t/bridge-cache, t/bridge-threads: 8 threads importing, dropping
-#         and calling clmem_bridge_finish on one bridge) and
+#         and calling clmem_bridge_finish on one bridge, t/bridge-ring-threads:
+#         a ring's producer and consumer on two threads) and
 #         t/fault-injection, whose teardowns finish on driver threads
 #         (marker and destructor callbacks) and in clmem_bridge_finish,
 #         through every fallback path.
@@ -97,7 +98,7 @@ run_tsan() {
     export TSAN_OPTIONS CLMEM_VALIDATION
     start=$(date +%s)
     if (cd "$top/build-tsan" && make -j"$jobs" >make.out 2>&1 &&
-        make -j"$jobs" check TESTS='t/threads t/bridge-cache t/bridge-threads t/fault-injection'); then
+        make -j"$jobs" check TESTS='t/threads t/bridge-cache t/bridge-threads t/bridge-ring-threads t/fault-injection'); then
         echo "tsan: the threaded tests passed under ThreadSanitizer in $(($(date +%s) - start)) s"
     else
         echo "tsan: FAILED (reports in build-tsan/t/*.log; build output in build-tsan/make.out)" >&2

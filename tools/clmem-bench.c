@@ -124,6 +124,12 @@ struct options {
     bool validate;
     const char *csv;
     const char *png;
+    /* the batch run: --batches, --ring-sizes, --batch-frame-size */
+    int batches[16];
+    int nbatches;              /* 0: no batch run */
+    int rings[8];
+    int nrings;
+    uint64_t batch_frame_size; /* 0: by device */
 };
 
 /* ---------------------------------------------------------------- state */
@@ -145,6 +151,7 @@ struct bench {
     cl_context context;
     cl_command_queue queue;
     cl_kernel kernel[V_COUNT]; /* V_CLMEM and V_RAW, each bound to its own buffer */
+    cl_program program;        /* kept: the batch run makes a kernel per frame */
     bool cpu_device;
     clmem_bridge_path path; /* CLMEM_BRIDGE_PATH_OPAQUE_FD or CLMEM_BRIDGE_PATH_HOST_MAPPED */
     /* Made once, outside every timed loop, on this context and device: one
@@ -1434,6 +1441,719 @@ static void print_frames(void)
     }
 }
 
+/* ------------------------------------------------------------- batches */
+
+/*
+ * --batches: frames in flight. For each batch size K, each ring size D (the
+ * slots, so D batches in flight and N = K * D frames) and each handoff:
+ *   semaphores      a clmem_bridge_ring with device-ordered (opaque-fd)
+ *                   semaphores, Vulkan's writes on the graphics/compute queue;
+ *   host waits      the same ring with host-ordered semaphores (the host
+ *                   waits on a fence for Vulkan and on an event for OpenCL);
+ *   transfer queue  the semaphore ring with Vulkan's writes on a queue of a
+ *                   transfer-only family (where the device has one);
+ * the time per frame of blocks of F frames (Vulkan fills word 0 of each
+ * frame of a batch in one submission, OpenCL runs the one-work-item kernel
+ * on each), the clmem blocks through the ring, the raw blocks through the
+ * same driver calls made directly (one acquire/release extension call per
+ * batch, one semaphore wait/signal per batch, the host-ordered variant's
+ * fence and event), alternating block by block. Beside them the staged copy
+ * of one frame (as (a), at the frame size), one rep before each
+ * configuration, so that all of it is interleaved in one run.
+ */
+
+#define MAX_BATCH 64
+#define MAX_RING 8
+#define BATCH_TIMEOUT_NS (5ull * 1000000000u)
+
+enum handoff { H_SEM, H_HOST, H_TRANSFER, H_COUNT };
+static const char *const handoff_measure[H_COUNT] = {"ring_semaphore", "ring_host", "ring_transfer"};
+static const char *const handoff_label[H_COUNT] = {"semaphores", "host waits", "transfer queue"};
+
+struct batch_point {
+    int batch, ring;
+    struct summary s[H_COUNT][V_COUNT];
+};
+
+struct batch_results {
+    bool ran;
+    uint64_t frame_size;
+    struct summary staged;
+    struct batch_point *points;
+    int npoints;
+    char why_not[H_COUNT][600]; /* empty: measured */
+};
+
+/* One variant's semaphores in one mode: [0] device (opaque fd), [1] host. */
+struct bsems {
+    bool ok;
+    VkSemaphore ready[MAX_RING], done[MAX_RING];
+    clmem_bridge_semaphore *lib_ready[MAX_RING], *lib_done[MAX_RING]; /* clmem */
+    cl_semaphore_khr cl_ready[MAX_RING], cl_done[MAX_RING];           /* raw, device ordering */
+    VkFence fence[MAX_RING];                                          /* raw, host ordering */
+};
+
+/* The raw variant's own ring bookkeeping, what the library keeps per slot. */
+struct braw_slot {
+    bool done_pending;    /* device: done[s] signalled, no Vulkan wait yet */
+    cl_event released;    /* host: the release of the slot's last batch */
+    bool fence_in_flight; /* host: the fence wait is submitted */
+};
+
+struct batch_ctx {
+    struct bench *b;
+    uint64_t frame_size;
+    int nframes; /* per variant */
+    struct anchored_buf **lib;  /* clmem frames, owned by their anchors */
+    clmem_keepalive **lib_anchor;
+    clmem_handle **handles;
+    struct vk_buf *raw_buf;     /* raw frames */
+    struct raw_import *raw;
+    cl_kernel *kernel[V_COUNT];         /* per frame, bound to it */
+    VkCommandBuffer *fill[V_COUNT][2];  /* per frame: [0] graphics pool, [1] transfer pool */
+    uint32_t *uses[V_COUNT];            /* kernel runs on each frame since the configuration began */
+    struct bsems sems[V_COUNT][2];
+    /* the staged copy of one frame */
+    struct vk_buf staging;
+    uint32_t *staging_ptr;
+    cl_mem plain;
+    VkCommandBuffer copy_cb;
+    double *staged;
+    int nstaged, staged_cap;
+    /* the configuration being measured */
+    int k, d;
+    enum handoff handoff;
+    clmem_bridge_ring *ring;
+    struct braw_slot raw_slot[MAX_RING];
+    uint64_t raw_produced, raw_consumed;
+};
+
+static VkQueue handoff_queue(const struct batch_ctx *c)
+{
+    return c->handoff == H_TRANSFER ? c->b->vk.transfer_queue : c->b->vk.queue;
+}
+
+static int handoff_mode(enum handoff h)
+{
+    return h == H_HOST; /* 0: device ordering, 1: host */
+}
+
+/* Recorded once, submitted again while a previous submission may still be
+ * pending (a frame's next batch is submitted before the device ran the
+ * last): SIMULTANEOUS_USE. */
+static VkCommandBuffer record_fill_reusable(struct bench *b, VkCommandPool pool, VkBuffer buffer, uint32_t value)
+{
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
+    VkCommandBuffer cb;
+    check_vk(vkAllocateCommandBuffers(b->vk.device, &ai, &cb), "vkAllocateCommandBuffers");
+    check_vk(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+    vkCmdFillBuffer(cb, buffer, 0, 4, value);
+    end_commands(cb);
+    return cb;
+}
+
+static VkSemaphore batch_semaphore(struct bench *b, bool exportable)
+{
+    VkExportSemaphoreCreateInfo ex = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+                                      .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = exportable ? &ex : NULL};
+    VkSemaphore s;
+    check_vk(vkCreateSemaphore(b->vk.device, &ci, NULL, &s), "vkCreateSemaphore");
+    return s;
+}
+
+static clmem_bridge_semaphore *batch_lib_semaphore(struct bench *b, VkSemaphore s, clmem_bridge_semaphore_mode mode)
+{
+    struct sem_owner *o = malloc(sizeof *o);
+    clmem_bridge_semaphore *out = NULL;
+    clmem_keepalive *ka;
+
+    if (!o)
+        die("out of memory");
+    o->device = b->vk.device;
+    o->semaphore = s;
+    ka = clmem_keepalive_new(sem_owner_release, o);
+    if (!ka)
+        die("clmem_keepalive_new failed");
+    check_clmem(clmem_bridge_semaphore_import(b->bridge, b->vk.queue, s, mode, ka, &out),
+                "clmem_bridge_semaphore_import (batch run)");
+    clmem_keepalive_unref(ka); /* the import holds its own; it destroys the semaphore at the end */
+    return out;
+}
+
+/* The semaphores of every handoff that can run; why_not says why not. */
+static void batch_semaphores(struct batch_ctx *c, struct batch_results *out)
+{
+    struct bench *b = c->b;
+    bool device = clmem_bridge_check_semaphore(b->bridge, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD) == CLMEM_OK;
+
+    if (!device)
+        snprintf(out->why_not[H_SEM], sizeof out->why_not[H_SEM], "needs device ordering: %s", clmem_error_message());
+    else if (!b->get_semaphore_fd || !b->create_semaphore || !b->wait_semaphores || !b->signal_semaphores ||
+             !b->release_semaphore)
+        snprintf(out->why_not[H_SEM], sizeof out->why_not[H_SEM],
+                 "the raw cl_khr_semaphore / vkGetSemaphoreFdKHR entry points are missing");
+    if (!b->vk.has_transfer_queue)
+        snprintf(out->why_not[H_TRANSFER], sizeof out->why_not[H_TRANSFER],
+                 "%s has no transfer-only queue family", b->vk.device_name);
+    else if (out->why_not[H_SEM][0])
+        snprintf(out->why_not[H_TRANSFER], sizeof out->why_not[H_TRANSFER], "%s", out->why_not[H_SEM]);
+    for (int m = 0; m < 2; m++) {
+        if (m == 0 && out->why_not[H_SEM][0])
+            continue;
+        for (int v = V_CLMEM; v <= V_RAW; v++) {
+            struct bsems *set = &c->sems[v][m];
+            for (int i = 0; i < MAX_RING; i++) {
+                set->ready[i] = batch_semaphore(b, m == 0);
+                set->done[i] = batch_semaphore(b, m == 0);
+                if (v == V_CLMEM) {
+                    clmem_bridge_semaphore_mode mode =
+                        m == 0 ? CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD : CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED;
+                    set->lib_ready[i] = batch_lib_semaphore(b, set->ready[i], mode);
+                    set->lib_done[i] = batch_lib_semaphore(b, set->done[i], mode);
+                } else if (m == 0) {
+                    set->cl_ready[i] = raw_semaphore_import(b, set->ready[i]);
+                    set->cl_done[i] = raw_semaphore_import(b, set->done[i]);
+                } else {
+                    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+                    check_vk(vkCreateFence(b->vk.device, &fi, NULL, &set->fence[i]), "vkCreateFence");
+                }
+            }
+            set->ok = true;
+        }
+    }
+}
+
+static void batch_semaphores_teardown(struct batch_ctx *c)
+{
+    struct bench *b = c->b;
+    vkDeviceWaitIdle(b->vk.device);
+    clFinish(b->queue);
+    for (int m = 0; m < 2; m++)
+        for (int v = V_CLMEM; v <= V_RAW; v++) {
+            struct bsems *set = &c->sems[v][m];
+            for (int i = 0; set->ok && i < MAX_RING; i++) {
+                if (v == V_CLMEM) { /* their anchors destroy the VkSemaphores */
+                    clmem_bridge_semaphore_unref(set->lib_ready[i]);
+                    clmem_bridge_semaphore_unref(set->lib_done[i]);
+                    continue;
+                }
+                if (set->cl_ready[i])
+                    b->release_semaphore(set->cl_ready[i]);
+                if (set->cl_done[i])
+                    b->release_semaphore(set->cl_done[i]);
+                if (set->fence[i])
+                    vkDestroyFence(b->vk.device, set->fence[i], NULL);
+                vkDestroySemaphore(b->vk.device, set->ready[i], NULL);
+                vkDestroySemaphore(b->vk.device, set->done[i], NULL);
+            }
+        }
+}
+
+static void batch_setup(struct batch_ctx *c, struct bench *b, uint64_t frame_size, int nframes, int staged_cap,
+                        struct batch_results *out)
+{
+    memset(c, 0, sizeof *c);
+    c->b = b;
+    c->frame_size = frame_size;
+    c->nframes = nframes;
+    c->lib = calloc((size_t)nframes, sizeof *c->lib);
+    c->lib_anchor = calloc((size_t)nframes, sizeof *c->lib_anchor);
+    c->handles = calloc((size_t)nframes, sizeof *c->handles);
+    c->raw_buf = calloc((size_t)nframes, sizeof *c->raw_buf);
+    c->raw = calloc((size_t)nframes, sizeof *c->raw);
+    c->staged = calloc((size_t)staged_cap, sizeof *c->staged);
+    c->staged_cap = staged_cap;
+    if (!c->lib || !c->lib_anchor || !c->handles || !c->raw_buf || !c->raw || !c->staged)
+        die("out of memory");
+    for (int v = V_CLMEM; v <= V_RAW; v++) {
+        c->kernel[v] = calloc((size_t)nframes, sizeof *c->kernel[v]);
+        c->uses[v] = calloc((size_t)nframes, sizeof *c->uses[v]);
+        for (int q = 0; q < 2; q++)
+            c->fill[v][q] = calloc((size_t)nframes, sizeof *c->fill[v][q]);
+        if (!c->kernel[v] || !c->uses[v] || !c->fill[v][0] || !c->fill[v][1])
+            die("out of memory");
+    }
+    for (int i = 0; i < nframes; i++) {
+        cl_int err;
+        cl_mem mem;
+        /* clmem: memory owned by an anchor, imported through the bridge */
+        c->lib[i] = calloc(1, sizeof *c->lib[i]);
+        if (!c->lib[i])
+            die("out of memory");
+        shared_buf_create(b, &c->lib[i]->buf, frame_size);
+        c->lib[i]->bridge = b->bridge;
+        atomic_init(&c->lib[i]->freed, 0);
+        c->lib_anchor[i] = clmem_keepalive_new(anchored_buf_release, c->lib[i]);
+        if (!c->lib_anchor[i])
+            die("clmem_keepalive_new failed");
+        check_clmem(clmem_bridge_import_vk(b->bridge, &c->lib[i]->buf.mem, 0, frame_size, b->path, c->lib_anchor[i],
+                                           b->queue, CL_MEM_READ_WRITE, &c->handles[i]),
+                    "clmem_bridge_import_vk (batch frame)");
+        /* raw: its own memory, imported with the raw calls */
+        shared_buf_create(b, &c->raw_buf[i], frame_size);
+        raw_import(b, &c->raw_buf[i].mem, &c->raw[i]);
+        raw_watch(&c->raw[i]);
+        for (int v = V_CLMEM; v <= V_RAW; v++) {
+            VkBuffer buf = v == V_CLMEM ? c->lib[i]->buf.buffer : c->raw_buf[i].buffer;
+            mem = v == V_CLMEM ? clmem_handle_mem(c->handles[i]) : c->raw[i].mem;
+            c->kernel[v][i] = clCreateKernel(b->program, "bump", &err);
+            check_cl(err, "clCreateKernel (batch frame)");
+            check_cl(clSetKernelArg(c->kernel[v][i], 0, sizeof mem, &mem), "clSetKernelArg");
+            check_vk(vkctx_fill(&b->vk, buf, 0, VK_WHOLE_SIZE, PATTERN), "vkctx_fill(batch frame)");
+            c->fill[v][0][i] = record_fill_reusable(b, b->vk.pool, buf, FRAME_VALUE(i));
+            if (b->vk.has_transfer_queue)
+                c->fill[v][1][i] = record_fill_reusable(b, b->vk.transfer_pool, buf, FRAME_VALUE(i));
+        }
+    }
+    staging_buf_create(b, &c->staging, frame_size);
+    check_vk(vkMapMemory(b->vk.device, c->staging.mem.memory, 0, VK_WHOLE_SIZE, 0, (void **)&c->staging_ptr),
+             "vkMapMemory(batch staging)");
+    {
+        cl_int err;
+        c->plain = clCreateBuffer(b->context, CL_MEM_READ_WRITE, (size_t)frame_size, NULL, &err);
+        check_cl(err, "clCreateBuffer(batch plain)");
+    }
+    c->copy_cb = record_copy(b, c->lib[0]->buf.buffer, c->staging.buffer, frame_size);
+    batch_semaphores(c, out);
+}
+
+static void batch_teardown(struct batch_ctx *c)
+{
+    struct bench *b = c->b;
+    double deadline;
+
+    batch_semaphores_teardown(c);
+    for (int v = V_CLMEM; v <= V_RAW; v++) {
+        for (int i = 0; i < c->nframes; i++) {
+            clReleaseKernel(c->kernel[v][i]);
+            vkFreeCommandBuffers(b->vk.device, b->vk.pool, 1, &c->fill[v][0][i]);
+            if (c->fill[v][1][i])
+                vkFreeCommandBuffers(b->vk.device, b->vk.transfer_pool, 1, &c->fill[v][1][i]);
+        }
+        free(c->kernel[v]);
+        free(c->uses[v]);
+        free(c->fill[v][0]);
+        free(c->fill[v][1]);
+    }
+    vkFreeCommandBuffers(b->vk.device, b->vk.pool, 1, &c->copy_cb);
+    clReleaseMemObject(c->plain);
+    vkUnmapMemory(b->vk.device, c->staging.mem.memory);
+    clmem_bridge_vk_buffer_destroy(b->bridge, c->staging.buffer, &c->staging.mem);
+    for (int i = 0; i < c->nframes; i++) {
+        clmem_handle_unref(c->handles[i]);
+        raw_teardown(b, &c->raw[i]);
+        clmem_bridge_vk_buffer_destroy(b->bridge, c->raw_buf[i].buffer, &c->raw_buf[i].mem);
+    }
+    /* As size_teardown: the cached bridge still holds the size run's
+     * semaphores, so the frames' teardowns complete through the driver's
+     * callbacks; then the anchors free the memory. */
+    check_cl(clFinish(b->queue), "clFinish(before the batch teardowns)");
+    for (int i = 0; i < c->nframes; i++)
+        clmem_keepalive_unref(c->lib_anchor[i]);
+    deadline = now_us() + DESTROY_WAIT_S * 1e6;
+    for (int i = 0; i < c->nframes; i++) {
+        while (!atomic_load(&c->lib[i]->freed) && now_us() < deadline) {
+            struct timespec pause = {0, 100000};
+            nanosleep(&pause, NULL);
+        }
+        if (atomic_load(&c->lib[i]->freed))
+            free(c->lib[i]);
+        else
+            fail(b, "batch frame %d's anchor was not released %d s after its import went", i, DESTROY_WAIT_S);
+    }
+    free(c->lib);
+    free(c->lib_anchor);
+    free(c->handles);
+    free(c->raw_buf);
+    free(c->raw);
+    free(c->staged);
+}
+
+/* One staged copy of a frame, as (a). */
+static void batch_staged_rep(struct batch_ctx *c, bool keep)
+{
+    struct bench *b = c->b;
+    double t0 = now_us();
+    submit_and_wait(b, c->copy_cb, "vkQueueSubmit(batch staging copy)");
+    check_cl(clEnqueueWriteBuffer(b->queue, c->plain, CL_TRUE, 0, (size_t)c->frame_size, c->staging_ptr, 0, NULL,
+                                  NULL),
+             "clEnqueueWriteBuffer(batch staged)");
+    if (keep && c->nstaged < c->staged_cap)
+        c->staged[c->nstaged++] = now_us() - t0;
+}
+
+static void submit_batch(struct batch_ctx *c, enum variant v, uint32_t first, int count, VkSemaphore wait,
+                         VkSemaphore signal)
+{
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .waitSemaphoreCount = wait != VK_NULL_HANDLE,
+                       .pWaitSemaphores = &wait,
+                       .pWaitDstStageMask = &stage,
+                       .commandBufferCount = (uint32_t)count,
+                       .pCommandBuffers = &c->fill[v][c->handoff == H_TRANSFER][first],
+                       .signalSemaphoreCount = signal != VK_NULL_HANDLE,
+                       .pSignalSemaphores = &signal};
+    check_vk(vkQueueSubmit(handoff_queue(c), 1, &si, VK_NULL_HANDLE), "vkQueueSubmit(batch)");
+}
+
+static void run_kernels(struct batch_ctx *c, enum variant v, uint32_t first, uint32_t count)
+{
+    size_t one = 1;
+    for (uint32_t i = 0; i < count; i++) {
+        check_cl(clEnqueueNDRangeKernel(c->b->queue, c->kernel[v][first + i], 1, NULL, &one, NULL, 0, NULL, NULL),
+                 "clEnqueueNDRangeKernel(batch)");
+        c->uses[v][first + i]++;
+    }
+}
+
+/* The clmem variant: everything through the ring. */
+static void lib_produce(struct batch_ctx *c)
+{
+    clmem_bridge_ring_frame fr[MAX_BATCH];
+    for (int p = 0; p < c->k; p++)
+        check_clmem(clmem_bridge_ring_vk_next(c->ring, 0, BATCH_TIMEOUT_NS, &fr[p]), "clmem_bridge_ring_vk_next");
+    submit_batch(c, V_CLMEM, fr[0].index, c->k, fr[0].wait_semaphore, fr[c->k - 1].signal_semaphore);
+    check_clmem(clmem_bridge_ring_vk_submitted(c->ring, &fr[c->k - 1]), "clmem_bridge_ring_vk_submitted");
+}
+
+static void lib_consume(struct batch_ctx *c)
+{
+    clmem_bridge_ring_batch bt;
+    check_clmem(clmem_bridge_ring_cl_next(c->ring, BATCH_TIMEOUT_NS, 0, NULL, &bt, NULL), "clmem_bridge_ring_cl_next");
+    run_kernels(c, V_CLMEM, bt.first_index, bt.count);
+    check_clmem(clmem_bridge_ring_cl_done(c->ring, &bt, 0, NULL, NULL), "clmem_bridge_ring_cl_done");
+}
+
+/* The raw variant: the same driver calls, the ring's order kept by hand. */
+static void raw_produce(struct batch_ctx *c)
+{
+    struct bench *b = c->b;
+    bool host = c->handoff == H_HOST;
+    struct bsems *set = &c->sems[V_RAW][handoff_mode(c->handoff)];
+    uint32_t s = (uint32_t)(c->raw_produced % (uint64_t)c->d);
+    struct braw_slot *slot = &c->raw_slot[s];
+    VkSemaphore wait = VK_NULL_HANDLE;
+
+    if (slot->released) { /* host ordering: OpenCL's release of the slot, on the host */
+        check_cl(clWaitForEvents(1, &slot->released), "clWaitForEvents(raw release)");
+        clReleaseEvent(slot->released);
+        slot->released = NULL;
+    }
+    if (slot->done_pending)
+        wait = set->done[s];
+    slot->done_pending = false;
+    submit_batch(c, V_RAW, s * (uint32_t)c->k, c->k, wait, set->ready[s]);
+    if (host) {
+        VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .waitSemaphoreCount = 1,
+                           .pWaitSemaphores = &set->ready[s],
+                           .pWaitDstStageMask = &stage};
+        check_vk(vkQueueSubmit(b->vk.queue, 1, &si, set->fence[s]), "vkQueueSubmit(raw host-ordered wait)");
+        slot->fence_in_flight = true;
+    }
+    c->raw_produced++;
+}
+
+static void raw_consume(struct batch_ctx *c)
+{
+    struct bench *b = c->b;
+    bool host = c->handoff == H_HOST, fd = b->path == CLMEM_BRIDGE_PATH_OPAQUE_FD;
+    struct bsems *set = &c->sems[V_RAW][handoff_mode(c->handoff)];
+    uint32_t s = (uint32_t)(c->raw_consumed % (uint64_t)c->d), first = s * (uint32_t)c->k;
+    struct braw_slot *slot = &c->raw_slot[s];
+    cl_mem mems[MAX_BATCH];
+    cl_event ev = NULL;
+
+    if (host) {
+        check_vk(vkWaitForFences(b->vk.device, 1, &set->fence[s], VK_TRUE, BATCH_TIMEOUT_NS), "vkWaitForFences");
+        check_vk(vkResetFences(b->vk.device, 1, &set->fence[s]), "vkResetFences");
+        slot->fence_in_flight = false;
+    } else {
+        check_cl(b->wait_semaphores(b->queue, 1, &set->cl_ready[s], NULL, 0, NULL, NULL),
+                 "clEnqueueWaitSemaphoresKHR(raw)");
+    }
+    for (int i = 0; i < c->k; i++)
+        mems[i] = c->raw[first + i].mem;
+    if (fd) {
+        check_cl(b->acquire_external(b->queue, (cl_uint)c->k, mems, 0, NULL, NULL), "raw acquire (batch)");
+    } else {
+        for (int i = 0; i < c->k; i++) {
+            check_cl(clEnqueueUnmapMemObject(b->queue, mems[i], c->raw[first + i].cl_map, 0, NULL, NULL),
+                     "raw unmap (batch)");
+            c->raw[first + i].cl_map = NULL;
+        }
+    }
+    run_kernels(c, V_RAW, first, (uint32_t)c->k);
+    if (fd) {
+        check_cl(b->release_external(b->queue, (cl_uint)c->k, mems, 0, NULL, host ? &ev : NULL), "raw release (batch)");
+    } else {
+        for (int i = 0; i < c->k; i++) {
+            cl_int err = CL_SUCCESS;
+            bool last = i + 1 == c->k;
+            c->raw[first + i].cl_map =
+                clEnqueueMapBuffer(b->queue, mems[i], CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, 0, c->raw[first + i].size,
+                                   0, NULL, host && last ? &ev : NULL, &err);
+            check_cl(err, "raw map (batch)");
+        }
+    }
+    if (host) {
+        check_cl(clFlush(b->queue), "clFlush");
+        slot->released = ev; /* the in-order queue: the last command's event covers the batch */
+    } else {
+        check_cl(b->signal_semaphores(b->queue, 1, &set->cl_done[s], NULL, 0, NULL, NULL),
+                 "clEnqueueSignalSemaphoresKHR(raw)");
+        check_cl(clFlush(b->queue), "clFlush");
+        slot->done_pending = true;
+    }
+    c->raw_consumed++;
+}
+
+/* One block of `frames` frames; returns microseconds per frame. Up to D
+ * batches in flight; at the end both queues are drained (a host wait, as
+ * (e) ends its blocks). */
+static double batch_block(struct batch_ctx *c, enum variant v, int frames)
+{
+    int nb = frames / c->k, produced = 0, consumed = 0;
+    double t0 = now_us();
+    while (consumed < nb) {
+        while (produced < nb && produced - consumed < c->d) {
+            (v == V_CLMEM ? lib_produce : raw_produce)(c);
+            produced++;
+        }
+        (v == V_CLMEM ? lib_consume : raw_consume)(c);
+        consumed++;
+    }
+    check_vk(vkQueueWaitIdle(handoff_queue(c)), "vkQueueWaitIdle(batch block)");
+    check_cl(clFinish(c->b->queue), "clFinish(batch block)");
+    return (now_us() - t0) / frames;
+}
+
+static void batch_config_begin(struct batch_ctx *c, int k, int d, enum handoff h)
+{
+    struct bench *b = c->b;
+    struct bsems *lib = &c->sems[V_CLMEM][handoff_mode(h)];
+    clmem_bridge_ring_info info = {.size = sizeof info,
+                                   .frame_count = (uint32_t)(k * d),
+                                   .batch_size = (uint32_t)k,
+                                   .frames = c->handles,
+                                   .ready = lib->lib_ready,
+                                   .done = lib->lib_done,
+                                   .queue = b->queue};
+    c->k = k;
+    c->d = d;
+    c->handoff = h;
+    memset(c->raw_slot, 0, sizeof c->raw_slot);
+    c->raw_produced = c->raw_consumed = 0;
+    for (int v = V_CLMEM; v <= V_RAW; v++)
+        for (int i = 0; i < k * d; i++) {
+            c->uses[v][i] = 0;
+            check_vk(vkctx_fill(&b->vk, v == V_CLMEM ? c->lib[i]->buf.buffer : c->raw_buf[i].buffer, 4, 4, 0),
+                     "vkctx_fill(word 1)");
+        }
+    check_clmem(clmem_bridge_ring_create(b->bridge, &info, &c->ring), "clmem_bridge_ring_create");
+}
+
+/* The end of a configuration: the ring drained and its last waits
+ * submitted, the raw variant likewise; then every frame's words checked. */
+static void batch_config_end(struct batch_ctx *c)
+{
+    struct bench *b = c->b;
+    struct bsems *raw = &c->sems[V_RAW][handoff_mode(c->handoff)];
+    VkSemaphore waits[2 * MAX_RING];
+    VkPipelineStageFlags stages[2 * MAX_RING];
+    uint32_t n = 0, got = 0;
+    char sz[32];
+
+    check_clmem(clmem_bridge_ring_vk_drain(c->ring, BATCH_TIMEOUT_NS, MAX_RING, waits, &got),
+                "clmem_bridge_ring_vk_drain");
+    n = got;
+    for (int s = 0; s < c->d; s++) {
+        if (c->raw_slot[s].done_pending)
+            waits[n++] = raw->done[s];
+        if (c->raw_slot[s].released) {
+            clWaitForEvents(1, &c->raw_slot[s].released);
+            clReleaseEvent(c->raw_slot[s].released);
+        }
+    }
+    memset(c->raw_slot, 0, sizeof c->raw_slot);
+    for (uint32_t i = 0; i < n; i++)
+        stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    if (n) {
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .waitSemaphoreCount = n,
+                           .pWaitSemaphores = waits,
+                           .pWaitDstStageMask = stages};
+        check_vk(vkQueueSubmit(handoff_queue(c), 1, &si, VK_NULL_HANDLE), "vkQueueSubmit(the last waits)");
+    }
+    check_vk(vkQueueWaitIdle(handoff_queue(c)), "vkQueueWaitIdle");
+    check_cl(clFinish(b->queue), "clFinish");
+    clmem_bridge_ring_unref(c->ring);
+    c->ring = NULL;
+    for (int v = V_CLMEM; v <= V_RAW; v++)
+        for (int i = 0; i < c->k * c->d; i++) {
+            uint32_t got_words[2], want0 = FRAME_VALUE(i) + 1u, want1 = c->uses[v][i] * FRAME_VALUE(i);
+            check_vk(vkctx_copy(&b->vk, v == V_CLMEM ? c->lib[i]->buf.buffer : c->raw_buf[i].buffer,
+                                c->staging.buffer, 8),
+                     "vkctx_copy(batch read back)");
+            got_words[0] = c->staging_ptr[0];
+            got_words[1] = c->staging_ptr[1];
+            if (got_words[0] != want0 || got_words[1] != want1) {
+                fail(b, "%s %s, batch %d, ring %d, frame %d of %s: Vulkan sees word 0 = 0x%08x (want 0x%08x), "
+                        "word 1 = 0x%08x (want 0x%08x: %u kernels each saw Vulkan's 0x%08x)",
+                     handoff_label[c->handoff], variant_name[v], c->k, c->d, i, size_text(c->frame_size, sz, sizeof sz),
+                     got_words[0], want0, got_words[1], want1, c->uses[v][i], FRAME_VALUE(i));
+                break;
+            }
+        }
+}
+
+/* Why `frames` frames of frame_size (each variant's), a staging buffer and
+ * a plain cl buffer cannot run here, or NULL. */
+static const char *batch_unfit(const struct bench *b, uint64_t frame_size, int frames, char *why, size_t len)
+{
+    uint64_t total = frame_size * (uint64_t)(frames + 2);
+    bool host_path = b->path == CLMEM_BRIDGE_PATH_HOST_MAPPED || b->cpu_device;
+    if (frame_size > b->cl_max_alloc || (b->vk_max_alloc && frame_size > b->vk_max_alloc))
+        snprintf(why, len, "a frame is above the largest allocation of OpenCL or Vulkan");
+    else if (total > b->cl_global_mem / 10 * 9)
+        snprintf(why, len, "%llu MiB in all is more than 90%% of the OpenCL device's %llu MiB",
+                 (unsigned long long)(total / MIB), (unsigned long long)(b->cl_global_mem / MIB));
+    else if (host_path && b->host_mem && total > b->host_mem / 4 * 3)
+        snprintf(why, len, "%llu MiB of host memory is more than 75%% of %llu MiB", (unsigned long long)(total / MIB),
+                 (unsigned long long)(b->host_mem / MIB));
+    else
+        return NULL;
+    return why;
+}
+
+static int frames_per_block(int n, bool quick)
+{
+    int rounds = quick ? 2 : (64 + n - 1) / n;
+    if (!quick && rounds < 4)
+        rounds = 4;
+    return n * rounds;
+}
+
+static void run_batches(struct bench *b, const struct options *o, struct batch_results *out)
+{
+    struct batch_ctx c;
+    int maxk = 1, maxd = 1, npoints = o->nbatches * o->nrings, configs = 0;
+    uint64_t frame_size = o->batch_frame_size ? o->batch_frame_size
+                          : o->quick           ? 4 * KIB
+                          : b->cpu_device      ? 1 * MIB
+                                               : 256 * MIB;
+    char sz[32], why[256];
+    double t_start = now_us();
+
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < o->nbatches; i++)
+        maxk = o->batches[i] > maxk ? o->batches[i] : maxk;
+    for (int i = 0; i < o->nrings; i++)
+        maxd = o->rings[i] > maxd ? o->rings[i] : maxd;
+    out->frame_size = frame_size;
+    if (batch_unfit(b, frame_size, 2 * maxk * maxd, why, sizeof why)) {
+        printf("\nbatches: skipped, %d frames of %s (%s)\n", 2 * maxk * maxd, size_text(frame_size, sz, sizeof sz),
+               why);
+        return;
+    }
+    out->points = calloc((size_t)npoints, sizeof *out->points);
+    if (!out->points)
+        die("out of memory");
+    batch_setup(&c, b, frame_size, maxk * maxd, npoints * H_COUNT + 2, out);
+    printf("\nbatches: frames of %s, %d of them per variant; batch sizes", size_text(frame_size, sz, sizeof sz),
+           maxk * maxd);
+    for (int i = 0; i < o->nbatches; i++)
+        printf(" %d", o->batches[i]);
+    printf("; ring sizes");
+    for (int i = 0; i < o->nrings; i++)
+        printf(" %d", o->rings[i]);
+    printf("; %d blocks per variant\n", o->blocks);
+    for (int h = 0; h < H_COUNT; h++)
+        if (out->why_not[h][0])
+            printf("  %s: left out, %s\n", handoff_label[h], out->why_not[h]);
+    fflush(stdout);
+
+    batch_staged_rep(&c, false); /* warm-up */
+    for (int bi = 0; bi < o->nbatches; bi++)
+        for (int ri = 0; ri < o->nrings; ri++) {
+            struct batch_point *pt = &out->points[out->npoints++];
+            int k = o->batches[bi], d = o->rings[ri], n = k * d, frames = frames_per_block(n, o->quick);
+            pt->batch = k;
+            pt->ring = d;
+            for (int h = 0; h < H_COUNT; h++) {
+                double *lib = calloc((size_t)o->blocks, sizeof *lib), *raw = calloc((size_t)o->blocks, sizeof *raw);
+                char what[96];
+                if (!lib || !raw)
+                    die("out of memory");
+                if (out->why_not[h][0]) {
+                    free(lib);
+                    free(raw);
+                    continue;
+                }
+                snprintf(what, sizeof what, "batches (%s, batch %d, ring %d)", handoff_label[h], k, d);
+                watchdog(what, size_text(frame_size, sz, sizeof sz));
+                batch_staged_rep(&c, true);
+                batch_config_begin(&c, k, d, (enum handoff)h);
+                batch_block(&c, V_CLMEM, n); /* warm-up: every frame once */
+                batch_block(&c, V_RAW, n);
+                for (int blk = 0; blk < o->blocks; blk++)
+                    for (int turn = 0; turn < 2; turn++) {
+                        enum variant v = (blk % 2 == 0) == (turn == 0) ? V_CLMEM : V_RAW;
+                        (v == V_CLMEM ? lib : raw)[blk] = batch_block(&c, v, frames);
+                    }
+                batch_config_end(&c);
+                alarm(0);
+                pt->s[h][V_CLMEM] = summarize(lib, o->blocks, frames);
+                pt->s[h][V_RAW] = summarize(raw, o->blocks, frames);
+                printf("  %-15s ring %d batch %2d: clmem %9.2f us/frame [%.2f .. %.2f], raw %9.2f us/frame, "
+                       "%d blocks of %d frames\n",
+                       handoff_label[h], d, k, pt->s[h][V_CLMEM].median, pt->s[h][V_CLMEM].min,
+                       pt->s[h][V_CLMEM].max, pt->s[h][V_RAW].median, o->blocks, frames);
+                fflush(stdout);
+                configs++;
+                free(lib);
+                free(raw);
+            }
+        }
+    out->staged = summarize(c.staged, c.nstaged, 1);
+    batch_teardown(&c);
+    out->ran = true;
+    printf("  (batches done in %.1f s: %d configurations, staged copy of a frame %.2f us, median of %d)\n",
+           (now_us() - t_start) / 1e6, configs, out->staged.median, out->staged.reps);
+    fflush(stdout);
+}
+
+static void print_batch_table(const struct batch_results *r)
+{
+    char sz[32];
+    if (!r->ran || r->npoints == 0)
+        return;
+    printf("\nBatches: frames of %s; medians per frame; staged copy of one frame %.2f us [%.2f .. %.2f]\n",
+           size_text(r->frame_size, sz, sizeof sz), r->staged.median, r->staged.min, r->staged.max);
+    printf("clmem-raw = the library's cost per batch over the same raw calls; staged/clmem = the staged copy per\n"
+           "frame over the handoff per frame (> 1: sharing wins)\n");
+    printf("%-15s %4s %5s %12s %12s %12s %14s %12s\n", "handoff", "ring", "batch", "clmem us/fr", "raw us/fr",
+           "frames/s", "clmem-raw/bat", "staged/clmem");
+    for (int h = 0; h < H_COUNT; h++)
+        for (int i = 0; i < r->npoints; i++) {
+            const struct batch_point *p = &r->points[i];
+            const struct summary *lib = &p->s[h][V_CLMEM], *raw = &p->s[h][V_RAW];
+            if (!lib->have)
+                continue;
+            printf("%-15s %4d %5d %12.2f %12.2f %12.0f %+12.2f us %11.1fx\n", handoff_label[h], p->ring, p->batch,
+                   lib->median, raw->median, lib->median > 0 ? 1e6 / lib->median : 0.0,
+                   (lib->median - raw->median) * p->batch, lib->median > 0 ? r->staged.median / lib->median : 0.0);
+        }
+}
+
 /* ---------------------------------------------------------------- output */
 
 static void print_ratio(const struct summary *lib, const struct summary *raw)
@@ -1494,30 +2214,54 @@ static void print_tables(const struct size_result *res, int n)
     }
 }
 
-static bool write_csv(const char *path, const struct size_result *res, int n)
+/* frames per handoff, for the CSV's batch column: 1 for what moves one
+ * frame at a time, 0 for the imports, which hand nothing over */
+static int measure_batch(enum measure m)
+{
+    return m == M_IMPORT || m == M_CACHED ? 0 : 1;
+}
+
+static bool write_csv(const char *path, const struct size_result *res, int n, const struct batch_results *br)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
         perror(path);
         return false;
     }
-    fprintf(f, "size_bytes,measure,variant,median_us,min_us,max_us,reps,frames_per_rep\n");
+    fprintf(f, "size_bytes,measure,variant,median_us,min_us,max_us,reps,frames_per_rep,batch,ring\n");
     for (int i = 0; i < n; i++)
         for (int m = 0; m < M_COUNT; m++)
             for (int v = 0; v < V_COUNT; v++) {
                 const struct summary *x = &res[i].s[m][v];
                 if (x->have)
-                    fprintf(f, "%llu,%s,%s,%.3f,%.3f,%.3f,%d,%d\n", (unsigned long long)res[i].size, measure_name[m],
-                            variant_name[v], x->median, x->min, x->max, x->reps, x->frames_per_rep);
+                    fprintf(f, "%llu,%s,%s,%.3f,%.3f,%.3f,%d,%d,%d,0\n", (unsigned long long)res[i].size,
+                            measure_name[m], variant_name[v], x->median, x->min, x->max, x->reps, x->frames_per_rep,
+                            measure_batch((enum measure)m));
             }
-    /* (g): size_bytes is the frame's texel bytes; the measure names the frame. */
+    /* (g): size_bytes is the frame's texel bytes; the measure names the frame;
+     * one frame per handoff, no ring: batch 1, ring 0, as the per-frame measures. */
     for (int i = 0; i < n_frame_results; i++) {
         const struct frame_result *fr = &frame_results[i];
         const struct summary *x[2] = {&fr->staged, &fr->handoff};
         for (int k = 0; k < 2; k++)
-            fprintf(f, "%llu,frame_%s_%s,%s,%.3f,%.3f,%.3f,%d,1\n", (unsigned long long)fr->bytes,
+            fprintf(f, "%llu,frame_%s_%s,%s,%.3f,%.3f,%.3f,%d,1,1,0\n", (unsigned long long)fr->bytes,
                     k ? "handoff" : "staged_copy", fr->key, k ? "clmem" : "baseline", x[k]->median, x[k]->min,
                     x[k]->max, x[k]->reps);
+    }
+    if (br && br->ran) {
+        if (br->staged.have)
+            fprintf(f, "%llu,batch_staged_copy,baseline,%.3f,%.3f,%.3f,%d,1,1,0\n",
+                    (unsigned long long)br->frame_size, br->staged.median, br->staged.min, br->staged.max,
+                    br->staged.reps);
+        for (int h = 0; h < H_COUNT; h++)
+            for (int i = 0; i < br->npoints; i++)
+                for (int v = V_CLMEM; v <= V_RAW; v++) {
+                    const struct summary *x = &br->points[i].s[h][v];
+                    if (x->have)
+                        fprintf(f, "%llu,%s,%s,%.3f,%.3f,%.3f,%d,%d,%d,%d\n", (unsigned long long)br->frame_size,
+                                handoff_measure[h], variant_name[v], x->median, x->min, x->max, x->reps,
+                                x->frames_per_rep, br->points[i].batch, br->points[i].ring);
+                }
     }
     return fclose(f) == 0;
 }
@@ -1617,6 +2361,82 @@ static bool write_png(const struct bench *b, const char *png, const struct size_
     return !first && status == 0;
 }
 
+/* "x.png" -> "x-batches.png" */
+static void batch_png_path(const char *png, char *out, size_t len)
+{
+    size_t n = strlen(png);
+    if (n > 4 && strcmp(png + n - 4, ".png") == 0)
+        snprintf(out, len, "%.*s-batches.png", (int)(n - 4), png);
+    else
+        snprintf(out, len, "%s-batches.png", png);
+}
+
+/* Microseconds per frame against batch size: one line per handoff, ring
+ * size and variant (raw dashed), the staged copy of a frame flat. */
+static bool write_batch_png(const struct bench *b, const char *png, const struct batch_results *r)
+{
+    static const char *const colour[H_COUNT] = {"#d55e00", "#e69f00", "#0072b2"};
+    char title[1024], sz[32];
+    bool first = true;
+    int nseries = 0, status;
+    FILE *gp = popen("gnuplot", "w");
+
+    if (!gp)
+        return false;
+    fprintf(gp, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) { set terminal pngcairo size 1200,750 } "
+                "else { set terminal png size 1200,750 }\n");
+    fprintf(gp, "set output ");
+    gp_quoted(gp, png);
+    snprintf(title, sizeof title, "clmem-bench: frames in flight, Vulkan %s, %s frames of %s", b->vk.device_name,
+             clmem_bridge_path_name(b->path), size_text(r->frame_size, sz, sizeof sz));
+    fprintf(gp, "\nset title ");
+    gp_quoted(gp, title);
+    fprintf(gp, "\nset logscale xy 2\nset grid\nset key below\n"
+                "set xlabel 'batch size (frames per semaphore signal and wait)'\n"
+                "set ylabel 'microseconds per frame (median; bars: min..max)'\n");
+    for (int h = 0; h < H_COUNT; h++)
+        for (int v = V_CLMEM; v <= V_RAW; v++)
+            for (int ring = 1; ring <= MAX_RING; ring++) {
+                bool any = false;
+                for (int i = 0; i < r->npoints; i++)
+                    any = any || (r->points[i].ring == ring && r->points[i].s[h][v].have);
+                if (!any)
+                    continue;
+                fprintf(gp, "$s%d << EOD\n", nseries++);
+                for (int i = 0; i < r->npoints; i++)
+                    if (r->points[i].ring == ring && r->points[i].s[h][v].have)
+                        fprintf(gp, "%d %.3f %.3f %.3f\n", r->points[i].batch, r->points[i].s[h][v].median,
+                                r->points[i].s[h][v].min, r->points[i].s[h][v].max);
+                fprintf(gp, "EOD\n");
+            }
+    fprintf(gp, "plot");
+    nseries = 0;
+    for (int h = 0; h < H_COUNT; h++)
+        for (int v = V_CLMEM; v <= V_RAW; v++)
+            for (int ring = 1; ring <= MAX_RING; ring++) {
+                bool any = false;
+                char name[128];
+                for (int i = 0; i < r->npoints; i++)
+                    any = any || (r->points[i].ring == ring && r->points[i].s[h][v].have);
+                if (!any)
+                    continue;
+                snprintf(name, sizeof name, "%s, ring %d, %s", handoff_label[h], ring, variant_name[v]);
+                fprintf(gp, "%s $s%d using 1:2:3:4 with yerrorlines lw %d dt %d pt %d lc rgb '%s' title ", first ? "" : ",",
+                        nseries++, v == V_CLMEM ? 2 : 1, v == V_CLMEM ? 1 : 2, 5 + 2 * ring, colour[h]);
+                gp_quoted(gp, name);
+                first = false;
+            }
+    if (r->staged.have) {
+        fprintf(gp, "%s %.3f with lines lw 2 lc rgb '#9400d3' title ", first ? "" : ",", r->staged.median);
+        snprintf(title, sizeof title, "staged copy of one frame (%s)", size_text(r->frame_size, sz, sizeof sz));
+        gp_quoted(gp, title);
+        first = false;
+    }
+    fprintf(gp, "\n");
+    status = pclose(gp);
+    return !first && status == 0;
+}
+
 /* ---------------------------------------------------------------- setup */
 
 static void usage(FILE *out)
@@ -1632,25 +2452,38 @@ static void usage(FILE *out)
             "  --reps N           reps of (a), (b), (c) (default: 50 up to 1M, 30 up to 16M,\n"
             "                     15 up to 256M, 5 above)\n"
             "  --frames K         frames of (d) and per block of (e) (default %d)\n"
-            "  --blocks N         timed blocks of (e) per variant (default %d)\n"
-            "  --quick            a smoke test: sizes 4K, 1M, 16M, 3 reps, 20 frames, 2 blocks\n"
+            "  --blocks N         timed blocks of (e), and of each --batches configuration, per\n"
+            "                     variant (default %d)\n"
+            "  --batches K,...    also measure frames in flight (clmem_bridge_ring) for each batch size K\n"
+            "                     (1 to %d; e.g. 1,2,4,8,16): per frame, for each ring size and handoff\n"
+            "                     (semaphores, host waits, transfer queue where a transfer-only queue\n"
+            "                     family exists), against the same raw calls and the staged copy\n"
+            "  --ring-sizes D,... ring sizes for --batches: batches in flight, N = K x D frames\n"
+            "                     (default 2,3,4; 1 to %d)\n"
+            "  --batch-frame-size BYTES  the frames of --batches (default: 256M, 1M on a CPU OpenCL\n"
+            "                     device, 4K with --quick)\n"
+            "  --quick            a smoke test: sizes 4K, 1M, 16M, 3 reps, 20 frames, 2 blocks, and a\n"
+            "                     batch run (batches 1,4, ring size 2) unless --batches says otherwise\n"
             "  --csv FILE         where the CSV goes (default clmem-bench.csv)\n"
             "  --png FILE         where the plot goes when gnuplot is on PATH (default clmem-bench.png)\n"
             "  --validate         enable the Vulkan validation layer (off by default: it slows Vulkan calls)\n"
             "  --help             this text\n"
             "\n"
             "CSV columns: size_bytes, measure (staged_copy, import, cached_import, handoff_wait,\n"
-            "handoff_semaphore), variant (baseline, clmem, raw), median_us, min_us, max_us, reps (the\n"
-            "samples: reps; frames for handoff_wait; blocks for handoff_semaphore, whose values are per\n"
-            "frame), frames_per_rep. The CSV is rewritten after every size. The (g) image frames add rows\n"
-            "frame_staged_copy_WxH_FMT (baseline) and frame_handoff_WxH_FMT (clmem), size_bytes the frame's\n"
-            "bytes; --quick runs 1920x1080 only.\n"
+            "handoff_semaphore; with batches ring_semaphore, ring_host, ring_transfer and\n"
+            "batch_staged_copy), variant (baseline, clmem, raw), median_us, min_us, max_us, reps (the\n"
+            "samples: reps; frames for handoff_wait; blocks for handoff_semaphore and the ring_ measures,\n"
+            "whose values are per frame), frames_per_rep, batch (frames per handoff: 1 for the per-frame\n"
+            "measures, 0 for the imports), ring (batches in flight; 0 outside a ring). The CSV is\n"
+            "rewritten after every size. The (g) image frames add rows frame_staged_copy_WxH_FMT\n"
+            "(baseline) and frame_handoff_WxH_FMT (clmem), size_bytes the frame's bytes, batch 1, ring 0;\n"
+            "--quick runs 1920x1080 only.\n"
             "\n"
             "Environment: CLMEM_VK_DEVICE picks the Vulkan device: an index (all digits), a deviceUUID\n"
             "(32 hex digits, dashes optional) or a substring of its name (tools/vkctx.h).\n"
             "Exit status: 0; 1 when a check or a call failed; 2 usage error; 77 no Vulkan or\n"
             "OpenCL device (nothing to measure).\n",
-            DEFAULT_FRAMES, DEFAULT_BLOCKS);
+            DEFAULT_FRAMES, DEFAULT_BLOCKS, MAX_BATCH, MAX_RING);
 }
 
 static const char *option_value(int argc, char **argv, int *i, const char *name)
@@ -1667,6 +2500,29 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
         exit(2);
     }
     return argv[++*i];
+}
+
+/* "1,2,4": counts from 1 to max, at most cap of them. */
+static int parse_list(const char *text, const char *option, int max, int *out, int cap)
+{
+    char list[256], *save = NULL;
+    int n = 0;
+    snprintf(list, sizeof list, "%s", text);
+    for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *end;
+        long v = strtol(t, &end, 10);
+        if (*t == '\0' || *end != '\0' || v < 1 || v > max || n == cap) {
+            fprintf(stderr, "clmem-bench: %s takes up to %d counts from 1 to %d, comma-separated, not '%s'\n", option,
+                    cap, max, text);
+            exit(2);
+        }
+        out[n++] = (int)v;
+    }
+    if (n == 0) {
+        fprintf(stderr, "clmem-bench: %s needs at least one count\n", option);
+        exit(2);
+    }
+    return n;
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -1713,6 +2569,17 @@ static void parse_options(int argc, char **argv, struct options *o)
             o->frames = parse_count(v, "--frames");
         } else if ((v = option_value(argc, argv, &i, "--blocks"))) {
             o->blocks = parse_count(v, "--blocks");
+        } else if ((v = option_value(argc, argv, &i, "--batches"))) {
+            o->nbatches = parse_list(v, "--batches", MAX_BATCH, o->batches, 16);
+        } else if ((v = option_value(argc, argv, &i, "--ring-sizes"))) {
+            o->nrings = parse_list(v, "--ring-sizes", MAX_RING, o->rings, 8);
+        } else if ((v = option_value(argc, argv, &i, "--batch-frame-size"))) {
+            if ((o->batch_frame_size = parse_size(v)) < 8 || o->batch_frame_size % 4) {
+                fprintf(stderr, "clmem-bench: --batch-frame-size: '%s' is not a size of at least 8 bytes, a "
+                                "multiple of 4\n",
+                        v);
+                exit(2);
+            }
         } else if ((v = option_value(argc, argv, &i, "--csv"))) {
             o->csv = v;
         } else if ((v = option_value(argc, argv, &i, "--png"))) {
@@ -1726,6 +2593,19 @@ static void parse_options(int argc, char **argv, struct options *o)
         o->frames = o->quick ? 20 : DEFAULT_FRAMES;
     if (!o->blocks)
         o->blocks = o->quick ? 2 : DEFAULT_BLOCKS;
+    /* --quick includes a small batch run; otherwise --batches asks for one. */
+    if (!o->nbatches && o->quick) {
+        o->batches[o->nbatches++] = 1;
+        o->batches[o->nbatches++] = 4;
+    }
+    if (o->nbatches && !o->nrings) {
+        if (o->quick) {
+            o->rings[o->nrings++] = 2;
+        } else {
+            for (int d = 2; d <= 4; d++)
+                o->rings[o->nrings++] = d;
+        }
+    }
 }
 
 static int default_reps(uint64_t size)
@@ -1802,7 +2682,6 @@ static void setup(struct bench *b, const struct options *o)
 {
     cl_context_properties cprops[3] = {CL_CONTEXT_PLATFORM, 0, 0};
     cl_device_type type = 0;
-    cl_program program;
     cl_int err;
 
     /* The validation layer (tools/vkctx.c turns it on when installed) slows
@@ -1827,14 +2706,13 @@ static void setup(struct bench *b, const struct options *o)
     check_cl(err, "clCreateContext");
     b->queue = clCreateCommandQueueWithProperties(b->context, b->device, NULL, &err);
     check_cl(err, "clCreateCommandQueueWithProperties");
-    program = clCreateProgramWithSource(b->context, 1, (const char *[]){kernel_source}, NULL, &err);
+    b->program = clCreateProgramWithSource(b->context, 1, (const char *[]){kernel_source}, NULL, &err);
     check_cl(err, "clCreateProgramWithSource");
-    check_cl(clBuildProgram(program, 1, &b->device, "", NULL, NULL), "clBuildProgram");
+    check_cl(clBuildProgram(b->program, 1, &b->device, "", NULL, NULL), "clBuildProgram");
     for (int v = V_CLMEM; v <= V_RAW; v++) {
-        b->kernel[v] = clCreateKernel(program, "bump", &err);
+        b->kernel[v] = clCreateKernel(b->program, "bump", &err);
         check_cl(err, "clCreateKernel");
     }
-    clReleaseProgram(program);
 
     clGetDeviceInfo(b->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     b->cpu_device = (type & CL_DEVICE_TYPE_CPU) != 0;
@@ -1949,6 +2827,7 @@ int main(int argc, char **argv)
     struct options o;
     uint64_t sizes[MAX_SIZES] = {0};
     struct size_result *results;
+    struct batch_results batches = {0};
     int nsizes = 0, nresults = 0;
     double t_start = now_us();
     char sz[32], why[256];
@@ -1991,13 +2870,18 @@ int main(int argc, char **argv)
         run_size(&b, &s, &results[nresults++]);
         /* Rewritten after every size, so a run that dies later (the
          * watchdog, a failing call) still leaves the sizes it finished. */
-        write_csv(o.csv, results, nresults);
+        write_csv(o.csv, results, nresults, NULL);
     }
 
     run_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : 20);
+    write_csv(o.csv, results, nresults, NULL); /* as after a size: the frames survive a batch run that dies */
     print_tables(results, nresults);
     print_frames();
-    if (write_csv(o.csv, results, nresults))
+    if (o.nbatches) {
+        run_batches(&b, &o, &batches);
+        print_batch_table(&batches);
+    }
+    if (write_csv(o.csv, results, nresults, &batches))
         printf("\nCSV: %s\n", o.csv);
     else
         fail(&b, "writing the CSV %s failed", o.csv);
@@ -2007,6 +2891,14 @@ int main(int argc, char **argv)
         printf("PNG: %s\n", o.png);
     else
         printf("PNG: gnuplot failed, no plot written (the CSV has the data)\n");
+    if (batches.ran && on_path("gnuplot")) {
+        char png[4096];
+        batch_png_path(o.png, png, sizeof png);
+        if (write_batch_png(&b, png, &batches))
+            printf("PNG: %s (time per frame against batch size)\n", png);
+        else
+            printf("PNG: gnuplot failed on the batch plot (the CSV has the data)\n");
+    }
 
     semaphores_teardown(&b);
     /* Before vkDestroyDevice (vkctx_close): nothing of either bridge may
@@ -2024,12 +2916,14 @@ int main(int argc, char **argv)
     }
     for (int v = V_CLMEM; v <= V_RAW; v++)
         clReleaseKernel(b.kernel[v]);
+    clReleaseProgram(b.program);
     clReleaseCommandQueue(b.queue);
     clReleaseContext(b.context);
     if (b.vk.validation && vkctx_validation_errors())
         fail(&b, "%u Vulkan validation errors (printed above)", vkctx_validation_errors());
     vkctx_close(&b.vk);
     free(results);
+    free(batches.points);
 
     printf("total %.1f s; %s\n", (now_us() - t_start) / 1e6,
            b.failures ? "SOME CHECKS FAILED" : "all correctness checks passed");

@@ -297,10 +297,12 @@ bool vkctx_open(struct vkctx *ctx, int index)
     uint32_t next = 0, nfam = 0;
     VkQueueFamilyProperties fams[16];
     float priority = 1.0f;
-    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueCount = 1,
-                                   .pQueuePriorities = &priority};
+    VkDeviceQueueCreateInfo qci[2] = {{.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueCount = 1,
+                                       .pQueuePriorities = &priority},
+                                      {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueCount = 1,
+                                       .pQueuePriorities = &priority}};
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1,
-                              .pQueueCreateInfos = &qci};
+                              .pQueueCreateInfos = qci};
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     struct device_facts chosen;
     VkResult r;
@@ -324,7 +326,15 @@ bool vkctx_open(struct vkctx *ctx, int index)
         snprintf(ctx->error, sizeof ctx->error, "%s has no compute or graphics queue", ctx->device_name);
         goto fail;
     }
-    qci.queueFamilyIndex = ctx->queue_family;
+    qci[0].queueFamilyIndex = ctx->queue_family;
+    for (uint32_t i = 0; i < nfam && !ctx->has_transfer_queue; i++)
+        if ((fams[i].queueFlags & VK_QUEUE_TRANSFER_BIT) &&
+            !(fams[i].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)) && fams[i].queueCount > 0) {
+            ctx->has_transfer_queue = true;
+            ctx->transfer_family = i;
+            qci[1].queueFamilyIndex = i;
+            dci.queueCreateInfoCount = 2;
+        }
     if ((ctx->has_memory_fd = device_has_extension(ctx->physical_device, "VK_KHR_external_memory_fd")))
         extensions[next++] = "VK_KHR_external_memory_fd";
     if (ctx->has_memory_fd &&
@@ -361,6 +371,17 @@ bool vkctx_open(struct vkctx *ctx, int index)
         ctx->pool = VK_NULL_HANDLE;
         goto fail;
     }
+    if (ctx->has_transfer_queue) {
+        vkGetDeviceQueue(ctx->device, ctx->transfer_family, 0, &ctx->transfer_queue);
+        pci.queueFamilyIndex = ctx->transfer_family;
+        r = vkCreateCommandPool(ctx->device, &pci, NULL, &ctx->transfer_pool);
+        if (r != VK_SUCCESS) {
+            snprintf(ctx->error, sizeof ctx->error, "vkCreateCommandPool(transfer family %u) failed: %d",
+                     ctx->transfer_family, r);
+            ctx->transfer_pool = VK_NULL_HANDLE;
+            goto fail;
+        }
+    }
     return true;
 fail:
     {
@@ -378,6 +399,8 @@ void vkctx_close(struct vkctx *ctx)
         vkDeviceWaitIdle(ctx->device);
         if (ctx->pool)
             vkDestroyCommandPool(ctx->device, ctx->pool, NULL);
+        if (ctx->transfer_pool)
+            vkDestroyCommandPool(ctx->device, ctx->transfer_pool, NULL);
         vkDestroyDevice(ctx->device, NULL);
     }
     if (ctx->messenger) {

@@ -2,7 +2,8 @@
  * physical device, device with the external-memory extensions the device
  * offers (and the samplerYcbcrConversion feature where it has it, for the
  * two-plane formats), one queue, a command pool, and one-shot transfer
- * commands.
+ * commands; and a second queue and pool of a transfer-only family where
+ * there is one.
  *
  * With the Khronos validation layer installed (and CLMEM_VALIDATION not
  * "0"), it is enabled and every message of severity ERROR is counted
@@ -22,6 +23,14 @@ struct vkctx {
     VkQueue queue;
     uint32_t queue_family;
     VkCommandPool pool;
+    /* A queue of a transfer-only family (TRANSFER without GRAPHICS or
+     * COMPUTE), where the device has one: Vulkan work there does not make
+     * an NVIDIA GPU's graphics/compute engine switch context against
+     * OpenCL (docs/latency.md). VK_NULL_HANDLE otherwise. */
+    bool has_transfer_queue;
+    VkQueue transfer_queue;
+    uint32_t transfer_family;
+    VkCommandPool transfer_pool; /* of transfer_family, resettable buffers */
     VkDebugUtilsMessengerEXT messenger;
     bool validation;          /* the validation layer is on */
     bool has_memory_fd;       /* VK_KHR_external_memory_fd enabled */

@@ -1,0 +1,23 @@
+/* Internal: an imported semaphore (semaphore.c), for the frame ring
+ * (frame-ring.c), which hands the VkSemaphore to the producer and, with
+ * host ordering, submits its waits itself on the producer's thread. */
+#ifndef CLMEM_SEMAPHORE_INTERNAL_H
+#define CLMEM_SEMAPHORE_INTERNAL_H
+#include "bridge.h"
+#include "refcount.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+struct clmem_bridge_semaphore {
+    clmem_refcount refs;
+    clmem_bridge *bridge;              /* one reference */
+    clmem_bridge_semaphore_mode mode;  /* never BEST */
+    cl_semaphore_khr cl_sem;           /* device modes */
+    VkQueue vk_queue;                  /* host ordering */
+    VkSemaphore vk_sem;                /* the Vulkan semaphore (every mode) */
+    VkFence fence;                     /* host ordering: tells the host the wait happened */
+    clmem_keepalive *vk_keepalive;
+    atomic_bool in_ring;               /* a ring's (frame-ring.c), which alone waits and signals it */
+};
+#endif
