@@ -1139,35 +1139,24 @@ clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uin
 clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
                                   const cl_event *wait_list, cl_event *event_out);
 
-/*
- * The same for `count` handles at once, all on `queue`, after the events in
- * wait_list. clmem_bridge_acquire(b, h, ...) is acquire_many(b, 1, &h,
+/**
+ * Pass ownership of the memory behind `count` handles to OpenCL at once,
+ * all on `queue`, after the events in wait_list.
+ *
+ * clmem_bridge_acquire(b, h, ...) is clmem_bridge_acquire_many(b, 1, &h,
  * clmem_handle_queue(h), ...): one code path.
  *
  * What is enqueued: on the fd paths ONE clEnqueueAcquireExternalMemObjectsKHR
- * (release: ...Release...) for all the fd-path handles of the call (opaque
- * fd and dma-buf together); for each host-mapped handle its unmap (release:
- * map). Each command waits for wait_list. *event_out (if not NULL; the
- * caller releases it) completes when all of them did: the command's own
- * event when there is one command, else a marker waiting for every
- * command's event. Only the first OpenCL command after Vulkan work pays
- * the GPU's context switch (docs/latency.md): hand a batch over in one call.
+ * for all the fd-path handles of the call (opaque fd and dma-buf together);
+ * for each host-mapped handle its unmap. Each command waits for wait_list.
+ * Only the first OpenCL command after Vulkan work pays the GPU's context
+ * switch (docs/latency.md): hand a batch over in one call.
  *
- * queue: a queue of the bridge's context that a handle of EACH import was
- * made for (the handle's own queue, or one from
- * clmem_bridge_handle_for_queue()), so that each import's teardown waits
- * for it and can hand the memory back there.
- *
- * All or nothing. Every entry is checked before anything is enqueued:
- *   CLMEM_ERR_NULL_POINTER: b, queue, handles (when count > 0), or an entry;
- *   CLMEM_ERR_INVALID_VALUE: an entry not from clmem-bridge, of another
- *   bridge, a frame of a frame ring (the ring hands its frames over),
- *   whose import has no handle for `queue`, listed twice (two handles of
- *   one import count as the same entry: they share its state), or
- *   (acquire) already acquired / (release) not acquired.
- * The sentence names the first bad entry. On any of these nothing is
- * enqueued, nothing waits on wait_list, and no handle's state changes. When
- * the driver refuses a command after others of the call were accepted
+ * All or nothing. Every entry is checked before anything is enqueued; the
+ * sentence names the first bad entry. On any of these
+ * (CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE) nothing is enqueued,
+ * nothing waits on wait_list, and no handle's state changes. When the
+ * driver refuses a command after others of the call were accepted
  * (CLMEM_ERR_OPENCL, the raw code and call recorded), the accepted ones are
  * undone by enqueueing their inverse after them, so that again no state
  * changes; only if an undo is refused too does the sentence say how many
@@ -1180,14 +1169,123 @@ clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uin
  * queue must still be a queue of the bridge's context
  * (CLMEM_ERR_NULL_POINTER, CLMEM_ERR_CONTEXT_MISMATCH, CLMEM_ERR_OPENCL).
  *
- * Do not race two calls for the same import (nor with the single calls).
  * Cost: one lock per entry and count^2/2 pointer comparisons for the
- * duplicate check; an allocation above 16 entries. Blocks: never
- * (enqueues only).
+ * duplicate check; an allocation above 16 entries.
+ *
+ * @param b          The bridge every handle's import was made by.
+ * @param count      How many handles; 0 is a valid call (above).
+ * @param handles    `count` handles (borrowed); not looked at when count is
+ *                   0. Two handles of one import count as the same entry:
+ *                   they share its state.
+ * @param queue      A queue of the bridge's context that a handle of EACH
+ *                   import was made for (the handle's own queue, or one from
+ *                   clmem_bridge_handle_for_queue()), so that each import's
+ *                   teardown waits for it and can hand the memory back
+ *                   there.
+ * @param num_events How many events wait_list has.
+ * @param wait_list  The events every command waits for first, or NULL.
+ * @param[out] event_out If not NULL, an event that completes when all of the
+ *                   call's commands did: the command's own event when there
+ *                   is one command, else a marker waiting for every
+ *                   command's event. The caller releases it; NULL on error.
+ * @retval CLMEM_OK                   The commands are enqueued (count 0: the
+ *                                    marker, when event_out asks for one).
+ * @retval CLMEM_ERR_NULL_POINTER     b or queue is NULL, handles is NULL
+ *                                    with a count above 0, or an entry is
+ *                                    NULL; nothing is enqueued.
+ * @retval CLMEM_ERR_INVALID_VALUE    An entry did not come from
+ *                                    clmem-bridge, belongs to another
+ *                                    bridge, is a frame of a frame ring (the
+ *                                    ring hands its frames over), has an
+ *                                    import with no handle for `queue` (so a
+ *                                    queue of another context, when count is
+ *                                    above 0), is listed twice, or is
+ *                                    already acquired; nothing is enqueued.
+ * @retval CLMEM_ERR_CONTEXT_MISMATCH count is 0 and queue is not in the
+ *                                    bridge's context.
+ * @retval CLMEM_ERR_OPENCL           The driver refused a command, or the
+ *                                    marker for event_out (accepted commands
+ *                                    are undone, as above); or, count 0,
+ *                                    queue is not a valid queue.
+ * @retval CLMEM_ERR_NO_MEMORY        More than 16 entries, and allocating
+ *                                    the call's lists failed; nothing is
+ *                                    enqueued.
+ * @par Ownership
+ *      The handles stay the caller's (borrowed for the call). The memory is
+ *      OpenCL's from the acquires on, until clmem_bridge_release_many() or
+ *      clmem_bridge_release() hands it back.
+ * @par Threads
+ *      Do not race two calls for the same import (nor with the single
+ *      calls).
+ * @par Blocks
+ *      Never (enqueues only).
+ * @since 0.2
  */
 clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
                                        cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
                                        cl_event *event_out);
+
+/**
+ * Pass ownership of the memory behind `count` handles back to Vulkan at
+ * once, all on `queue`, after the events in wait_list.
+ *
+ * clmem_bridge_release(b, h, ...) is clmem_bridge_release_many(b, 1, &h,
+ * clmem_handle_queue(h), ...): one code path. Everything said of
+ * clmem_bridge_acquire_many() holds here too, the other way round: on the
+ * fd paths ONE clEnqueueReleaseExternalMemObjectsKHR for all the fd-path
+ * handles of the call (opaque fd and dma-buf together); for each
+ * host-mapped handle its map. Each command waits for wait_list. Vulkan must
+ * not touch the memory until the call's event completed.
+ *
+ * All or nothing, checked and undone as for clmem_bridge_acquire_many();
+ * count 0 is the same valid call, with the same marker.
+ *
+ * Cost: one lock per entry and count^2/2 pointer comparisons for the
+ * duplicate check; an allocation above 16 entries.
+ *
+ * @param b          The bridge every handle's import was made by.
+ * @param count      How many handles; 0 is a valid call.
+ * @param handles    `count` handles (borrowed); not looked at when count is
+ *                   0. Two handles of one import count as the same entry.
+ * @param queue      A queue of the bridge's context that a handle of EACH
+ *                   import was made for (the handle's own queue, or one from
+ *                   clmem_bridge_handle_for_queue()).
+ * @param num_events How many events wait_list has.
+ * @param wait_list  The events every command waits for first, or NULL.
+ * @param[out] event_out If not NULL, an event that completes when all of the
+ *                   call's commands did (the command's own event when there
+ *                   is one command, else a marker). The caller releases it;
+ *                   NULL on error.
+ * @retval CLMEM_OK                   The commands are enqueued (count 0: the
+ *                                    marker, when event_out asks for one).
+ * @retval CLMEM_ERR_NULL_POINTER     b or queue is NULL, handles is NULL
+ *                                    with a count above 0, or an entry is
+ *                                    NULL; nothing is enqueued.
+ * @retval CLMEM_ERR_INVALID_VALUE    An entry did not come from
+ *                                    clmem-bridge, belongs to another
+ *                                    bridge, is a frame of a frame ring, has
+ *                                    an import with no handle for `queue`,
+ *                                    is listed twice, or is not acquired;
+ *                                    nothing is enqueued.
+ * @retval CLMEM_ERR_CONTEXT_MISMATCH count is 0 and queue is not in the
+ *                                    bridge's context.
+ * @retval CLMEM_ERR_OPENCL           The driver refused a command, or the
+ *                                    marker for event_out (accepted commands
+ *                                    are undone); or, count 0, queue is not
+ *                                    a valid queue.
+ * @retval CLMEM_ERR_NO_MEMORY        More than 16 entries, and allocating
+ *                                    the call's lists failed; nothing is
+ *                                    enqueued.
+ * @par Ownership
+ *      The handles stay the caller's. The memory is Vulkan's again once the
+ *      event completed.
+ * @par Threads
+ *      Do not race two calls for the same import (nor with the single
+ *      calls).
+ * @par Blocks
+ *      Never (enqueues only).
+ * @since 0.2
+ */
 clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
                                        cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
                                        cl_event *event_out);
