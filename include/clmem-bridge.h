@@ -1468,27 +1468,31 @@ clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semapho
 
 /* ----------------------------------------------------------- frame ring */
 
-/*
+/**
  * A frame ring: N imported frames (buffers, or image planes imported as
  * buffers) that Vulkan writes and OpenCL reads, round robin, in batches of
- * K frames with ONE semaphore signal and ONE wait per batch each way. On an
- * NVIDIA GPU each direction of a handoff pays a context switch of ~157 us
- * whatever is handed over, so K frames per batch pay it once instead of K
- * times (docs/latency.md has the measurements and how to choose N and K).
+ * K frames with ONE semaphore signal and ONE wait per batch each way.
+ *
+ * On an NVIDIA GPU each direction of a handoff pays a context switch of
+ * ~157 us whatever is handed over, so K frames per batch pay it once
+ * instead of K times (docs/latency.md has the measurements and how to
+ * choose N and K).
  *
  * The frames are grouped into D = N / K slots of K consecutive frames
- * (frames[s*K .. s*K + K) form slot s), each with its own pair of binary
+ * (`frames[s*K .. s*K + K)` form slot s), each with its own pair of binary
  * semaphores: Vulkan signals ready[s] when a batch in slot s is written,
  * OpenCL signals done[s] when it let go of it. Batches are numbered 0, 1,
  * 2, ...; batch b lives in slot b % D, so up to D batches are in flight:
  * Vulkan writes one while OpenCL reads others.
  *
+ * @code
  *   producer (Vulkan)                        consumer (OpenCL)
  *   clmem_bridge_ring_vk_next(&f)            clmem_bridge_ring_cl_next(&batch)
  *   record writes to f.handle's memory         -- the batch's frames are
  *   vkQueueSubmit(wait = f.wait_semaphore,        acquired on the ring's queue
  *                 signal = f.signal_semaphore) kernels on batch.frames[0..count)
  *   clmem_bridge_ring_vk_submitted(&f)       clmem_bridge_ring_cl_done(&batch)
+ * @endcode
  *
  * The ring keeps the order:
  *  - Vulkan never writes a frame OpenCL may still read: a slot is handed to
@@ -1513,201 +1517,399 @@ clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semapho
  * then always VK_NULL_HANDLE, and vk_submitted submits a wait on ready[s]
  * with a fence of the ring's to the semaphore's vk_queue.
  *
- * Threads: one producer and one consumer, on the same thread or on two.
- * The producer calls (vk_next, vk_submitted) must not run concurrently with
- * each other, nor the consumer calls (cl_next, cl_done) with each other;
- * a producer call and a consumer call may. With host ordering the producer
- * calls submit to the ready semaphores' vk_queue: make them where you may
- * call vkQueueSubmit on it (Vulkan's external synchronisation), typically
- * on the thread that submits the frames.
+ * Opaque and reference-counted (clmem_bridge_ring_create(),
+ * clmem_bridge_ring_ref(), clmem_bridge_ring_unref()).
  *
- * Ownership: the ring holds one reference on each frame handle, each
- * semaphore and the bridge, and retains the queue, until its last
- * reference goes; the frames and semaphores belong to one ring at a time.
- * The semaphores' state belongs to the ring while it lives: do not wait on
- * or signal them yourself. To end a stream cleanly, call
- * clmem_bridge_ring_vk_drain() and submit the waits it gives: up to D done
- * semaphores are otherwise left signalled. Frames cannot be acquired or
- * released outside the ring while it lives (CLMEM_ERR_INVALID_VALUE).
+ * @par Threads
+ *      One producer and one consumer, on the same thread or on two. The
+ *      producer calls (vk_next, vk_submitted, and vk_drain, which ends the
+ *      producer's side) must not run concurrently with each other, nor the
+ *      consumer calls (cl_next, cl_done) with each other; a producer call
+ *      and a consumer call may. With host ordering the producer calls
+ *      submit to the ready semaphores' vk_queue: make them where you may
+ *      call vkQueueSubmit on it (Vulkan's external synchronisation),
+ *      typically on the thread that submits the frames.
+ * @par Ownership
+ *      The ring holds one reference on each frame handle, each semaphore
+ *      and the bridge, and retains the queue, until its last reference
+ *      goes; the frames and semaphores belong to one ring at a time. The
+ *      semaphores' state belongs to the ring while it lives: do not wait on
+ *      or signal them yourself. To end a stream cleanly, call
+ *      clmem_bridge_ring_vk_drain() and submit the waits it gives: up to D
+ *      done semaphores are otherwise left signalled. Frames cannot be
+ *      acquired or released outside the ring while it lives
+ *      (CLMEM_ERR_INVALID_VALUE).
+ * @since 0.2
  */
 typedef struct clmem_bridge_ring clmem_bridge_ring;
 
-/* What a ring is made from. Set `size` to sizeof(clmem_bridge_ring_info);
- * fields added later go at the end. */
+/**
+ * What a ring is made from.
+ *
+ * Set `size` to sizeof(clmem_bridge_ring_info): fields added later go at
+ * the end. Everything is read during clmem_bridge_ring_create() only; the
+ * ring takes its own references on what it keeps.
+ * @since 0.2
+ */
 typedef struct clmem_bridge_ring_info {
-    size_t size;                           /* sizeof(clmem_bridge_ring_info) */
-    uint32_t frame_count;                  /* N: frames in the ring, a multiple of batch_size */
-    uint32_t batch_size;                   /* K: frames per batch (per semaphore signal and wait) */
-    clmem_handle *const *frames;           /* N handles of the bridge, of N different imports, none acquired */
-    clmem_bridge_semaphore *const *ready;  /* N / K semaphores: Vulkan signals ready[s] when slot s is written */
-    clmem_bridge_semaphore *const *done;   /* N / K semaphores: OpenCL signals done[s] when it let go of slot s */
-    cl_command_queue queue;                /* where the ring's commands go: an in-order queue that a handle of
-                                              every frame's import was made for */
-    uint32_t flags;                        /* 0 */
+    size_t size;          /**< sizeof(clmem_bridge_ring_info). */
+    uint32_t frame_count; /**< N: frames in the ring, a multiple of batch_size. */
+    uint32_t batch_size;  /**< K: frames per batch (per semaphore signal and wait). */
+    clmem_handle *const *frames;          /**< N handles of the bridge, of N different imports, none
+                                               acquired. */
+    clmem_bridge_semaphore *const *ready; /**< N / K semaphores: Vulkan signals ready[s] when slot s is
+                                               written. */
+    clmem_bridge_semaphore *const *done;  /**< N / K semaphores: OpenCL signals done[s] when it let go of
+                                               slot s. */
+    cl_command_queue queue; /**< Where the ring's commands go: an in-order queue that a handle of every
+                                 frame's import was made for. */
+    uint32_t flags;         /**< 0 (no flags are defined yet). */
 } clmem_bridge_ring_info;
 
-/*
- * Make a ring. All 2 * N / K semaphores must be different, of the bridge,
- * and of one mode: OPAQUE_FD (device ordering) or HOST_ORDERED (a sync-fd
- * import carries one signal, and the ring reuses its semaphores).
- * On success *out has one reference, the caller's.
- * Errors: CLMEM_ERR_NULL_POINTER (b, info, out, a list or an entry),
- * CLMEM_ERR_INVALID_VALUE (info->size too small, flags, a count of 0, N not
- * a multiple of K, a frame not from the bridge, of another bridge, listed
- * twice, already acquired, in another ring, or without a handle for
- * `queue`; a semaphore of another bridge, listed twice or in another ring;
- * mixed modes; an out-of-order queue),
- * CLMEM_ERR_UNSUPPORTED (sync-fd semaphores), CLMEM_ERR_OPENCL,
- * CLMEM_ERR_VULKAN (host ordering: vkCreateFence), CLMEM_ERR_NO_MEMORY.
- * On error *out is NULL and nothing is held.
- * Blocks: never (a queue query; host ordering: D vkCreateFence).
+/**
+ * Make a ring.
+ *
+ * All 2 * N / K semaphores must be different, of the bridge, and of one
+ * mode: OPAQUE_FD (device ordering) or HOST_ORDERED (a sync-fd import
+ * carries one signal, and the ring reuses its semaphores).
+ *
+ * @param b        The bridge the frames and semaphores come from.
+ * @param info     What the ring is made from; read during the call only.
+ * @param[out] out The ring, with one reference, the caller's (drop it with
+ *                 clmem_bridge_ring_unref()).
+ * @retval CLMEM_OK                   *out is the ring.
+ * @retval CLMEM_ERR_NULL_POINTER     b, info or out is NULL; info->frames,
+ *                                    info->ready, info->done or info->queue
+ *                                    is NULL; or an entry of one of the
+ *                                    lists is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE    info->size is too small; flags is not
+ *                                    0; a count of 0, or N not a multiple of
+ *                                    K; an out-of-order queue; a frame that
+ *                                    did not come from clmem-bridge, of
+ *                                    another bridge, listed twice (two
+ *                                    handles of one import count as one),
+ *                                    already acquired, in another ring, or
+ *                                    without a handle for `queue`; a
+ *                                    semaphore of another bridge, listed
+ *                                    twice (the same object or the same
+ *                                    VkSemaphore) or in another ring
+ *                                    (including one made at the same time
+ *                                    from the same frames or semaphores);
+ *                                    mixed modes.
+ * @retval CLMEM_ERR_CONTEXT_MISMATCH info->queue is not in the bridge's
+ *                                    context.
+ * @retval CLMEM_ERR_UNSUPPORTED      A semaphore was imported as a sync fd.
+ * @retval CLMEM_ERR_OPENCL           The queue's context or properties
+ *                                    cannot be queried, or retaining it
+ *                                    failed.
+ * @retval CLMEM_ERR_VULKAN           Host ordering: vkCreateFence failed.
+ * @retval CLMEM_ERR_NO_MEMORY        An allocation failed.
+ * @par On error
+ *      *out is NULL (when out is not NULL) and nothing is held.
+ * @par Ownership
+ *      On success the ring holds a reference on every frame handle, every
+ *      semaphore and b, and retains info->queue; the caller keeps its own
+ *      references.
+ * @par Blocks
+ *      Never (a queue query; host ordering: D vkCreateFence).
+ * @since 0.2
  */
 clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_bridge_ring_info *info, clmem_bridge_ring **out);
 
-/* One more reference; returns ring. NULL-safe. Blocks: never. */
+/**
+ * One more reference to a ring.
+ *
+ * @param ring The ring, or NULL.
+ * @return ring (NULL for NULL). The new reference is the caller's.
+ * @par Blocks
+ *      Never.
+ * @since 0.2
+ */
 clmem_bridge_ring *clmem_bridge_ring_ref(clmem_bridge_ring *ring);
 
-/* Drop one reference; the last drops the ring's references on the frames,
- * semaphores and bridge. Frames OpenCL still holds are handed back by their
- * imports' teardowns, as for any handle. Call it after both sides stopped,
- * and before destroying the semaphores: finish the OpenCL queue and wait
- * for the Vulkan queue first (vkQueueWaitIdle), so that no signal or wait
- * of the ring's is still pending. NULL-safe.
- * Blocks: host ordering only, on Vulkan batches submitted that OpenCL never
- * took (their fences). */
+/**
+ * Drop one reference; the last drops the ring's references on the frames,
+ * semaphores and bridge, and releases its queue.
+ *
+ * Frames OpenCL still holds are handed back by their imports' teardowns,
+ * as for any handle. Call it after both sides stopped, and before
+ * destroying the semaphores: finish the OpenCL queue and wait for the
+ * Vulkan queue first (vkQueueWaitIdle), so that no signal or wait of the
+ * ring's is still pending.
+ *
+ * @param ring The ring, or NULL (which does nothing).
+ * @par Threads
+ *      When the ring held a frame's last handle, that import's teardown
+ *      starts here, as for clmem_handle_unref(): its Vulkan keepalive is
+ *      dropped where the file's description says.
+ * @par Blocks
+ *      Host ordering only, on Vulkan batches submitted that OpenCL never
+ *      took (their fences).
+ * @since 0.2
+ */
 void clmem_bridge_ring_unref(clmem_bridge_ring *ring);
 
-/* Bits of clmem_bridge_ring_vk_next()'s flags. */
+/**
+ * Bits of clmem_bridge_ring_vk_next()'s flags.
+ * @since 0.2
+ */
 enum clmem_bridge_ring_vk_flag {
-    /* This frame ends its batch, even with fewer than K frames (the last
-     * frames of a stream): it carries the batch's signal, and the next
-     * frame starts the next slot. */
+    /** This frame ends its batch, even with fewer than K frames (the last
+     *  frames of a stream): it carries the batch's signal, and the next
+     *  frame starts the next slot. */
     CLMEM_BRIDGE_RING_END_BATCH = 1u << 0
 };
 
-/* A frame handed to Vulkan. This struct is frozen: a future field comes
- * with a new struct and new functions. */
+/**
+ * A frame handed to Vulkan, by clmem_bridge_ring_vk_next().
+ *
+ * This struct is frozen: a future field comes with a new struct and new
+ * functions.
+ * @since 0.2
+ */
 typedef struct clmem_bridge_ring_frame {
-    uint64_t sequence;            /* 0, 1, 2, ...: frames handed to Vulkan since the ring was made */
-    uint64_t batch;               /* the batch it belongs to (slot batch % D) */
-    uint32_t index;               /* which frame: info.frames[index] */
-    uint32_t position;            /* its place in the batch, 0 .. K - 1 */
-    clmem_handle *handle;         /* info.frames[index], borrowed from the ring */
-    VkSemaphore wait_semaphore;   /* not VK_NULL_HANDLE: the submission that writes this frame must wait
-                                     on it (first frame of a batch whose slot OpenCL used before) */
-    VkSemaphore signal_semaphore; /* not VK_NULL_HANDLE: the submission that writes this frame, or one
-                                     after it on the same queue, must signal it (last frame of a batch) */
+    uint64_t sequence;            /**< 0, 1, 2, ...: frames handed to Vulkan since the ring was made. */
+    uint64_t batch;               /**< The batch it belongs to (slot batch % D). */
+    uint32_t index;               /**< Which frame: info.frames[index]. */
+    uint32_t position;            /**< Its place in the batch, 0 .. K - 1. */
+    clmem_handle *handle;         /**< info.frames[index], borrowed from the ring. */
+    VkSemaphore wait_semaphore;   /**< Not VK_NULL_HANDLE: the submission that writes this frame must
+                                       wait on it (first frame of a batch whose slot OpenCL used before). */
+    VkSemaphore signal_semaphore; /**< Not VK_NULL_HANDLE: the submission that writes this frame, or one
+                                       after it on the same queue, must signal it (last frame of a
+                                       batch). */
 } clmem_bridge_ring_frame;
 
-/*
- * The next frame for Vulkan to write. The frames of a batch come in order,
- * slot after slot. The first frame of a batch may carry wait_semaphore:
- * Vulkan's semaphore wait orders only the submission (VkSubmitInfo) it is
- * in, so put the writes of the batch's frames in that submission, or begin
- * each later frame's commands with a barrier from
- * VK_PIPELINE_STAGE_ALL_COMMANDS_BIT. The last frame of the batch carries
- * signal_semaphore; a signal covers everything submitted earlier on its
- * queue, so one signal after the batch's writes hands over all of them.
- * The frame's memory is Vulkan's until the batch is handed to OpenCL (a
- * queue-family release to VK_QUEUE_FAMILY_EXTERNAL belongs in the writes'
- * commands, as for any external memory).
- * flags: CLMEM_BRIDGE_RING_END_BATCH, or 0.
- * Returns CLMEM_OK with *frame_out filled; CLMEM_ERR_TIMEOUT when the slot
- * was not free within timeout_ns (0: do not wait; UINT64_MAX: no limit),
- * changing nothing; CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE
- * (unknown flags; after vk_drain; the slot's previous batch was never
- * reported with vk_submitted, so OpenCL could never hand it back),
- * CLMEM_ERR_OPENCL (host ordering: the release's event).
- * Blocks: at the first frame of a slot, until OpenCL's cl_done for the
- * slot's previous batch was called (both orderings) and, with host
- * ordering, until that release completed on the device.
+/**
+ * The next frame for Vulkan to write.
+ *
+ * The frames of a batch come in order, slot after slot. The first frame of
+ * a batch may carry wait_semaphore: Vulkan's semaphore wait orders only the
+ * submission (VkSubmitInfo) it is in, so put the writes of the batch's
+ * frames in that submission, or begin each later frame's commands with a
+ * barrier from VK_PIPELINE_STAGE_ALL_COMMANDS_BIT. The last frame of the
+ * batch carries signal_semaphore; a signal covers everything submitted
+ * earlier on its queue, so one signal after the batch's writes hands over
+ * all of them. Then report the submission with
+ * clmem_bridge_ring_vk_submitted().
+ *
+ * @param ring           The ring.
+ * @param flags          CLMEM_BRIDGE_RING_END_BATCH, or 0.
+ * @param timeout_ns     How long to wait at most for the slot, in
+ *                       nanoseconds: 0 does not wait; UINT64_MAX has no
+ *                       limit.
+ * @param[out] frame_out The frame.
+ * @retval CLMEM_OK                *frame_out is filled.
+ * @retval CLMEM_ERR_TIMEOUT       The slot was not free within timeout_ns
+ *                                 (OpenCL had not handed its previous batch
+ *                                 back; host ordering: or that release had
+ *                                 not completed), changing nothing.
+ * @retval CLMEM_ERR_NULL_POINTER  ring or frame_out is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE Unknown flags; the ring was drained
+ *                                 (clmem_bridge_ring_vk_drain()); or the
+ *                                 slot's previous batch was never reported
+ *                                 with vk_submitted, so OpenCL could never
+ *                                 hand it back.
+ * @retval CLMEM_ERR_OPENCL        Host ordering: the release's event (its
+ *                                 query failed, or the release ended in an
+ *                                 error); nothing changed, and the next
+ *                                 call waits again.
+ * @par Ownership
+ *      frame_out->handle is borrowed from the ring. The frame's memory is
+ *      Vulkan's until the batch is handed to OpenCL (a queue-family release
+ *      to VK_QUEUE_FAMILY_EXTERNAL belongs in the writes' commands, as for
+ *      any external memory).
+ * @par Threads
+ *      A producer call (see clmem_bridge_ring).
+ * @par Blocks
+ *      At the first frame of a slot, up to timeout_ns: until OpenCL's
+ *      cl_done for the slot's previous batch was called (both orderings)
+ *      and, with host ordering, until that release completed on the
+ *      device.
+ * @since 0.2
  */
 clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uint32_t flags, uint64_t timeout_ns,
                                        clmem_bridge_ring_frame *frame_out);
 
-/*
+/**
  * Say that the Vulkan work for `frame`, and for every frame handed out
  * before it, is submitted (vkQueueSubmit returned), with the frame's
- * semaphores. Call it in order; once per frame, or once for the last frame
- * of one submission. When a batch's last frame is reported, OpenCL may take
- * the batch (cl_next). Host ordering: submits a wait on ready[s] with the
- * ring's fence to the semaphore's vk_queue, which is how cl_next learns
- * that Vulkan's writes completed.
- * Errors: CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE (a frame not
- * handed out, or already reported), CLMEM_ERR_VULKAN (host ordering: the
- * fence submission was refused; the batch is not handed to OpenCL, and
- * reporting the same frame again retries it).
- * Blocks: never (host ordering: one vkQueueSubmit per batch).
+ * semaphores.
+ *
+ * Call it in order; once per frame, or once for the last frame of one
+ * submission. When a batch's last frame is reported, OpenCL may take the
+ * batch (clmem_bridge_ring_cl_next()). Host ordering: submits a wait on
+ * ready[s] with the ring's fence to the semaphore's vk_queue, which is how
+ * cl_next learns that Vulkan's writes completed.
+ *
+ * @param ring  The ring.
+ * @param frame A frame vk_next handed out (read during the call only).
+ * @retval CLMEM_OK                The frames up to `frame` are reported;
+ *                                 every batch they end is OpenCL's to take.
+ * @retval CLMEM_ERR_NULL_POINTER  ring or frame is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE A frame not handed out, or already
+ *                                 reported.
+ * @retval CLMEM_ERR_VULKAN        Host ordering: the fence submission was
+ *                                 refused; the batch is not handed to
+ *                                 OpenCL, and reporting the same frame again
+ *                                 retries it.
+ * @par Threads
+ *      A producer call (see clmem_bridge_ring). With host ordering it
+ *      submits to the ready semaphore's vk_queue: call it where you may
+ *      call vkQueueSubmit on it.
+ * @par Blocks
+ *      Never (host ordering: one vkQueueSubmit per batch).
+ * @since 0.2
  */
 clmem_status clmem_bridge_ring_vk_submitted(clmem_bridge_ring *ring, const clmem_bridge_ring_frame *frame);
 
-/*
+/**
  * End the producer's side: wait until OpenCL handed back every batch Vulkan
  * submitted, then give, in waits_out, the done semaphores that are
  * signalled for Vulkan and that no frame carried yet (device ordering: up
  * to one per slot; host ordering: none, and the releases have completed).
+ *
  * Submit a wait on each (a VkSubmitInfo with only waits will do): then
  * every semaphore of the ring is unsignalled with nothing pending, and
  * once the ring is dropped they may be destroyed, or given to a new ring.
  * Afterwards vk_next refuses (CLMEM_ERR_INVALID_VALUE).
- * capacity: room in waits_out; the ring's slot count (frame_count /
- * batch_size) always suffices.
- * Errors: CLMEM_ERR_NULL_POINTER (ring, count_out; waits_out with a
- * capacity); CLMEM_ERR_INVALID_VALUE (a batch is handed out but not ended
- * or not reported submitted; capacity too small, with *count_out the room
- * needed); CLMEM_ERR_TIMEOUT (OpenCL had not handed everything back within
- * timeout_ns); CLMEM_ERR_OPENCL (host ordering: a release ended in an
- * error). On an error nothing changes.
- * Blocks: until OpenCL's cl_done for every batch (another thread's, or
- * already called on this one); with host ordering also until the releases
- * completed.
+ *
+ * @param ring           The ring.
+ * @param timeout_ns     How long to wait at most, in nanoseconds: 0 does
+ *                       not wait; UINT64_MAX has no limit.
+ * @param capacity       Room in waits_out; the ring's slot count
+ *                       (frame_count / batch_size) always suffices.
+ * @param[out] waits_out The semaphores to wait on, *count_out of them; may
+ *                       be NULL when capacity is 0.
+ * @param[out] count_out How many waits_out holds; 0 on an error, but for a
+ *                       capacity too small, where it is the room needed.
+ * @retval CLMEM_OK                *count_out semaphores are in waits_out (0
+ *                                 or more); the producer's side is ended.
+ * @retval CLMEM_ERR_NULL_POINTER  ring or count_out is NULL, or waits_out
+ *                                 is NULL with a capacity.
+ * @retval CLMEM_ERR_INVALID_VALUE A batch is handed out but not ended
+ *                                 (CLMEM_BRIDGE_RING_END_BATCH) or not
+ *                                 reported submitted; or capacity is too
+ *                                 small, with *count_out the room needed.
+ * @retval CLMEM_ERR_TIMEOUT       OpenCL had not handed everything back
+ *                                 within timeout_ns (host ordering: or a
+ *                                 release had not completed).
+ * @retval CLMEM_ERR_OPENCL        Host ordering: a release ended in an error
+ *                                 (or asking whether it completed failed).
+ * @par On error
+ *      Nothing changes: the producer's side is not ended.
+ * @par Threads
+ *      A producer call (see clmem_bridge_ring).
+ * @par Blocks
+ *      Up to timeout_ns: until OpenCL's cl_done for every batch (another
+ *      thread's, or already called on this one); with host ordering also
+ *      until the releases completed.
+ * @since 0.2
  */
 clmem_status clmem_bridge_ring_vk_drain(clmem_bridge_ring *ring, uint64_t timeout_ns, uint32_t capacity,
                                         VkSemaphore *waits_out, uint32_t *count_out);
 
-/* A batch handed to OpenCL. This struct is frozen. */
+/**
+ * A batch handed to OpenCL, by clmem_bridge_ring_cl_next().
+ *
+ * This struct is frozen: a future field comes with a new struct and new
+ * functions.
+ * @since 0.2
+ */
 typedef struct clmem_bridge_ring_batch {
-    uint64_t batch;              /* its number (slot batch % D) */
-    uint64_t first_sequence;     /* the sequence of frames[0]; frames[i] is sequence first_sequence + i */
-    uint32_t first_index;        /* frames[i] is info.frames[first_index + i] */
-    uint32_t count;              /* frames in the batch: K, or fewer when Vulkan ended it early */
-    clmem_handle *const *frames; /* count handles, borrowed from the ring */
+    uint64_t batch;              /**< Its number (slot batch % D). */
+    uint64_t first_sequence;     /**< The sequence of frames[0]; frames[i] is sequence first_sequence + i. */
+    uint32_t first_index;        /**< frames[i] is info.frames[first_index + i]. */
+    uint32_t count;              /**< Frames in the batch: K, or fewer when Vulkan ended it early. */
+    clmem_handle *const *frames; /**< count handles, borrowed from the ring. */
 } clmem_bridge_ring_batch;
 
-/*
+/**
  * The next batch for OpenCL: enqueues, on the ring's queue, the wait for
  * Vulkan's signal (device ordering: clEnqueueWaitSemaphoresKHR, after
  * wait_list) and the acquire of the batch's frames (one
- * clmem_bridge_acquire_many: one extension call on the fd paths).
- * *event_out (if not NULL; the caller releases it) is the acquire's event.
- * Enqueue the batch's kernels on the ring's queue after it (it is in-order),
- * then call cl_done.
- * Returns CLMEM_OK with *batch_out filled; CLMEM_ERR_TIMEOUT when Vulkan
- * had not submitted the next batch (host ordering: or its writes had not
- * completed) within timeout_ns (0: do not wait; UINT64_MAX: no limit),
- * changing nothing (on one thread, take a batch only once vk_submitted
- * reported it: nothing else can report it while cl_next waits); CLMEM_ERR_NULL_POINTER; CLMEM_ERR_OPENCL / CLMEM_ERR_VULKAN
- * with the failing call (the batch is not taken; a retry does not wait on
- * the semaphore twice).
- * Blocks: until the producer reported the batch's last frame submitted;
- * with host ordering also until Vulkan's writes completed (a fence).
+ * clmem_bridge_acquire_many(): one extension call on the fd paths).
+ *
+ * Enqueue the batch's kernels on the ring's queue after it (it is
+ * in-order), then call clmem_bridge_ring_cl_done(). On one thread, take a
+ * batch only once vk_submitted reported it: nothing else can report it
+ * while cl_next waits.
+ *
+ * @param ring           The ring.
+ * @param timeout_ns     How long to wait at most, in nanoseconds: 0 does
+ *                       not wait; UINT64_MAX has no limit.
+ * @param num_events     How many events wait_list has.
+ * @param wait_list      The events the wait (device ordering) or the
+ *                       acquire (host ordering) waits for first, or NULL.
+ * @param[out] batch_out The batch.
+ * @param[out] event_out If not NULL, the acquire's event, which the caller
+ *                       releases; NULL on error.
+ * @retval CLMEM_OK               *batch_out is filled.
+ * @retval CLMEM_ERR_TIMEOUT      Vulkan had not submitted the next batch
+ *                                (host ordering: or its writes had not
+ *                                completed) within timeout_ns, changing
+ *                                nothing.
+ * @retval CLMEM_ERR_NULL_POINTER ring or batch_out is NULL.
+ * @retval CLMEM_ERR_OPENCL       The wait (device ordering) or the acquire
+ *                                was refused, with the failing call; the
+ *                                batch is not taken, and a retry does not
+ *                                wait on the semaphore twice.
+ * @retval CLMEM_ERR_VULKAN       Host ordering: waiting for or resetting
+ *                                the fence failed, with the failing call;
+ *                                the batch is not taken.
+ * @retval CLMEM_ERR_NO_MEMORY    A batch of more than 16 frames, and
+ *                                allocating the acquire's lists failed; the
+ *                                batch is not taken.
+ * @par Ownership
+ *      batch_out->frames are borrowed from the ring; their memory is
+ *      OpenCL's, on the ring's queue, until clmem_bridge_ring_cl_done().
+ * @par Threads
+ *      A consumer call (see clmem_bridge_ring).
+ * @par Blocks
+ *      Up to timeout_ns: until the producer reported the batch's last frame
+ *      submitted; with host ordering also until Vulkan's writes completed
+ *      (a fence).
+ * @since 0.2
  */
 clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uint64_t timeout_ns, cl_uint num_events,
                                        const cl_event *wait_list, clmem_bridge_ring_batch *batch_out,
                                        cl_event *event_out);
 
-/*
+/**
  * Hand the batch back to Vulkan, after the commands enqueued on the ring's
- * queue so far and wait_list: one clmem_bridge_release_many of its frames,
- * then (device ordering) the signal of done[s] and a clFlush. Batches are
- * handed back in the order they were taken. *event_out (if not NULL; the
- * caller releases it) is the release's event.
- * Errors: CLMEM_ERR_NULL_POINTER, CLMEM_ERR_INVALID_VALUE (not the oldest
- * batch OpenCL holds), CLMEM_ERR_OPENCL (the release was refused: nothing
- * changed, call it again). When only the semaphore signal is refused, the
- * ring finishes the queue instead (clFinish) so that Vulkan may write
- * without it, and returns CLMEM_OK.
- * Blocks: never (on the fallback only, clFinish).
+ * queue so far and wait_list: one clmem_bridge_release_many() of its
+ * frames, then (device ordering) the signal of done[s] and a clFlush.
+ *
+ * Batches are handed back in the order they were taken. When only the
+ * semaphore signal is refused, the ring finishes the queue instead
+ * (clFinish) so that Vulkan may write without it, and returns CLMEM_OK.
+ *
+ * @param ring           The ring.
+ * @param batch          The oldest batch OpenCL holds, as cl_next gave it.
+ * @param num_events     How many events wait_list has.
+ * @param wait_list      The events the release waits for too, or NULL.
+ * @param[out] event_out If not NULL, the release's event, which the caller
+ *                       releases; NULL on error.
+ * @retval CLMEM_OK                The release is enqueued (device ordering:
+ *                                 with the signal and the flush, or the
+ *                                 queue finished instead).
+ * @retval CLMEM_ERR_NULL_POINTER  ring or batch is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE Not the oldest batch OpenCL holds (or it
+ *                                 holds none).
+ * @retval CLMEM_ERR_OPENCL        The release was refused: nothing changed,
+ *                                 call it again.
+ * @retval CLMEM_ERR_NO_MEMORY     A batch of more than 16 frames, and
+ *                                 allocating the release's lists failed:
+ *                                 nothing changed, call it again.
+ * @par Ownership
+ *      The batch's frames are the ring's again: enqueue nothing more on
+ *      them. vk_next hands them to Vulkan again (device ordering: with
+ *      done[s] to wait on; host ordering: once the release completed).
+ * @par Threads
+ *      A consumer call (see clmem_bridge_ring).
+ * @par Blocks
+ *      Never (on the fallback only, clFinish).
+ * @since 0.2
  */
 clmem_status clmem_bridge_ring_cl_done(clmem_bridge_ring *ring, const clmem_bridge_ring_batch *batch,
                                        cl_uint num_events, const cl_event *wait_list, cl_event *event_out);
