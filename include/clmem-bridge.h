@@ -1099,9 +1099,11 @@ clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkFormat format, clm
  * @retval CLMEM_OK                The acquire is enqueued.
  * @retval CLMEM_ERR_NULL_POINTER  b or h is NULL.
  * @retval CLMEM_ERR_INVALID_VALUE The memory is already acquired, h did
- *                                 not come from the bridge, or it is a
- *                                 handle of another bridge; nothing is
- *                                 enqueued.
+ *                                 not come from the bridge, it is a handle
+ *                                 of another bridge, or it is a frame of a
+ *                                 frame ring (clmem_bridge_ring_create()),
+ *                                 which alone hands its frames over;
+ *                                 nothing is enqueued.
  * @retval CLMEM_ERR_OPENCL        The enqueue failed.
  * @par Blocks
  *      Never (enqueues only).
@@ -1129,8 +1131,9 @@ clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uin
  * @retval CLMEM_OK                The release is enqueued.
  * @retval CLMEM_ERR_NULL_POINTER  b or h is NULL.
  * @retval CLMEM_ERR_INVALID_VALUE The memory is not acquired, h did not
- *                                 come from the bridge, or it is a handle
- *                                 of another bridge; nothing is enqueued.
+ *                                 come from the bridge, it is a handle of
+ *                                 another bridge, or it is a frame of a
+ *                                 frame ring; nothing is enqueued.
  * @retval CLMEM_ERR_OPENCL        The enqueue failed.
  * @par Blocks
  *      Never (enqueues only).
