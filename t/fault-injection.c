@@ -1,7 +1,8 @@
 /* Fault injection: every failure point of the bridge's creation, imports
  * (of buffers, and of images: plane buffers, image views, optimal-tiling
- * images), handles for more queues, handoff, teardown, semaphores and
- * Vulkan buffer and image helpers is made to fail at every pass a sequence
+ * images), handles for more queues, handoff (of one handle, and of many
+ * at once), teardown, semaphores, the frame ring and Vulkan buffer and
+ * image helpers is made to fail at every pass a sequence
  * of calls makes through it, and each failure must be reported as
  * documented and lose nothing.
  *
@@ -15,9 +16,10 @@
  *         names the row's call (NULL for the library's own allocations and
  *         checks), the native code is non-zero for OpenCL, Vulkan and
  *         system failures, *out is NULL after a failed import, handle,
- *         semaphore or bridge creation, a caller's fd is still open, and a
- *         failed bridge creation retained nothing (the context's reference
- *         count is unchanged right after it);
+ *         semaphore, ring or bridge creation, *event_out is NULL after a
+ *         failed acquire_many, release_many, cl_next or cl_done, a caller's
+ *         fd is still open, and a failed bridge creation retained nothing
+ *         (the context's reference count is unchanged right after it);
  *       - a pass that fails inside a call with no status (the last unref,
  *         which starts the import's teardown: the marker list, the markers,
  *         their callbacks, the hand-back of memory left acquired) is judged
@@ -33,7 +35,10 @@
  *         run its release exactly once, and only after OpenCL destroyed the
  *         cl_mem the import made, and the caller's anchor on the Vulkan
  *         memory runs its release at once, exactly once, when the caller
- *         drops its reference (the bridge kept none);
+ *         drops its reference (the bridge kept none), and so does the
+ *         caller's anchor on the semaphores (no ring or semaphore still
+ *         holds one: a failed ring creation let go of the frames, the
+ *         semaphores, the queue and the bridge);
  *       - the library still works (the retry, or the next call).
  *
  * Each run makes a bridge of its own (import cache on) and drops it at
@@ -51,6 +56,21 @@
  * sequences share a buffer; an optimal-tiling sequence's bridge passes
  * clmem_bridge_image_live_check first, also with nothing armed, and
  * finishes that check's own import before the sequence starts.
+ *
+ * The many-handle sequences import "pieces", disjoint ranges of the run's
+ * buffer (one import each), and hand them over in one call: 2 of them (one
+ * event over several commands: the handoff's marker), or 17, one more than
+ * the handoff keeps on the stack (handoff_alloc; on the fd paths one more
+ * than the extension call's list on the stack: fd_handoff_alloc). The ring
+ * sequence makes a ring of 4 pieces in 2 slots of 2 from host-ordered
+ * semaphores the test imports, carries 2 full batches and a short one
+ * (slot 0 again) through vk_next, vk_submitted (after the test's own
+ * signal of ready[s]), cl_next and cl_done, drains it and drops it; a
+ * semaphore the test signalled that no ring wait consumed (a failed
+ * vk_submitted, then the drop) is waited on by the test before the next
+ * call, so that every binary semaphore alternates signal and wait. The
+ * device-ordered ring (opaque-fd semaphores, cl_khr_external_semaphore)
+ * is made and dropped only.
  *
  * Links t/libclmem-fault.la, libclmem and libclmem-bridge built with the
  * seam (lib/fault.h), instead of the shipped libraries. */
@@ -75,14 +95,21 @@
 
 #define ALLOC_SIZE (64 * 1024)
 #define SUB_SIZE 4096
-#define NSLOTS 4   /* handles (and fds) a run can hold */
+#define MANY 17    /* handles in one big acquire_many: one more than bridge/handoff.c's HANDOFF_STACK and
+                      bridge/path-fd.c's FD_STACK_MEMS */
+#define NSLOTS 20  /* handles (and fds) a run can hold: MANY pieces, or the other sequences' 4 */
+#define NSEMS 4    /* semaphores a run can hold: a ring of 2 slots */
+#define RING_FRAMES 8 /* frames a ring sequence hands out */
+#define PIECE_MIN 1024 /* bytes of a piece (more where the sub-range offset needs it) */
 #define NQUEUES 3  /* the fixture's queue and two more of its context */
-#define NPROBES 40 /* probe anchors a run can hand out: sequence, retry and next call */
+#define NPROBES 64 /* probe anchors a run can hand out: sequence, retry and next call (MANY twice) */
 #define SETTLE_NS UINT64_C(5000000000) /* finish's timeout: teardowns take milliseconds */
 /* What an out-parameter holds before a call, so that "set to NULL" shows. */
 #define JUNK_HANDLE ((clmem_handle *)(uintptr_t)0x1)
 #define JUNK_SEMAPHORE ((clmem_bridge_semaphore *)(uintptr_t)0x1)
 #define JUNK_BRIDGE ((clmem_bridge *)(uintptr_t)0x1)
+#define JUNK_RING ((clmem_bridge_ring *)(uintptr_t)0x1)
+#define JUNK_EVENT ((cl_event)(uintptr_t)0x1)
 /* The images the image sequences make: rows of 256 bytes in RGBA8. */
 #define IMAGE_FORMAT VK_FORMAT_R8G8B8A8_UNORM
 #define IMAGE_W 64
@@ -102,16 +129,33 @@ enum op_kind {
     OP_FINISH,         /* clmem_bridge_finish(10 s): must return CLMEM_OK, whatever failed before */
     OP_VK_CREATE,      /* clmem_bridge_vk_buffer_create */
     OP_VK_DESTROY,     /* clmem_bridge_vk_buffer_destroy: no status */
-    OP_SEM_IMPORT,     /* clmem_bridge_semaphore_import */
-    OP_SEM_DROP,       /* clmem_bridge_semaphore_unref: no status */
+    OP_SEM_IMPORT,     /* clmem_bridge_semaphore_import into semaphore slots [slot, slot + count) still empty */
+    OP_SEM_DROP,       /* clmem_bridge_semaphore_unref of semaphore slots [slot, slot + count): no status */
     OP_BRIDGE_CREATE,  /* clmem_bridge_create into slot: 0 names the OpenCL device, 1 lets the bridge find it */
     OP_BRIDGE_UNREF,     /* clmem_bridge_unref(slot): no status */
-    OP_IMPORT_IMAGE,     /* clmem_bridge_import_vk_image(the run's image, plane 0, queue, image_flags) into slot */
+    OP_IMPORT_IMAGE,     /* clmem_bridge_import_vk_image(the run's image, plane 0, queue, flags) into slot */
     OP_VK_IMAGE_CREATE,  /* clmem_bridge_vk_image_create (linear, host-visible) */
-    OP_VK_IMAGE_DESTROY  /* clmem_bridge_vk_image_destroy: no status */
+    OP_VK_IMAGE_DESTROY, /* clmem_bridge_vk_image_destroy: no status */
+    OP_IMPORT_PIECES,    /* clmem_bridge_import_vk of piece i into slot i, for the slots [slot, slot + count)
+                            still empty (a retry goes on where the failed import stopped) */
+    OP_DROP_PIECES,      /* clmem_handle_unref of slots [slot, slot + count): no status */
+    OP_ACQUIRE_EACH,     /* clmem_bridge_acquire of each of slots [slot, slot + count) not acquired yet */
+    OP_ACQUIRE_MANY,     /* clmem_bridge_acquire_many(slots [slot, slot + count), queue), with an event, waited for */
+    OP_RELEASE_MANY,     /* clmem_bridge_release_many(slots [slot, slot + count), queue), with an event, waited for */
+    OP_RING_CREATE,      /* clmem_bridge_ring_create: frames slots [0, count), batch_size batch, ready semaphores
+                            [0, count / batch), done the next as many, on queue */
+    OP_VK_NEXT,          /* clmem_bridge_ring_vk_next(flags) */
+    OP_VK_SUBMITTED,     /* the test's signal of the frames handed out (once), clmem_bridge_ring_vk_submitted(the
+                            last one) */
+    OP_CL_NEXT,          /* clmem_bridge_ring_cl_next, with an event, waited for */
+    OP_CL_DONE,          /* clmem_bridge_ring_cl_done(the oldest batch taken), with an event, waited for */
+    OP_VK_DRAIN,         /* clmem_bridge_ring_vk_drain, and the waits it gives submitted */
+    OP_RING_UNREF        /* clmem_bridge_ring_unref, after both queues drained: no status */
 };
 
-enum range { WHOLE, SUB }; /* SUB: [align, align + SUB_SIZE), a non-zero offset (a sub-buffer on the fd paths) */
+/* SUB: [align, align + SUB_SIZE), a non-zero offset (a sub-buffer on the fd paths). PIECE: piece i,
+ * [i * env.piece, (i + 1) * env.piece), one import per piece (the cache keys on the range). */
+enum range { WHOLE, SUB, PIECE };
 
 struct op {
     enum op_kind kind;
@@ -119,20 +163,33 @@ struct op {
     enum range range; /* imports */
     int queue;        /* imports and OP_FOR_QUEUE: index into env.queues */
     int src;          /* OP_FOR_QUEUE: the slot whose handle it starts from */
-    uint32_t image_flags; /* OP_IMPORT_IMAGE: 0 (the plane buffer) or CLMEM_BRIDGE_IMAGE_AS_IMAGE */
+    uint32_t flags;   /* OP_IMPORT_IMAGE: 0 (the plane buffer) or CLMEM_BRIDGE_IMAGE_AS_IMAGE;
+                         OP_VK_NEXT: 0 or CLMEM_BRIDGE_RING_END_BATCH */
+    int count;        /* the ops on a run of slots: how many (0 for acquire_many and release_many: none) */
+    int batch;        /* OP_RING_CREATE: batch_size */
 };
 
-#define IMPORT(s, r, q) {OP_IMPORT, s, r, q, 0, 0}
-#define IMPORT_FD(s, r, q) {OP_IMPORT_FD, s, r, q, 0, 0}
-#define FOR_QUEUE(s, from, q) {OP_FOR_QUEUE, s, WHOLE, q, from, 0}
-#define ACQUIRE(s) {OP_ACQUIRE, s, WHOLE, 0, 0, 0}
-#define RELEASE(s) {OP_RELEASE, s, WHOLE, 0, 0, 0}
-#define DROP(s) {OP_DROP, s, WHOLE, 0, 0, 0}
-#define FINISH {OP_FINISH, 0, WHOLE, 0, 0, 0}
-#define END {OP_END, 0, WHOLE, 0, 0, 0}
-#define SIMPLE(k, s) {k, s, WHOLE, 0, 0, 0}
-#define IMPORT_IMAGE(s, q, fl) {OP_IMPORT_IMAGE, s, WHOLE, q, 0, fl}
+#define IMPORT(s, r, q) {OP_IMPORT, s, r, q, 0, 0, 0, 0}
+#define IMPORT_FD(s, r, q) {OP_IMPORT_FD, s, r, q, 0, 0, 0, 0}
+#define FOR_QUEUE(s, from, q) {OP_FOR_QUEUE, s, WHOLE, q, from, 0, 0, 0}
+#define ACQUIRE(s) {OP_ACQUIRE, s, WHOLE, 0, 0, 0, 0, 0}
+#define RELEASE(s) {OP_RELEASE, s, WHOLE, 0, 0, 0, 0, 0}
+#define DROP(s) {OP_DROP, s, WHOLE, 0, 0, 0, 0, 0}
+#define FINISH {OP_FINISH, 0, WHOLE, 0, 0, 0, 0, 0}
+#define END {OP_END, 0, WHOLE, 0, 0, 0, 0, 0}
+#define SIMPLE(k, s) {k, s, WHOLE, 0, 0, 0, 0, 0}
+#define IMPORT_IMAGE(s, q, fl) {OP_IMPORT_IMAGE, s, WHOLE, q, 0, fl, 0, 0}
 #define AS_IMAGE CLMEM_BRIDGE_IMAGE_AS_IMAGE
+#define SEM_IMPORT(s, n) {OP_SEM_IMPORT, s, WHOLE, 0, 0, 0, n, 0}
+#define SEM_DROP(s, n) {OP_SEM_DROP, s, WHOLE, 0, 0, 0, n, 0}
+#define IMPORT_PIECES(s, n, q) {OP_IMPORT_PIECES, s, PIECE, q, 0, 0, n, 0}
+#define DROP_PIECES(s, n) {OP_DROP_PIECES, s, WHOLE, 0, 0, 0, n, 0}
+#define ACQUIRE_EACH(s, n) {OP_ACQUIRE_EACH, s, WHOLE, 0, 0, 0, n, 0}
+#define ACQUIRE_MANY(s, n, q) {OP_ACQUIRE_MANY, s, WHOLE, q, 0, 0, n, 0}
+#define RELEASE_MANY(s, n, q) {OP_RELEASE_MANY, s, WHOLE, q, 0, 0, n, 0}
+#define RING_CREATE(n, k, q) {OP_RING_CREATE, 0, WHOLE, q, 0, 0, n, k}
+#define VK_NEXT(fl) {OP_VK_NEXT, 0, WHOLE, 0, 0, fl, 0, 0}
+#define END_BATCH CLMEM_BRIDGE_RING_END_BATCH
 
 enum needs {
     NEEDS_NOTHING,
@@ -150,7 +207,7 @@ struct sequence {
     enum needs needs;
     clmem_bridge_path path;               /* of the imports */
     clmem_bridge_semaphore_mode sem_mode; /* of OP_SEM_IMPORT */
-    struct op ops[12];
+    struct op ops[28];
 };
 
 /* The run's image has optimal tiling (else linear) in exactly the
@@ -202,10 +259,10 @@ static const struct sequence seq_vk = {"vk_buffer_create, destroy", NEEDS_NOTHIN
                                        {SIMPLE(OP_VK_CREATE, 0), SIMPLE(OP_VK_DESTROY, 0), END}};
 static const struct sequence seq_sem_host = {"host-ordered semaphore: import, drop", NEEDS_NOTHING,
                                              CLMEM_BRIDGE_PATH_HOST_MAPPED, CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED,
-                                             {SIMPLE(OP_SEM_IMPORT, 0), SIMPLE(OP_SEM_DROP, 0), FINISH, END}};
+                                             {SEM_IMPORT(0, 1), SEM_DROP(0, 1), FINISH, END}};
 static const struct sequence seq_sem_fd = {"opaque-fd semaphore: import, drop", NEEDS_SEMAPHORE_OPAQUE_FD,
                                            CLMEM_BRIDGE_PATH_HOST_MAPPED, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD,
-                                           {SIMPLE(OP_SEM_IMPORT, 0), SIMPLE(OP_SEM_DROP, 0), FINISH, END}};
+                                           {SEM_IMPORT(0, 1), SEM_DROP(0, 1), FINISH, END}};
 /* An image's plane imported on one queue, a cache hit on a second, handed
  * over and back, both dropped. */
 #define IMAGE_TWO_QUEUES(fl)                                                                                       \
@@ -231,6 +288,48 @@ static const struct sequence seq_bridge = {
     CLMEM_BRIDGE_PATH_HOST_MAPPED, 0,
     {SIMPLE(OP_BRIDGE_CREATE, 0), SIMPLE(OP_BRIDGE_CREATE, 1), SIMPLE(OP_BRIDGE_UNREF, 0),
      SIMPLE(OP_BRIDGE_UNREF, 1), END}};
+/* Pieces handed over in one call: two host-mapped ones are two commands
+ * under one marker (and an empty call with an event is a marker alone);
+ * MANY is past the handoff's stack lists. On the fd paths the MANY pieces
+ * go in one extension call, past its list on the stack too: there the
+ * release direction has a sequence of its own, since the failing call
+ * named is the direction's. */
+static const struct sequence seq_many_host2 = {
+    "host-mapped: 2 pieces, acquire_many of none, then of both, release_many of both (an event each), drop both",
+    NEEDS_NOTHING, CLMEM_BRIDGE_PATH_HOST_MAPPED, 0,
+    {IMPORT_PIECES(0, 2, 0), ACQUIRE_MANY(0, 0, 0), ACQUIRE_MANY(0, 2, 0), RELEASE_MANY(0, 2, 0), DROP_PIECES(0, 2),
+     FINISH, END}};
+static const struct sequence seq_many_host = {
+    "host-mapped: 17 pieces, acquire_many and release_many of all 17 (an event each), drop all", NEEDS_NOTHING,
+    CLMEM_BRIDGE_PATH_HOST_MAPPED, 0,
+    {IMPORT_PIECES(0, MANY, 0), ACQUIRE_MANY(0, MANY, 0), RELEASE_MANY(0, MANY, 0), DROP_PIECES(0, MANY), FINISH,
+     END}};
+static const struct sequence seq_many_fd = {
+    "opaque-fd: 17 pieces, acquire_many of all 17 (one extension call), drop all while acquired", NEEDS_OPAQUE_FD,
+    CLMEM_BRIDGE_PATH_OPAQUE_FD, 0,
+    {IMPORT_PIECES(0, MANY, 0), ACQUIRE_MANY(0, MANY, 0), DROP_PIECES(0, MANY), FINISH, END}};
+static const struct sequence seq_many_fd_back = {
+    "opaque-fd: 17 pieces, acquired one by one, release_many of all 17 (one extension call), drop all",
+    NEEDS_OPAQUE_FD, CLMEM_BRIDGE_PATH_OPAQUE_FD, 0,
+    {IMPORT_PIECES(0, MANY, 0), ACQUIRE_EACH(0, MANY), RELEASE_MANY(0, MANY, 0), DROP_PIECES(0, MANY), FINISH, END}};
+/* A frame ring of the pieces 0..3, 2 slots of 2 frames. A full batch: two
+ * frames for Vulkan, reported submitted, taken by OpenCL, handed back. */
+#define RING_FULL_BATCH                                                                                            \
+    VK_NEXT(0), VK_NEXT(0), SIMPLE(OP_VK_SUBMITTED, 0), SIMPLE(OP_CL_NEXT, 0), SIMPLE(OP_CL_DONE, 0)
+static const struct sequence seq_ring_host = {
+    "host-ordered ring of 4 host-mapped pieces in 2 slots of 2: 2 batches, a short 3rd in slot 0 again, drain, "
+    "drop",
+    NEEDS_NOTHING, CLMEM_BRIDGE_PATH_HOST_MAPPED, CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED,
+    {IMPORT_PIECES(0, 4, 0), SEM_IMPORT(0, 4), RING_CREATE(4, 2, 0), RING_FULL_BATCH, RING_FULL_BATCH,
+     VK_NEXT(END_BATCH), SIMPLE(OP_VK_SUBMITTED, 0), SIMPLE(OP_CL_NEXT, 0), SIMPLE(OP_CL_DONE, 0),
+     SIMPLE(OP_VK_DRAIN, 0), SIMPLE(OP_RING_UNREF, 0), SEM_DROP(0, 4), DROP_PIECES(0, 4), FINISH, END}};
+/* Device ordering: made and dropped (no fence, no host-ordered submission;
+ * the one ring point it reaches is the ring's allocation). */
+static const struct sequence seq_ring_device = {
+    "device-ordered ring (opaque-fd semaphores) of 4 host-mapped pieces in 2 slots of 2: create, drop",
+    NEEDS_SEMAPHORE_OPAQUE_FD, CLMEM_BRIDGE_PATH_HOST_MAPPED, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD,
+    {IMPORT_PIECES(0, 4, 0), SEM_IMPORT(0, 4), RING_CREATE(4, 2, 0), SIMPLE(OP_RING_UNREF, 0), SEM_DROP(0, 4),
+     DROP_PIECES(0, 4), FINISH, END}};
 
 /* ---------------------------------------------------------------- cases */
 
@@ -288,6 +387,19 @@ static const struct fault_case cases[] = {
     {"vkCreateImage",                          &seq_vk_image,            CLMEM_ERR_VULKAN,    "vkCreateImage"},
     {"vkAllocateMemory",                       &seq_vk_image,            CLMEM_ERR_VULKAN,    "vkAllocateMemory"},
     {"vkBindImageMemory",                      &seq_vk_image,            CLMEM_ERR_VULKAN,    "vkBindImageMemory"},
+    /* many handles in one call: a marker over the commands; lists above 16 entries; a partial call undone */
+    {"clEnqueueMarkerWithWaitList(handoff)",   &seq_many_host2,          CLMEM_ERR_OPENCL,    "clEnqueueMarkerWithWaitList"},
+    {"clEnqueueUnmapMemObject",                &seq_many_host2,          CLMEM_ERR_OPENCL,    "clEnqueueUnmapMemObject"},
+    {"clEnqueueMapBuffer",                     &seq_many_host2,          CLMEM_ERR_OPENCL,    "clEnqueueMapBuffer"},
+    {"handoff_alloc",                          &seq_many_host,           CLMEM_ERR_NO_MEMORY, NULL},
+    {"clEnqueueMarkerWithWaitList(handoff)",   &seq_many_host,           CLMEM_ERR_OPENCL,    "clEnqueueMarkerWithWaitList"},
+    /* the host-ordered frame ring: its fences, the fence submission, the batches' handoffs (retried) */
+    {"ring_alloc",                             &seq_ring_host,           CLMEM_ERR_NO_MEMORY, NULL},
+    {"vkCreateFence(ring)",                    &seq_ring_host,           CLMEM_ERR_VULKAN,    "vkCreateFence"},
+    {"vkQueueSubmit(ring)",                    &seq_ring_host,           CLMEM_ERR_VULKAN,    "vkQueueSubmit"},
+    {"clEnqueueMarkerWithWaitList(handoff)",   &seq_ring_host,           CLMEM_ERR_OPENCL,    "clEnqueueMarkerWithWaitList"},
+    {"clEnqueueUnmapMemObject",                &seq_ring_host,           CLMEM_ERR_OPENCL,    "clEnqueueUnmapMemObject"},
+    {"clEnqueueMapBuffer",                     &seq_ring_host,           CLMEM_ERR_OPENCL,    "clEnqueueMapBuffer"},
     /* a linear image's plane buffer: clmem_bridge_import_vk of the plane, through the image entry point */
     {"import_record_alloc",                    &seq_image_planes,        CLMEM_ERR_NO_MEMORY, NULL},
     {"clCreateBuffer",                         &seq_image_planes,        CLMEM_ERR_OPENCL,    "clCreateBuffer(CL_MEM_USE_HOST_PTR)"},
@@ -337,6 +449,17 @@ static const struct fault_case cases[] = {
     {"semaphore_alloc",                        &seq_sem_fd,              CLMEM_ERR_NO_MEMORY, NULL},
     {"vkGetSemaphoreFdKHR",                    &seq_sem_fd,              CLMEM_ERR_VULKAN,    "vkGetSemaphoreFdKHR"},
     {"clCreateSemaphoreWithPropertiesKHR",     &seq_sem_fd,              CLMEM_ERR_OPENCL,    "clCreateSemaphoreWithPropertiesKHR"},
+    /* the device-ordered ring (cl_khr_external_semaphore) */
+    {"ring_alloc",                             &seq_ring_device,         CLMEM_ERR_NO_MEMORY, NULL},
+    /* 17 fd pieces: ONE extension call, its list past the stack. Its allocation failing is reported as the
+     * extension call refused (CL_OUT_OF_HOST_MEMORY), so the call named is the direction's. */
+    {"handoff_alloc",                          &seq_many_fd,             CLMEM_ERR_NO_MEMORY, NULL},
+    {"fd_handoff_alloc",                       &seq_many_fd,             CLMEM_ERR_OPENCL,    "clEnqueueAcquireExternalMemObjectsKHR"},
+    {"clEnqueueAcquireExternalMemObjectsKHR",  &seq_many_fd,             CLMEM_ERR_OPENCL,    "clEnqueueAcquireExternalMemObjectsKHR"},
+    {"clEnqueueReleaseExternalMemObjectsKHR",  &seq_many_fd,             TEARDOWN},
+    {"handoff_alloc",                          &seq_many_fd_back,        CLMEM_ERR_NO_MEMORY, NULL},
+    {"fd_handoff_alloc",                       &seq_many_fd_back,        CLMEM_ERR_OPENCL,    "clEnqueueReleaseExternalMemObjectsKHR"},
+    {"clEnqueueReleaseExternalMemObjectsKHR",  &seq_many_fd_back,        CLMEM_ERR_OPENCL,    "clEnqueueReleaseExternalMemObjectsKHR"},
     /* image views on the opaque-fd path */
     {"clCreateImage",                          &seq_image_view_fd,       CLMEM_ERR_OPENCL,    "clCreateImage"},
     {"clSetMemObjectDestructorCallback",       &seq_image_view_fd,       CLMEM_ERR_OPENCL,    "clSetMemObjectDestructorCallback"},
@@ -362,6 +485,7 @@ struct env {
     struct cl_fixture f;
     cl_command_queue queues[NQUEUES];  /* [0] is f.queue */
     VkDeviceSize align;                /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: SUB's offset */
+    VkDeviceSize piece;                /* a PIECE's size: PIECE_MIN, or align where that is more */
     bool have[NEEDS_COUNT];
     char why_not[NEEDS_COUNT][768];    /* the bridge's message where a need is not met */
     VkFormat optimal_format;           /* NEEDS_OPTIMAL_IMAGE: the first format whose live check passed */
@@ -469,12 +593,24 @@ struct run {
     cl_uint ctx_before_create;     /* the context's reference count right before bridge_create */
     struct vk_owned o;             /* the Vulkan memory the imports share (an image's: o.memory, o.released) */
     clmem_bridge_vk_image image;   /* the image sequences' VkImage, owned by the caller's anchor (r->ka) */
-    clmem_keepalive *ka;           /* the caller's reference on its anchor (or the semaphore's) */
-    atomic_int sem_releases;       /* the semaphore sequences' anchor */
+    clmem_keepalive *ka;           /* the caller's reference on its anchor on the memory */
+    clmem_keepalive *sem_ka;       /* the caller's reference on its anchor on the semaphores */
+    atomic_int sem_releases;       /* that anchor's releases */
     struct probe probes[NPROBES];
     int probes_used;
-    VkSemaphore vk_sem;
-    clmem_bridge_semaphore *sem;
+    int vk_sem_count;
+    VkSemaphore vk_sems[NSEMS];
+    clmem_bridge_semaphore *sems[NSEMS];
+    bool sem_signalled[NSEMS];     /* the test signalled it, and no wait of the ring's was submitted since */
+    int failed_slot;               /* the ops on a run of slots: the slot whose call failed */
+    bool acquired_each[NSLOTS];    /* OP_ACQUIRE_EACH: acquired */
+    cl_event event;                /* the event of the call that failed, as it left it */
+    /* the ring sequences' */
+    clmem_bridge_ring *ring;
+    clmem_bridge_ring_frame ring_frames[RING_FRAMES]; /* handed out by vk_next, in order */
+    int frames_out, frames_signalled;                  /* handed out; signalled by the test */
+    clmem_bridge_ring_batch batches[RING_FRAMES];      /* taken by cl_next, in order */
+    int batches_taken, batches_done;
     clmem_bridge *bridges[2];      /* the bridge-creation sequence's own */
     clmem_handle *h[NSLOTS];
     int fd[NSLOTS];                /* the caller's fd for OP_IMPORT_FD; -1 when none */
@@ -553,13 +689,17 @@ static void probe_after_import(struct run *r, struct probe *p, clmem_status s, c
 
 static const char *op_name(struct op op)
 {
-    static const char *const names[] = {"end",          "import_vk",        "import_fd",
-                                        "handle_for_queue", "acquire",      "release",
-                                        "drop",         "finish",           "vk_buffer_create",
-                                        "vk_buffer_destroy", "semaphore_import", "semaphore_unref",
-                                        "bridge_create", "bridge_unref", "import_vk_image",
-                                        "vk_image_create", "vk_image_destroy"};
-    static char buf[96];
+    static const char *const names[] = {
+        "end",               "import_vk",          "import_fd",         "handle_for_queue",
+        "acquire",           "release",            "drop",              "finish",
+        "vk_buffer_create",  "vk_buffer_destroy",  "semaphore_import",  "semaphore_unref",
+        "bridge_create",     "bridge_unref",       "import_vk_image",   "vk_image_create",
+        "vk_image_destroy",  "import_vk",          "drop",              "acquire",
+        "acquire_many",      "release_many",       "ring_create",       "ring_vk_next",
+        "ring_vk_submitted", "ring_cl_next",       "ring_cl_done",      "ring_vk_drain",
+        "ring_unref"};
+    static char buf[128];
+    _Static_assert(sizeof names / sizeof names[0] == OP_RING_UNREF + 1, "a name for every op kind");
 
     switch (op.kind) {
     case OP_IMPORT:
@@ -572,12 +712,39 @@ static const char *op_name(struct op op)
         break;
     case OP_IMPORT_IMAGE:
         snprintf(buf, sizeof buf, "%s #%d (plane 0 %s, queue %d)", names[op.kind], op.slot,
-                 op.image_flags & CLMEM_BRIDGE_IMAGE_AS_IMAGE ? "as an image" : "buffer", op.queue);
+                 op.flags & CLMEM_BRIDGE_IMAGE_AS_IMAGE ? "as an image" : "buffer", op.queue);
         break;
     case OP_ACQUIRE:
     case OP_RELEASE:
     case OP_DROP:
         snprintf(buf, sizeof buf, "%s #%d", names[op.kind], op.slot);
+        break;
+    case OP_IMPORT_PIECES:
+        snprintf(buf, sizeof buf, "%s of pieces #%d..#%d (one each, queue %d)", names[op.kind], op.slot,
+                 op.slot + op.count - 1, op.queue);
+        break;
+    case OP_DROP_PIECES:
+    case OP_ACQUIRE_EACH:
+        snprintf(buf, sizeof buf, "%s of #%d..#%d, one by one", names[op.kind], op.slot, op.slot + op.count - 1);
+        break;
+    case OP_ACQUIRE_MANY:
+    case OP_RELEASE_MANY:
+        if (op.count)
+            snprintf(buf, sizeof buf, "%s of %d handles #%d..#%d (queue %d, an event)", names[op.kind], op.count,
+                     op.slot, op.slot + op.count - 1, op.queue);
+        else
+            snprintf(buf, sizeof buf, "%s of no handles (queue %d, an event)", names[op.kind], op.queue);
+        break;
+    case OP_SEM_IMPORT:
+    case OP_SEM_DROP:
+        snprintf(buf, sizeof buf, "%s of semaphores #%d..#%d", names[op.kind], op.slot, op.slot + op.count - 1);
+        break;
+    case OP_RING_CREATE:
+        snprintf(buf, sizeof buf, "%s (%d frames, batches of %d, queue %d)", names[op.kind], op.count, op.batch,
+                 op.queue);
+        break;
+    case OP_VK_NEXT:
+        snprintf(buf, sizeof buf, "%s%s", names[op.kind], op.flags & CLMEM_BRIDGE_RING_END_BATCH ? " (END_BATCH)" : "");
         break;
     case OP_BRIDGE_CREATE:
         snprintf(buf, sizeof buf, "%s (%s)", names[op.kind], op.slot ? "device found by UUID" : "device named");
@@ -591,7 +758,7 @@ static const char *op_name(struct op op)
 static bool op_reports(enum op_kind k)
 {
     return k != OP_DROP && k != OP_VK_DESTROY && k != OP_SEM_DROP && k != OP_BRIDGE_UNREF && k != OP_FINISH &&
-           k != OP_VK_IMAGE_DESTROY;
+           k != OP_VK_IMAGE_DESTROY && k != OP_DROP_PIECES && k != OP_RING_UNREF;
 }
 
 /* The test's own export of the Vulkan memory, for clmem_bridge_import_fd. */
@@ -632,6 +799,116 @@ static void finish(struct run *r, const char *when)
     }
 }
 
+/* The event a successful call gave: there must be one; waited for and
+ * released, so that the next op starts on a quiet queue. */
+static void event_done(struct run *r, cl_event ev, struct op op)
+{
+    cl_int err;
+
+    if (!ev || ev == JUNK_EVENT) {
+        problem(r, "%s returned CLMEM_OK but no event", op_name(op));
+        return;
+    }
+    if ((err = clWaitForEvents(1, &ev)) != CL_SUCCESS)
+        problem(r, "waiting for the event of %s failed: %d", op_name(op), err);
+    clReleaseEvent(ev);
+}
+
+/* The batch ops keep the ring's semaphores in step from outside, which the
+ * test does for host ordering only: there the ring's own submission waits
+ * on every ready[s] the test signalled once vk_submitted succeeded, and
+ * done[s] is never used. (A device-ordered run would need to know which
+ * side consumed each signal after a failure.) */
+static void need_host_ordering(const struct run *r, struct op op)
+{
+    if (r->seq->sem_mode != CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
+        tap_bail("%s in \"%s\": the ring's batch ops are for host-ordered semaphores only", op_name(op),
+                 r->seq->name);
+}
+
+static int sem_slot_of(const struct run *r, VkSemaphore vk_sem)
+{
+    for (int i = 0; i < r->vk_sem_count; i++)
+        if (r->vk_sems[i] == vk_sem)
+            return i;
+    tap_bail("the ring handed out a semaphore the test never imported");
+}
+
+/* Vulkan's side of the frames handed out since the last call: one empty
+ * submission with the waits and signals they carry (the test writes
+ * nothing into them; the ring orders the handoff, not the data). Once per
+ * frame: a retried vk_submitted does not signal again. */
+static void ring_signal(struct run *r)
+{
+    VkSemaphore waits[RING_FRAMES], signals[RING_FRAMES];
+    VkPipelineStageFlags stages[RING_FRAMES];
+    uint32_t nwait = 0, nsignal = 0;
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO};
+
+    for (int i = r->frames_signalled; i < r->frames_out; i++) {
+        const clmem_bridge_ring_frame *f = &r->ring_frames[i];
+        if (f->wait_semaphore) {
+            stages[nwait] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+            waits[nwait++] = f->wait_semaphore;
+        }
+        if (f->signal_semaphore) {
+            r->sem_signalled[sem_slot_of(r, f->signal_semaphore)] = true;
+            signals[nsignal++] = f->signal_semaphore;
+        }
+    }
+    r->frames_signalled = r->frames_out;
+    if (!nwait && !nsignal)
+        return;
+    si.waitSemaphoreCount = nwait;
+    si.pWaitSemaphores = waits;
+    si.pWaitDstStageMask = stages;
+    si.signalSemaphoreCount = nsignal;
+    si.pSignalSemaphores = signals;
+    if (vkQueueSubmit(r->e->vk.queue, 1, &si, VK_NULL_HANDLE) != VK_SUCCESS)
+        tap_bail("the test's own vkQueueSubmit of the frames' semaphores failed");
+}
+
+/* Waits on `n` semaphores, submitted and waited for (each had a signal). */
+static void submit_waits(struct run *r, const VkSemaphore *sems, uint32_t n)
+{
+    VkPipelineStageFlags stages[NSEMS];
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .waitSemaphoreCount = n,
+                       .pWaitSemaphores = sems,
+                       .pWaitDstStageMask = stages};
+
+    for (uint32_t i = 0; i < n; i++)
+        stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    if (n && (vkQueueSubmit(r->e->vk.queue, 1, &si, VK_NULL_HANDLE) != VK_SUCCESS ||
+              vkQueueWaitIdle(r->e->vk.queue) != VK_SUCCESS))
+        tap_bail("the test's own wait on %u semaphores failed", n);
+}
+
+/* The ring goes (both sides stopped: OpenCL's queue finished, Vulkan's
+ * idle, as the header asks); then a ready semaphore the test signalled
+ * that no wait of the ring's consumed is waited on, so that the next call
+ * finds every semaphore unsignalled. */
+static void ring_drop(struct run *r)
+{
+    VkSemaphore pending[NSEMS];
+    uint32_t n = 0;
+
+    if (r->ring) {
+        for (int i = 0; i < NQUEUES; i++)
+            clFinish(r->e->queues[i]);
+        vkQueueWaitIdle(r->e->vk.queue);
+        clmem_bridge_ring_unref(r->ring);
+        r->ring = NULL;
+    }
+    for (int i = 0; i < NSEMS; i++) {
+        if (r->sem_signalled[i])
+            pending[n++] = r->vk_sems[i];
+        r->sem_signalled[i] = false;
+    }
+    submit_waits(r, pending, n);
+    r->frames_out = r->frames_signalled = r->batches_taken = r->batches_done = 0;
+}
+
 static clmem_status do_op(struct run *r, struct op op)
 {
     struct env *e = r->e;
@@ -668,7 +945,7 @@ static clmem_status do_op(struct run *r, struct op op)
         p = probe_take(r);
         r->h[op.slot] = JUNK_HANDLE;
         s = clmem_bridge_import_vk_image(r->b, &r->image, 0, r->seq->path, p->ka, queue, CL_MEM_READ_WRITE,
-                                         op.image_flags, &r->h[op.slot]);
+                                         op.flags, &r->h[op.slot]);
         probe_after_import(r, p, s, r->h[op.slot]);
         return s;
     case OP_ACQUIRE: return clmem_bridge_acquire(r->b, r->h[op.slot], 0, NULL, NULL);
@@ -703,11 +980,22 @@ static clmem_status do_op(struct run *r, struct op op)
         memset(&r->vk_memory, 0, sizeof r->vk_memory);
         return CLMEM_OK;
     case OP_SEM_IMPORT:
-        r->sem = JUNK_SEMAPHORE;
-        return clmem_bridge_semaphore_import(r->b, e->vk.queue, r->vk_sem, r->seq->sem_mode, r->ka, &r->sem);
+        for (int i = op.slot; i < op.slot + op.count; i++) {
+            if (r->sems[i])
+                continue; /* imported before the failure that is being retried */
+            r->failed_slot = i;
+            r->sems[i] = JUNK_SEMAPHORE;
+            s = clmem_bridge_semaphore_import(r->b, e->vk.queue, r->vk_sems[i], r->seq->sem_mode, r->sem_ka,
+                                              &r->sems[i]);
+            if (s != CLMEM_OK)
+                return s;
+        }
+        return CLMEM_OK;
     case OP_SEM_DROP:
-        clmem_bridge_semaphore_unref(r->sem);
-        r->sem = NULL;
+        for (int i = op.slot; i < op.slot + op.count; i++) {
+            clmem_bridge_semaphore_unref(r->sems[i]);
+            r->sems[i] = NULL;
+        }
         return CLMEM_OK;
     case OP_BRIDGE_CREATE: {
         clmem_bridge_info info = {.size = sizeof info,
@@ -735,6 +1023,126 @@ static clmem_status do_op(struct run *r, struct op op)
     case OP_VK_IMAGE_DESTROY:
         clmem_bridge_vk_image_destroy(r->b, &r->vk_image);
         memset(&r->vk_image, 0, sizeof r->vk_image);
+        return CLMEM_OK;
+    case OP_IMPORT_PIECES:
+        for (int i = op.slot; i < op.slot + op.count; i++) {
+            if (r->h[i])
+                continue; /* imported before the failure that is being retried */
+            r->failed_slot = i;
+            p = probe_take(r);
+            r->h[i] = JUNK_HANDLE;
+            s = clmem_bridge_import_vk(r->b, &r->o.memory, (VkDeviceSize)i * e->piece, e->piece, r->seq->path, p->ka,
+                                       queue, CL_MEM_READ_WRITE, &r->h[i]);
+            probe_after_import(r, p, s, r->h[i]);
+            if (s != CLMEM_OK)
+                return s;
+        }
+        return CLMEM_OK;
+    case OP_DROP_PIECES:
+        for (int i = op.slot; i < op.slot + op.count; i++) {
+            clmem_handle_unref(r->h[i]);
+            r->h[i] = NULL;
+            r->acquired_each[i] = false;
+        }
+        return CLMEM_OK;
+    case OP_ACQUIRE_EACH:
+        for (int i = op.slot; i < op.slot + op.count; i++) {
+            if (r->acquired_each[i])
+                continue;
+            r->failed_slot = i;
+            if ((s = clmem_bridge_acquire(r->b, r->h[i], 0, NULL, NULL)) != CLMEM_OK)
+                return s;
+            r->acquired_each[i] = true;
+        }
+        return CLMEM_OK;
+    case OP_ACQUIRE_MANY:
+    case OP_RELEASE_MANY: {
+        cl_event ev = JUNK_EVENT;
+        const clmem_handle *const *hs = (const clmem_handle *const *)&r->h[op.slot];
+        s = op.kind == OP_ACQUIRE_MANY ? clmem_bridge_acquire_many(r->b, (cl_uint)op.count, hs, queue, 0, NULL, &ev)
+                                       : clmem_bridge_release_many(r->b, (cl_uint)op.count, hs, queue, 0, NULL, &ev);
+        if (s != CLMEM_OK) {
+            r->event = ev; /* judged by check_failure */
+            return s;
+        }
+        event_done(r, ev, op);
+        for (int i = op.slot; op.kind == OP_RELEASE_MANY && i < op.slot + op.count; i++)
+            r->acquired_each[i] = false;
+        return CLMEM_OK;
+    }
+    case OP_RING_CREATE: {
+        uint32_t depth = (uint32_t)(op.count / op.batch);
+        clmem_bridge_ring_info info = {.size = sizeof info,
+                                       .frame_count = (uint32_t)op.count,
+                                       .batch_size = (uint32_t)op.batch,
+                                       .frames = r->h,
+                                       .ready = r->sems,
+                                       .done = r->sems + depth,
+                                       .queue = queue};
+        if (op.count > NSLOTS || 2 * depth > NSEMS)
+            tap_bail("%s: more frames or semaphores than a run holds", op_name(op));
+        r->ring = JUNK_RING;
+        s = clmem_bridge_ring_create(r->b, &info, &r->ring);
+        if (s == CLMEM_OK)
+            r->frames_out = r->frames_signalled = r->batches_taken = r->batches_done = 0;
+        return s;
+    }
+    case OP_VK_NEXT:
+        need_host_ordering(r, op);
+        if (r->frames_out == RING_FRAMES)
+            tap_bail("a ring sequence took more than %d frames; raise RING_FRAMES", RING_FRAMES);
+        s = clmem_bridge_ring_vk_next(r->ring, op.flags, SETTLE_NS, &r->ring_frames[r->frames_out]);
+        if (s == CLMEM_OK)
+            r->frames_out++;
+        return s;
+    case OP_VK_SUBMITTED:
+        need_host_ordering(r, op);
+        if (!r->frames_out)
+            tap_bail("%s before any vk_next", op_name(op));
+        ring_signal(r);
+        s = clmem_bridge_ring_vk_submitted(r->ring, &r->ring_frames[r->frames_out - 1]);
+        if (s == CLMEM_OK) /* every batch reported is published: the ring's wait on its ready[s] is submitted */
+            memset(r->sem_signalled, 0, sizeof r->sem_signalled);
+        return s;
+    case OP_CL_NEXT: {
+        cl_event ev = JUNK_EVENT;
+        need_host_ordering(r, op);
+        s = clmem_bridge_ring_cl_next(r->ring, SETTLE_NS, 0, NULL, &r->batches[r->batches_taken], &ev);
+        if (s != CLMEM_OK) {
+            r->event = ev;
+            return s;
+        }
+        r->batches_taken++;
+        event_done(r, ev, op);
+        return CLMEM_OK;
+    }
+    case OP_CL_DONE: {
+        cl_event ev = JUNK_EVENT;
+        need_host_ordering(r, op);
+        if (r->batches_done == r->batches_taken)
+            tap_bail("%s with no batch taken", op_name(op));
+        s = clmem_bridge_ring_cl_done(r->ring, &r->batches[r->batches_done], 0, NULL, &ev);
+        if (s != CLMEM_OK) {
+            r->event = ev;
+            return s;
+        }
+        r->batches_done++;
+        event_done(r, ev, op);
+        return CLMEM_OK;
+    }
+    case OP_VK_DRAIN: {
+        VkSemaphore waits[NSEMS];
+        uint32_t n = 0;
+        need_host_ordering(r, op);
+        s = clmem_bridge_ring_vk_drain(r->ring, SETTLE_NS, NSEMS, waits, &n);
+        if (s == CLMEM_OK && n != 0) {
+            problem(r, "vk_drain of a host-ordered ring gave %u semaphores to wait on, want none", n);
+            submit_waits(r, waits, n < NSEMS ? n : NSEMS);
+        }
+        return s;
+    }
+    case OP_RING_UNREF:
+        ring_drop(r);
         return CLMEM_OK;
     }
     return CLMEM_OK;
@@ -805,10 +1213,43 @@ static void check_failure(struct run *r, struct op op, clmem_status s)
         break;
     }
     case OP_SEM_IMPORT:
-        if (r->sem != NULL) {
-            problem(r, "*out is %p after the failed semaphore import, want NULL", (void *)r->sem);
-            if (r->sem == JUNK_SEMAPHORE)
-                r->sem = NULL;
+        if (r->sems[r->failed_slot] != NULL) {
+            problem(r, "*out is %p after the failed import of semaphore #%d, want NULL",
+                    (void *)r->sems[r->failed_slot], r->failed_slot);
+            if (r->sems[r->failed_slot] == JUNK_SEMAPHORE)
+                r->sems[r->failed_slot] = NULL;
+        }
+        break;
+    case OP_IMPORT_PIECES:
+        snprintf(r->report + strlen(r->report), sizeof r->report - strlen(r->report), " (piece #%d)",
+                 r->failed_slot);
+        if (r->h[r->failed_slot] != NULL) {
+            problem(r, "*out is %p after the failed import of piece #%d, want NULL", (void *)r->h[r->failed_slot],
+                    r->failed_slot);
+            if (r->h[r->failed_slot] == JUNK_HANDLE)
+                r->h[r->failed_slot] = NULL;
+        }
+        break;
+    case OP_ACQUIRE_EACH:
+        snprintf(r->report + strlen(r->report), sizeof r->report - strlen(r->report), " (#%d)", r->failed_slot);
+        break;
+    case OP_ACQUIRE_MANY:
+    case OP_RELEASE_MANY:
+    case OP_CL_NEXT:
+    case OP_CL_DONE:
+        /* "*event_out (if not NULL) gets an event": none after a failure. */
+        if (r->event != NULL) {
+            problem(r, "*event_out is %p after the failed %s, want NULL", (void *)r->event, op_name(op));
+            if (r->event != JUNK_EVENT)
+                clReleaseEvent(r->event);
+        }
+        r->event = NULL;
+        break;
+    case OP_RING_CREATE:
+        if (r->ring != NULL) {
+            problem(r, "*out is %p after the failed ring_create, want NULL", (void *)r->ring);
+            if (r->ring == JUNK_RING)
+                r->ring = NULL;
         }
         break;
     case OP_BRIDGE_CREATE:
@@ -885,9 +1326,11 @@ static int run_steps(struct run *r, int nth, enum mode mode)
  * finish the bridge: every teardown done, or the run lost something. */
 static void drop_all(struct run *r)
 {
+    ring_drop(r); /* first: it holds references on the frames and the semaphores */
     for (int i = 0; i < NSLOTS; i++) {
         clmem_handle_unref(r->h[i]);
         r->h[i] = NULL;
+        r->acquired_each[i] = false;
         if (r->fd[i] >= 0)
             close(r->fd[i]);
         r->fd[i] = -1;
@@ -899,8 +1342,10 @@ static void drop_all(struct run *r)
     if (r->vk_image.image || r->vk_image.memory.memory)
         clmem_bridge_vk_image_destroy(r->b, &r->vk_image);
     memset(&r->vk_image, 0, sizeof r->vk_image);
-    clmem_bridge_semaphore_unref(r->sem);
-    r->sem = NULL;
+    for (int i = 0; i < NSEMS; i++) {
+        clmem_bridge_semaphore_unref(r->sems[i]);
+        r->sems[i] = NULL;
+    }
     for (int i = 0; i < 2; i++) {
         clmem_bridge_unref(r->bridges[i]);
         r->bridges[i] = NULL;
@@ -929,7 +1374,20 @@ static bool uses_image(const struct sequence *seq)
 
 static bool uses_memory(const struct sequence *seq)
 {
-    return seq->ops[0].kind == OP_IMPORT || seq->ops[0].kind == OP_IMPORT_FD || uses_image(seq);
+    return seq->ops[0].kind == OP_IMPORT || seq->ops[0].kind == OP_IMPORT_FD || seq->ops[0].kind == OP_IMPORT_PIECES ||
+           uses_image(seq);
+}
+
+/* The semaphores a sequence imports: one past the highest slot. */
+static int semaphores_used(const struct sequence *seq)
+{
+    int n = 0;
+    for (int i = 0; seq->ops[i].kind != OP_END; i++)
+        if (seq->ops[i].kind == OP_SEM_IMPORT && seq->ops[i].slot + seq->ops[i].count > n)
+            n = seq->ops[i].slot + seq->ops[i].count;
+    if (n > NSEMS)
+        tap_bail("\"%s\" imports %d semaphores; raise NSEMS", seq->name, n);
+    return n;
 }
 
 /* The image sequences' VkImage: IMAGE_FORMAT (or `format`) with the
@@ -1027,15 +1485,19 @@ static void run_begin(struct run *r, struct env *e, const struct fault_case *c)
                 tap_bail("clmem_keepalive_new failed");
             clmem_keepalive_ref(r->ka); /* the probe's, dropped by its release */
         }
-    } else if (r->seq->ops[0].kind == OP_SEM_IMPORT) {
+    }
+    if ((r->vk_sem_count = semaphores_used(r->seq)) > 0) {
         VkExportSemaphoreCreateInfo ex = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
                                           .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
         VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
                                     .pNext = r->seq->sem_mode == CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD ? &ex : NULL};
-        if (vkCreateSemaphore(e->vk.device, &ci, NULL, &r->vk_sem) != VK_SUCCESS)
-            tap_bail("vkCreateSemaphore failed");
-        r->ka = clmem_keepalive_new(count_release, &r->sem_releases);
-        if (!r->ka)
+        for (int i = 0; i < r->vk_sem_count; i++)
+            if (vkCreateSemaphore(e->vk.device, &ci, NULL, &r->vk_sems[i]) != VK_SUCCESS)
+                tap_bail("vkCreateSemaphore failed");
+        /* One anchor for all of them: it runs its release once the last
+         * semaphore (and the ring) let go of it, and the caller did. */
+        r->sem_ka = clmem_keepalive_new(count_release, &r->sem_releases);
+        if (!r->sem_ka)
             tap_bail("clmem_keepalive_new failed");
     }
 }
@@ -1079,23 +1541,35 @@ static void run_end(struct run *r)
             r->probes[i].ka = NULL;
         }
     }
-    if (!r->ka) {
-        clmem_bridge_unref(r->b);
-        r->b = NULL;
-        return;
-    }
     /* The caller lets go: its anchor must run its release now, once: the
-     * bridge finished, so no import or semaphore holds it any more. */
-    clmem_keepalive_unref(r->ka);
-    released = uses_memory(r->seq) ? atomic_load(&r->o.released) : atomic_load(&r->sem_releases);
-    if (released != 1)
-        problem(r, "the caller's anchor ran its release %d times when the caller let go after "
-                   "clmem_bridge_finish, want once",
-                released);
-    if (released == 0 || probes_wrong)
-        stranded++;
-    if (r->vk_sem)
-        vkDestroySemaphore(e->vk.device, r->vk_sem, NULL);
+     * bridge finished, so no import holds it any more. */
+    if (r->ka) {
+        clmem_keepalive_unref(r->ka);
+        r->ka = NULL;
+        released = atomic_load(&r->o.released);
+        if (released != 1)
+            problem(r, "the caller's anchor on the memory ran its release %d times when the caller let go after "
+                       "clmem_bridge_finish, want once",
+                    released);
+        if (released == 0 || probes_wrong)
+            stranded++;
+    }
+    /* The same for the semaphores' anchor: every semaphore was dropped, and
+     * no ring (nor a failed ring creation) kept a reference on one. */
+    if (r->sem_ka) {
+        clmem_keepalive_unref(r->sem_ka);
+        r->sem_ka = NULL;
+        released = atomic_load(&r->sem_releases);
+        if (released != 1)
+            problem(r, "the caller's anchor on the semaphores ran its release %d times when the caller let go "
+                       "after clmem_bridge_finish, want once (a semaphore, or a ring holding one, is still alive)",
+                    released);
+        if (released == 0)
+            stranded++;
+        vkQueueWaitIdle(e->vk.queue);
+        for (int i = 0; i < r->vk_sem_count; i++)
+            vkDestroySemaphore(e->vk.device, r->vk_sems[i], NULL);
+    }
     /* The test's reference; the Vulkan anchor's release dropped its own.
      * What a stranded import holds stays held. */
     clmem_bridge_unref(r->b);
@@ -1453,9 +1927,13 @@ int main(void)
     }
     clGetDeviceInfo(e.f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
     e.align = align_bits / 8 ? align_bits / 8 : 1;
+    e.piece = e.align > PIECE_MIN ? e.align : PIECE_MIN;
+    if ((VkDeviceSize)MANY * e.piece > ALLOC_SIZE)
+        tap_bail("%d pieces of %llu bytes (CL_DEVICE_MEM_BASE_ADDR_ALIGN) do not fit in the %d-byte buffer", MANY,
+                 (unsigned long long)e.piece, ALLOC_SIZE);
     check_needs(&e);
-    tap_diag("OpenCL: %s (%s); Vulkan: %s; sub-range offset %llu", e.f.device_name, e.f.platform_name,
-             e.vk.device_name, (unsigned long long)e.align);
+    tap_diag("OpenCL: %s (%s); Vulkan: %s; sub-range offset %llu, pieces of %llu bytes", e.f.device_name,
+             e.f.platform_name, e.vk.device_name, (unsigned long long)e.align, (unsigned long long)e.piece);
 
     /* Warm-up: drivers open fds and make objects of their own on first use,
      * so the OpenCL baselines are taken after one good run of every
