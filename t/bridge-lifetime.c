@@ -29,7 +29,9 @@ static const uint64_t MS = 1000000; /* nanoseconds */
 
 /* Longest a clmem_handle_unref may take: it enqueues markers, it does not
  * wait for device work. A behavioural bound, not a benchmark. */
-static const double UNREF_LIMIT_MS = 1.0;
+/* 1 ms as the issue asks; 20 ms in an instrumented build (tap.h), still
+ * far below the 100 ms gate that a waiting unref would sit behind. */
+#define UNREF_LIMIT_MS tap_time_bound_ms(1.0, 20.0)
 
 static long long now_ns(void)
 {

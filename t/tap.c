@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 static int tap_count;
@@ -85,4 +86,10 @@ int tap_done(void)
         printf("# planned %d tests but ran %d\n", tap_planned, tap_count);
     fflush(stdout);
     return tap_failed || (tap_planned >= 0 && tap_planned != tap_count) ? 1 : 0;
+}
+
+double tap_time_bound_ms(double plain_ms, double instrumented_ms)
+{
+    const char *v = getenv("CLMEM_TEST_INSTRUMENTED");
+    return v && *v && strcmp(v, "0") != 0 ? instrumented_ms : plain_ms;
 }

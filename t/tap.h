@@ -21,6 +21,14 @@ void tap_bail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretur
  * 0 when every point passed, 1 otherwise. */
 int tap_done(void);
 
+/* A wall-clock bound for a test point: plain_ms in an ordinary build, or
+ * instrumented_ms when CLMEM_TEST_INSTRUMENTED is set in the environment
+ * (tools/check-sanitizers.sh and tools/check-valgrind.sh set it: ASan, TSan
+ * and valgrind slow every call several times over). Only for bounds that
+ * tell "did not wait for device work" from "waited": the work such a test
+ * holds back takes far longer than either bound. */
+double tap_time_bound_ms(double plain_ms, double instrumented_ms);
+
 #define tap_is_int(got, want, ...)                                                                        \
     (tap_ok((long long)(got) == (long long)(want), __VA_ARGS__) ||                                       \
      (tap_diag("  got %lld, want %lld", (long long)(got), (long long)(want)), false))

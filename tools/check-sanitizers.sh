@@ -68,6 +68,8 @@ run_asan() {
     LSAN_OPTIONS=suppressions=$top/t/lsan.supp:print_suppressions=0:exitcode=87
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=88
     export ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
+    CLMEM_TEST_INSTRUMENTED=asan # t/tap.h: wall-clock bounds of instrumented builds
+    export CLMEM_TEST_INSTRUMENTED
     start=$(date +%s)
     if (cd "$top/build-asan" && make -j"$jobs" >make.out 2>&1 && make -j"$jobs" check); then
         echo "asan: make check passed under ASan+UBSan+LSan in $(($(date +%s) - start)) s"
@@ -75,7 +77,7 @@ run_asan() {
         echo "asan: FAILED (reports in build-asan/t/*.log; build output in build-asan/make.out)" >&2
         status=1
     fi
-    unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
+    unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS CLMEM_TEST_INSTRUMENTED
 }
 
 run_tsan() {
@@ -95,7 +97,8 @@ run_tsan() {
     # vkMapMemory holding its mapping lock), so the layer is left out of this
     # run instead; every other run of the suite uses it.
     CLMEM_VALIDATION=0
-    export TSAN_OPTIONS CLMEM_VALIDATION
+    CLMEM_TEST_INSTRUMENTED=tsan
+    export TSAN_OPTIONS CLMEM_VALIDATION CLMEM_TEST_INSTRUMENTED
     start=$(date +%s)
     if (cd "$top/build-tsan" && make -j"$jobs" >make.out 2>&1 &&
         make -j"$jobs" check TESTS='t/threads t/bridge-cache t/bridge-threads t/bridge-ring-threads t/fault-injection'); then

@@ -55,7 +55,8 @@ chmod +x "$build/valgrind-wrap"
 # slow part, and it is cached per user, as it is outside valgrind).
 CLMEM_STRESS_CYCLES=${CLMEM_STRESS_CYCLES:-300}
 CLMEM_THREADS_ITERATIONS=${CLMEM_THREADS_ITERATIONS:-10}
-export CLMEM_STRESS_CYCLES CLMEM_THREADS_ITERATIONS
+CLMEM_TEST_INSTRUMENTED=valgrind # t/tap.h: wall-clock bounds of instrumented runs
+export CLMEM_STRESS_CYCLES CLMEM_THREADS_ITERATIONS CLMEM_TEST_INSTRUMENTED
 
 start=$(date +%s)
 cd "$build"
