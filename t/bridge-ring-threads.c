@@ -147,7 +147,9 @@ int main(int argc, char **argv)
      * and more frames, must leave the count exactly as it is. */
     fds_before = fd_count();
     two_threads(&vk, &f, b, path, mode, 8, 2, total + 1, "threads, ring of 4 batches of 2");
+    tap_diag("fds: %d after the second two-thread run (%d before it)", fd_count(), fds_before);
     creation_race(&vk, &f, b, path, mode);
+    tap_diag("fds: %d after the creation race", fd_count());
     tap_is_int(fd_count(), fds_before, "no file descriptor leaked");
     clmem_bridge_unref(b);
     cl_fixture_close(&f);

@@ -681,10 +681,15 @@ int main(int argc, char **argv)
     check_acquire_many(b, b2, &vk, &f, &other, k);
     fds_before = fd_count();
     carry(&vk, &f, b, path, mode, 3, 1, total, "ring of 3, batch 1");
+    tap_diag("fds: %d after the ring of 3, batch 1 (%d before it)", fd_count(), fds_before);
     carry(&vk, &f, b, path, mode, 12, 4, total + 3, "ring of 3 batches of 4");
+    tap_diag("fds: %d after the ring of 3 batches of 4", fd_count());
     carry(&vk, &f, b, path, mode, 3, 3, total / 10 + 1, "one slot of 3");
+    tap_diag("fds: %d after one slot of 3", fd_count());
     check_drain_reuse(&vk, &f, b, path, mode);
+    tap_diag("fds: %d after the drain and reuse checks", fd_count());
     check_ring_refusals(&vk, &f, &other, b, b2, path, mode);
+    tap_diag("fds: %d after the refusal checks", fd_count());
     tap_is_int(fd_count(), fds_before, "no file descriptor leaked over the whole test");
 
     clReleaseKernel(k);
