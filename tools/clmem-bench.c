@@ -159,8 +159,8 @@ struct bench {
      * CLMEM_BRIDGE_NO_IMPORT_CACHE ((b): each import a new driver import). */
     clmem_bridge *bridge;
     clmem_bridge *bridge_uncached;
-    char pair_note[600];
-    char path_note[600];
+    char pair_note[1152]; /* clmem_error_message() is at most 1023 bytes */
+    char path_note[1152];
 
     /* Raw entry points, resolved as the bridge does (clext.c). */
     clEnqueueAcquireExternalMemObjectsKHR_fn acquire_external;
@@ -176,7 +176,7 @@ struct bench {
     bool sem_ok;        /* both variants' semaphores are usable */
     bool sem_exportable;
     clmem_bridge_semaphore_mode sem_mode; /* what the library imported with; the raw variant mirrors it */
-    char sem_note[600];
+    char sem_note[1152];
     struct sem_set sem[V_COUNT];
 
     /* limits for the per-size memory check */
@@ -1481,7 +1481,7 @@ struct batch_results {
     struct summary staged;
     struct batch_point *points;
     int npoints;
-    char why_not[H_COUNT][600]; /* empty: measured */
+    char why_not[H_COUNT][1152]; /* empty: measured; a clmem_error_message() fits */
 };
 
 /* One variant's semaphores in one mode: [0] device (opaque fd), [1] host. */

@@ -44,7 +44,7 @@
 #define MAX_CL_DEVICES 64
 #define MAX_VK_DEVICES 16 /* tools/vkctx.c looks at no more than 16 */
 #define MAX_HANDLE_TYPES 32
-#define TEXT 640          /* clmem_error_message() is at most 511 bytes, plus our prefix */
+#define TEXT 1152         /* clmem_error_message() is at most 1023 bytes (lib/error.c), plus our prefix */
 #define DEFAULT_SIZE (1u << 20)
 #define IMAGE_WIDTH 34u /* the live image checks: even, for the 4:2:0 formats */
 #define IMAGE_HEIGHT 8u
