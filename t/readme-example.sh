@@ -1,8 +1,10 @@
 #!/bin/sh
-# The README's usage example is examples/handle-example.c, byte for byte,
-# so the code people copy is the code the tests build and run.
+# The README's examples are the example programs, byte for byte, so the
+# code people copy is the code the tests build and run: its first C block
+# is examples/handle-example.c, and the C block after the line
+# "<!-- file: examples/ring-example.c -->" is examples/ring-example.c.
 s=${top_srcdir:-.}
-echo 1..1
+echo 1..2
 tmp=$(mktemp)
 awk '/^```c$/ {inside=1; next} /^```$/ && inside {exit} inside {print}' "$s/README.md" > "$tmp"
 if cmp -s "$tmp" "$s/examples/handle-example.c"; then
@@ -10,5 +12,13 @@ if cmp -s "$tmp" "$s/examples/handle-example.c"; then
 else
     echo "not ok 1 - README.md's first C block differs from examples/handle-example.c:"
     diff "$tmp" "$s/examples/handle-example.c" | sed 's/^/# /'
+fi
+awk '/^<!-- file: examples\/ring-example.c -->$/ {marked=1; next}
+     marked && /^```c$/ {inside=1; next} inside && /^```$/ {exit} inside {print}' "$s/README.md" > "$tmp"
+if [ -s "$tmp" ] && cmp -s "$tmp" "$s/examples/ring-example.c"; then
+    echo "ok 2 - README.md's ring example is examples/ring-example.c"
+else
+    echo "not ok 2 - README.md's ring example differs from examples/ring-example.c (or is missing):"
+    diff "$tmp" "$s/examples/ring-example.c" | sed 's/^/# /'
 fi
 rm -f "$tmp"
