@@ -402,8 +402,8 @@ static VkCommandBuffer begin_commands(struct bench *b)
     return cb;
 }
 
-/* The same barrier as tools/vkctx.c: transfer writes made visible to the
- * host and to whatever reads the memory next. */
+/* The same barrier as tools/vkctx-commands.c: transfer writes made
+ * visible to the host and to whatever reads the memory next. */
 static void end_commands(VkCommandBuffer cb)
 {
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,

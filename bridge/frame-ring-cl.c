@@ -1,0 +1,128 @@
+/* The frame ring's OpenCL consumer (frame-ring.h): cl_next takes the next
+ * published batch (the wait on its ready semaphore, or on the host
+ * ordering's fence, then the acquire), cl_done hands it back (the release,
+ * then the done signal, or the release's event for the producer). */
+#include "config.h"
+#include "frame-ring.h"
+#include "export.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uint64_t timeout_ns, cl_uint num_events,
+                                                    const cl_event *wait_list, clmem_bridge_ring_batch *batch_out,
+                                                    cl_event *event_out)
+{
+    uint64_t deadline, batch;
+    struct ring_slot *slot;
+    clmem_bridge *b;
+    uint32_t s;
+    clmem_status st;
+
+    if (event_out)
+        *event_out = NULL;
+    if (!ring || !batch_out)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
+                               !ring ? "ring" : "batch_out");
+    b = ring->bridge;
+    batch = ring->cl_taken;
+    s = (uint32_t)(batch % ring->depth);
+    slot = &ring->slots[s];
+    deadline = clmem__ring_deadline_after(timeout_ns);
+    pthread_mutex_lock(&ring->lock);
+    while (ring->submitted_batches <= batch)
+        if (!clmem__ring_wait_changed(ring, deadline)) {
+            pthread_mutex_unlock(&ring->lock);
+            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
+                                   "Vulkan had not submitted batch %llu in time.", (unsigned long long)batch);
+        }
+    pthread_mutex_unlock(&ring->lock);
+
+    if (ring->host_ordered && slot->fence_in_flight) {
+        uint64_t left = clmem__ring_time_left(deadline);
+        VkResult r = b->vk.WaitForFences(b->device, 1, &slot->fence, VK_TRUE, left);
+        if (r == VK_TIMEOUT)
+            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
+                                   "Vulkan's writes of batch %llu had not completed in time.",
+                                   (unsigned long long)batch);
+        if (r == VK_SUCCESS)
+            r = b->vk.ResetFences(b->device, 1, &slot->fence);
+        if (r != VK_SUCCESS)
+            return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkWaitForFences/vkResetFences", r,
+                                   "Waiting on the host for Vulkan's writes of batch %llu failed.",
+                                   (unsigned long long)batch);
+        slot->fence_in_flight = false;
+    }
+    if (!ring->host_ordered && !slot->ready_waited) {
+        st = clmem_bridge_semaphore_wait(b, slot->ready, ring->queue, num_events, wait_list, NULL);
+        if (st != CLMEM_OK)
+            return st;
+        slot->ready_waited = true;
+        num_events = 0; /* the acquire comes after the wait, which came after the wait list */
+        wait_list = NULL;
+    }
+    st = clmem__import_handoff(true, &ring->recs[s * ring->k], slot->count, ring->queue, num_events, wait_list,
+                               event_out);
+    if (st != CLMEM_OK)
+        return st; /* a retry finds the wait done */
+    slot->ready_waited = false;
+    ring->cl_taken = batch + 1;
+    batch_out->batch = batch;
+    batch_out->first_sequence = slot->first_sequence;
+    batch_out->first_index = s * ring->k;
+    batch_out->count = slot->count;
+    batch_out->frames = &ring->frames[s * ring->k];
+    return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_done(clmem_bridge_ring *ring, const clmem_bridge_ring_batch *batch,
+                                                    cl_uint num_events, const cl_event *wait_list,
+                                                    cl_event *event_out)
+{
+    struct ring_slot *slot;
+    cl_event ev = NULL;
+    bool pending = false;
+    uint32_t s;
+    clmem_status st;
+
+    if (event_out)
+        *event_out = NULL;
+    if (!ring || !batch)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
+                               !ring ? "ring" : "batch");
+    s = (uint32_t)(batch->batch % ring->depth);
+    slot = &ring->slots[s];
+    if (batch->batch != ring->cl_returned || batch->batch >= ring->cl_taken || batch->count != slot->count ||
+        batch->first_index != s * ring->k)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "Batch %llu is not the oldest batch OpenCL holds (%s); batches go back in the order "
+                               "cl_next handed them out.",
+                               (unsigned long long)batch->batch,
+                               ring->cl_returned < ring->cl_taken ? "that is an earlier one" : "it holds none");
+    /* Host ordering needs the release's event: the producer waits on it. */
+    st = clmem__import_handoff(false, &ring->recs[s * ring->k], slot->count, ring->queue, num_events, wait_list,
+                               ring->host_ordered || event_out ? &ev : NULL);
+    if (st != CLMEM_OK)
+        return st;
+    if (!ring->host_ordered) {
+        pending = clmem_bridge_semaphore_signal(ring->bridge, slot->done, ring->queue, 0, NULL, NULL) == CLMEM_OK;
+        if (!pending) /* no signal for Vulkan to wait on: order it on the host instead */
+            clFinish(ring->queue);
+    } else {
+        clFlush(ring->queue); /* the release reaches the device now; the producer waits on it */
+        if (event_out)
+            clRetainEvent(ev);
+    }
+    pthread_mutex_lock(&ring->lock);
+    if (ring->host_ordered)
+        slot->released = ev;
+    else
+        slot->done_pending = pending;
+    ring->done_batches = batch->batch + 1;
+    pthread_cond_broadcast(&ring->changed);
+    pthread_mutex_unlock(&ring->lock);
+    ring->cl_returned = batch->batch + 1;
+    if (event_out)
+        *event_out = ev;
+    return CLMEM_OK;
+}

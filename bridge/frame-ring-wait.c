@@ -1,0 +1,92 @@
+/* The frame ring's deadlines and host waits (frame-ring.h): what the
+ * producer and the consumer wait for on the host, the ring's counters
+ * under its lock and, with host ordering, the releases' events. */
+#include "config.h"
+#include "frame-ring.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <time.h>
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t clmem__ring_deadline_after(uint64_t timeout_ns)
+{
+    uint64_t now = now_ns();
+    return timeout_ns >= UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+}
+
+uint64_t clmem__ring_time_left(uint64_t deadline)
+{
+    uint64_t now;
+    if (deadline == UINT64_MAX)
+        return UINT64_MAX;
+    now = now_ns();
+    return now >= deadline ? 0 : deadline - now;
+}
+
+/* One wait on the condition (lock held); false once the deadline passed. */
+bool clmem__ring_wait_changed(clmem_bridge_ring *ring, uint64_t deadline)
+{
+    struct timespec ts;
+
+    if (deadline == UINT64_MAX) {
+        pthread_cond_wait(&ring->changed, &ring->lock);
+        return true;
+    }
+    if (now_ns() >= deadline)
+        return false;
+    ts.tv_sec = (time_t)(deadline / 1000000000u);
+    ts.tv_nsec = (long)(deadline % 1000000000u);
+    pthread_cond_timedwait(&ring->changed, &ring->lock, &ts); /* the caller re-checks its condition */
+    return true;
+}
+
+/* Until ev completed, or the deadline. CLMEM_ERR_TIMEOUT, CLMEM_ERR_OPENCL
+ * (the query failed, or the command ended in an error). clWaitForEvents
+ * has no timeout, and event callbacks come late (NVIDIA: 20-36 ms after
+ * the work, NOTES.md), so the status is polled: yielding for the first
+ * 200 us, which is where a release on the host ordering's path usually
+ * completes, then sleeping 20 us at a time. Without a deadline it is
+ * clWaitForEvents. */
+clmem_status clmem__ring_wait_event(cl_event ev, uint64_t deadline, const char *what)
+{
+    uint64_t spin_until = now_ns() + 200000u;
+
+    for (;;) {
+        cl_int status = CL_QUEUED;
+        cl_int err = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+        uint64_t left;
+
+        if (err != CL_SUCCESS)
+            return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetEventInfo", err,
+                                   "Asking whether %s completed failed.", what);
+        if (status < 0)
+            return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetEventInfo", status,
+                                   "%s ended in an error on the device.", what);
+        if (status == CL_COMPLETE)
+            return CLMEM_OK;
+        left = clmem__ring_time_left(deadline);
+        if (left == UINT64_MAX) {
+            clWaitForEvents(1, &ev); /* then the status says how it ended */
+            continue;
+        }
+        if (left == 0)
+            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0, "%s had not completed in time.",
+                                   what);
+        if (now_ns() < spin_until) {
+            sched_yield();
+            continue;
+        }
+        {
+            struct timespec pause = {0, left < 20000 ? (long)left : 20000};
+            nanosleep(&pause, NULL);
+        }
+    }
+}
