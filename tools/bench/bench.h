@@ -1,0 +1,376 @@
+/* Internal to clmem-bench: the state every part of the bench shares, and
+ * the functions one file gives the others. One concept a file:
+ *   main.c        the run: sizes, frames, batches, output, teardown
+ *   args.c        the command line and --help
+ *   probe.c       the devices, the bridges, the path, the limits
+ *   util.c        the clock, errors, checks, the watchdog, size text
+ *   stats.c       measure and variant names, the statistics of samples
+ *   vulkan.c      Vulkan buffers and command buffers
+ *   raw.c         the raw-call variant (no library call)
+ *   sems.c        the semaphores of (e)
+ *   size.c        one size's setup, teardown and checks
+ *   measures.c    (a) to (f) at one size
+ *   frames.c      (g) image frames
+ *   batches.c     the batch run's setup and teardown
+ *   batch-run.c   the batch run measured
+ *   report.c      the header and the text tables
+ *   csv.c, plot.c the CSV and the gnuplot plots */
+#ifndef CLMEM_BENCH_H
+#define CLMEM_BENCH_H
+#include "config.h"
+
+#include <clmem-bridge.h>
+#include "bridge/clext.h" /* the extension entry-point types and cl-compat.h's constants */
+#include "vkctx.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KIB (1024ull)
+#define MIB (1024ull * KIB)
+#define GIB (1024ull * MIB)
+
+#define MAX_SIZES 32
+#define CPU_DEFAULT_CAP (256ull * MIB) /* a 2-core machine finishes in minutes */
+#define GPU_DEFAULT_CAP (1ull * GIB)   /* 4 GiB only when asked with --max-size */
+#define DEFAULT_FRAMES 200
+#define DEFAULT_BLOCKS 10     /* (e): timed blocks of K frames per variant */
+#define WARMUP_FRAMES 10      /* (d), (e): untimed frames before timing */
+#define DESTROY_WAIT_S 5      /* how long the raw teardown waits for OpenCL to destroy a cl_mem, and
+                                 clmem_bridge_finish for the bridge's teardowns */
+#define FINISH_TIMEOUT_NS ((uint64_t)DESTROY_WAIT_S * 1000000000u)
+#define WATCHDOG_S 120        /* no measure of one size takes this long; a hang (a semaphore never
+                                 signalled) ends the run naming where, instead of at the caller's limit */
+
+/* What Vulkan writes into the whole buffer before (a), and word 0's value
+ * in frame f of (d) and (e). */
+#define PATTERN 0x5eed1234u
+#define FRAME_VALUE(f) (0x10000u + (uint32_t)(f) * 7u)
+
+/* ---------------------------------------------------------------- results */
+
+enum measure { M_STAGED, M_IMPORT, M_CACHED, M_WAIT, M_SEM, M_COUNT };
+enum variant { V_BASE, V_CLMEM, V_RAW, V_COUNT };
+
+extern const char *const measure_name[M_COUNT];
+extern const char *const variant_name[V_COUNT];
+
+struct summary {
+    bool have;
+    double median, min, max; /* microseconds */
+    int reps;                /* samples behind the numbers */
+    int frames_per_rep;      /* (e): frames per timed block; otherwise 1 */
+};
+
+struct size_result {
+    uint64_t size;
+    struct summary s[M_COUNT][V_COUNT];
+};
+
+/* ---------------------------------------------------------------- options */
+
+struct options {
+    uint64_t sizes[MAX_SIZES];
+    int nsizes;        /* > 0 when --sizes was given */
+    uint64_t max_size; /* 0: the default cap for the device type */
+    int reps;          /* 0: by size */
+    int frames;
+    int blocks;
+    bool quick;
+    bool validate;
+    const char *csv;
+    const char *png;
+    /* the batch run: --batches, --ring-sizes, --batch-frame-size */
+    int batches[16];
+    int nbatches;              /* 0: no batch run */
+    int rings[8];
+    int nrings;
+    uint64_t batch_frame_size; /* 0: by device */
+};
+
+/* ---------------------------------------------------------------- state */
+
+/* One variant's two binary semaphores: Vulkan signals `ready`, OpenCL
+ * signals `done`. */
+struct sem_set {
+    VkSemaphore ready, done;
+    clmem_bridge_semaphore *lib_ready, *lib_done; /* clmem variant */
+    cl_semaphore_khr cl_ready, cl_done;    /* raw variant, device ordering */
+    VkFence fence;                         /* raw variant, host ordering */
+};
+
+struct bench {
+    struct vkctx vk;
+    VkPhysicalDeviceProperties vk_props;
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    cl_kernel kernel[V_COUNT]; /* V_CLMEM and V_RAW, each bound to its own buffer */
+    cl_program program;        /* kept: the batch run makes a kernel per frame */
+    bool cpu_device;
+    clmem_bridge_path path; /* CLMEM_BRIDGE_PATH_OPAQUE_FD or CLMEM_BRIDGE_PATH_HOST_MAPPED */
+    /* Made once, outside every timed loop, on this context and device: one
+     * with the import cache ((c), (d), (e), the semaphores), one made with
+     * CLMEM_BRIDGE_NO_IMPORT_CACHE ((b): each import a new driver import). */
+    clmem_bridge *bridge;
+    clmem_bridge *bridge_uncached;
+    char pair_note[1152]; /* clmem_error_message() is at most 1023 bytes */
+    char path_note[1152];
+
+    /* Raw entry points, resolved as the bridge does (bridge/clext.c). */
+    struct clext ext; /* bridge/clext.h's table, filled by raw_resolve (raw.c) */
+    PFN_vkGetMemoryFdKHR get_memory_fd;
+    PFN_vkGetSemaphoreFdKHR get_semaphore_fd;
+
+    /* (e) */
+    bool sem_ok;        /* both variants' semaphores are usable */
+    bool sem_exportable;
+    clmem_bridge_semaphore_mode sem_mode; /* what the library imported with; the raw variant mirrors it */
+    char sem_note[1152];
+    struct sem_set sem[V_COUNT];
+
+    /* limits for the per-size memory check */
+    uint64_t cl_max_alloc, cl_global_mem, vk_max_alloc, host_mem;
+    int failures;
+};
+
+/* ---------------------------------------------------------------- Vulkan */
+
+struct vk_buf {
+    VkBuffer buffer;
+    clmem_bridge_vk_memory mem;
+};
+
+/* The clmem variant's buffer belongs to an anchor, as the bridge expects:
+ * the anchor frees it once the bench and every import let go. */
+struct anchored_buf {
+    struct vk_buf buf;
+    clmem_bridge *bridge; /* borrowed: the bench's, which outlives every anchor */
+    atomic_int freed;
+};
+
+/* ------------------------------------------------ raw import (no library) */
+
+/* What a program that calls the extensions itself holds for one import. */
+struct raw_import {
+    cl_mem mem;
+    size_t size;
+    VkDevice device;
+    VkDeviceMemory memory;
+    void *vk_base; /* host-mapped: vkMapMemory's pointer */
+    void *cl_map;  /* host-mapped: OpenCL's map while the host (Vulkan) owns the memory */
+    bool acquired;
+    atomic_int destroyed;
+};
+
+/* ------------------------------------------------------------- semaphores */
+
+/* The owner of a VkSemaphore the library imported: its anchor. */
+struct sem_owner {
+    VkDevice device;
+    VkSemaphore semaphore;
+};
+
+/* ---------------------------------------------------------- one size */
+
+/* Everything one size needs. */
+struct size_run {
+    uint64_t size;
+    int reps;
+    int frames; /* K */
+    int blocks;
+    int warmup_frames;
+    struct anchored_buf *lib;   /* the clmem variant's shared buffer */
+    clmem_keepalive *lib_anchor;
+    struct vk_buf raw_buf;      /* the raw variant's shared buffer: each variant has its own, so the
+                                   host-mapped path's single vkMapMemory per memory never collides */
+    struct vk_buf staging;
+    uint32_t *staging_ptr;      /* mapped for the whole size */
+    bool staging_cached;
+    cl_mem plain;
+    VkCommandBuffer copy_cb;
+    VkCommandBuffer *fill_cb[V_COUNT]; /* per variant, one per frame value */
+    int nfill;
+    clmem_handle *h;          /* (d), (e): the clmem variant's import */
+    struct raw_import raw;    /* (d), (e): the raw variant's import */
+    double *samples;          /* scratch, big enough for every measure */
+    double *samples2;
+};
+
+/* ---------------------------------------------------------------- frames */
+
+#define MAX_FRAME_RESULTS 4
+
+struct frame_result {
+    const char *label;    /* "1920x1080 RGBA8" */
+    const char *key;      /* "1920x1080_rgba8" (CSV) */
+    uint64_t bytes;       /* the frame's texel bytes, every plane */
+    struct summary staged, handoff;
+};
+
+extern struct frame_result frame_results[MAX_FRAME_RESULTS];
+extern int n_frame_results;
+
+/* ------------------------------------------------------------- batches */
+
+#define MAX_BATCH 64
+#define MAX_RING 8
+#define BATCH_TIMEOUT_NS (5ull * 1000000000u)
+
+enum handoff { H_SEM, H_HOST, H_TRANSFER, H_COUNT };
+extern const char *const handoff_measure[H_COUNT];
+extern const char *const handoff_label[H_COUNT];
+
+struct batch_point {
+    int batch, ring;
+    struct summary s[H_COUNT][V_COUNT];
+};
+
+struct batch_results {
+    bool ran;
+    uint64_t frame_size;
+    struct summary staged;
+    struct batch_point *points;
+    int npoints;
+    char why_not[H_COUNT][1152]; /* empty: measured; a clmem_error_message() fits */
+};
+
+/* One variant's semaphores in one mode: [0] device (opaque fd), [1] host. */
+struct bsems {
+    bool ok;
+    VkSemaphore ready[MAX_RING], done[MAX_RING];
+    clmem_bridge_semaphore *lib_ready[MAX_RING], *lib_done[MAX_RING]; /* clmem */
+    cl_semaphore_khr cl_ready[MAX_RING], cl_done[MAX_RING];           /* raw, device ordering */
+    VkFence fence[MAX_RING];                                          /* raw, host ordering */
+};
+
+/* The raw variant's own ring bookkeeping, what the library keeps per slot. */
+struct braw_slot {
+    bool done_pending;    /* device: done[s] signalled, no Vulkan wait yet */
+    cl_event released;    /* host: the release of the slot's last batch */
+    bool fence_in_flight; /* host: the fence wait is submitted */
+};
+
+struct batch_ctx {
+    struct bench *b;
+    uint64_t frame_size;
+    int nframes; /* per variant */
+    struct anchored_buf **lib;  /* clmem frames, owned by their anchors */
+    clmem_keepalive **lib_anchor;
+    clmem_handle **handles;
+    struct vk_buf *raw_buf;     /* raw frames */
+    struct raw_import *raw;
+    cl_kernel *kernel[V_COUNT];         /* per frame, bound to it */
+    VkCommandBuffer *fill[V_COUNT][2];  /* per frame: [0] graphics pool, [1] transfer pool */
+    uint32_t *uses[V_COUNT];            /* kernel runs on each frame since the configuration began */
+    struct bsems sems[V_COUNT][2];
+    /* the staged copy of one frame */
+    struct vk_buf staging;
+    uint32_t *staging_ptr;
+    cl_mem plain;
+    VkCommandBuffer copy_cb;
+    double *staged;
+    int nstaged, staged_cap;
+    /* the configuration being measured */
+    int k, d;
+    enum handoff handoff;
+    clmem_bridge_ring *ring;
+    struct braw_slot raw_slot[MAX_RING];
+    uint64_t raw_produced, raw_consumed;
+};
+
+/* ---------------------------------------------------------------- functions */
+
+/* util.c */
+double now_us(void);
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void check_vk(VkResult r, const char *what);
+void check_cl(cl_int err, const char *what);
+void check_clmem(clmem_status s, const char *what);
+void watchdog(const char *what, const char *size);
+void fail(struct bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *size_text(uint64_t size, char *buf, size_t len);
+
+/* stats.c */
+struct summary summarize(double *v, int n, int frames_per_rep);
+
+/* args.c */
+void parse_options(int argc, char **argv, struct options *o);
+
+/* probe.c */
+void setup(struct bench *b, const struct options *o);
+
+/* vulkan.c */
+void anchored_buf_release(void *user);
+void shared_buf_create(struct bench *b, struct vk_buf *out, uint64_t size);
+bool staging_buf_create(struct bench *b, struct vk_buf *out, uint64_t size);
+VkCommandBuffer begin_commands(struct bench *b);
+void end_commands(VkCommandBuffer cb);
+VkCommandBuffer record_fill_word0(struct bench *b, VkBuffer buffer, uint32_t value);
+VkCommandBuffer record_copy(struct bench *b, VkBuffer src, VkBuffer dst, uint64_t size);
+void submit_and_wait(struct bench *b, VkCommandBuffer cb, const char *what);
+
+/* raw.c */
+void raw_import(struct bench *b, const clmem_bridge_vk_memory *m, struct raw_import *r);
+void raw_watch(struct raw_import *r);
+void raw_acquire(struct bench *b, struct raw_import *r);
+void raw_release(struct bench *b, struct raw_import *r);
+void raw_teardown(struct bench *b, struct raw_import *r);
+cl_semaphore_khr raw_semaphore_import(struct bench *b, VkSemaphore s);
+void raw_semaphore_wait(struct bench *b, struct sem_set *set);
+void raw_semaphore_signal(struct bench *b, struct sem_set *set);
+void raw_resolve(struct bench *b);
+
+/* sems.c */
+void sem_owner_release(void *user);
+void semaphores_setup(struct bench *b);
+void semaphores_teardown(struct bench *b);
+
+/* size.c */
+void enqueue_kernel(struct bench *b, enum variant v);
+void check_frames(struct bench *b, struct size_run *s, enum variant v, int frames, const char *what);
+void reset_sum(struct bench *b, struct size_run *s, enum variant v);
+void size_setup(struct bench *b, struct size_run *s);
+void size_teardown(struct bench *b, struct size_run *s);
+
+/* measures.c */
+void run_size(struct bench *b, struct size_run *s, struct size_result *res);
+
+/* frames.c */
+void run_frames(struct bench *b, bool quick, int reps);
+void print_frames(void);
+
+/* batches.c */
+VkQueue handoff_queue(const struct batch_ctx *c);
+int handoff_mode(enum handoff h);
+void batch_setup(struct batch_ctx *c, struct bench *b, uint64_t frame_size, int nframes, int staged_cap,
+                        struct batch_results *out);
+void batch_teardown(struct batch_ctx *c);
+
+/* batch-run.c */
+void run_batches(struct bench *b, const struct options *o, struct batch_results *out);
+
+/* report.c */
+void print_tables(const struct size_result *res, int n);
+void print_batch_table(const struct batch_results *r);
+void print_header(const struct bench *b, const struct options *o, const uint64_t *sizes, int n);
+
+/* csv.c */
+bool write_csv(const char *path, const struct size_result *res, int n, const struct batch_results *br);
+
+/* plot.c */
+bool on_path(const char *program);
+bool write_png(const struct bench *b, const char *png, const struct size_result *res, int n);
+void batch_png_path(const char *png, char *out, size_t len);
+bool write_batch_png(const struct bench *b, const char *png, const struct batch_results *r);
+#endif

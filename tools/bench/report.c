@@ -1,0 +1,141 @@
+/* clmem-bench: the text: the header, the tables of medians and ratios, the
+ * batch table. */
+#include "bench.h"
+
+static void print_ratio(const struct summary *lib, const struct summary *raw)
+{
+    if (lib->have && raw->have && raw->median > 0)
+        printf("  %+7.1f%% (%+8.1f us)", (lib->median / raw->median - 1) * 100, lib->median - raw->median);
+    else
+        printf("  %24s", "-");
+}
+
+static void print_times(double v, bool have)
+{
+    if (have)
+        printf(v < 10 ? " %10.2f" : " %10.1f", v);
+    else
+        printf(" %10s", "-");
+}
+
+void print_tables(const struct size_result *res, int n)
+{
+    static const struct {
+        enum measure m;
+        enum variant v;
+    } cols[] = {{M_STAGED, V_BASE}, {M_IMPORT, V_CLMEM}, {M_IMPORT, V_RAW}, {M_CACHED, V_CLMEM},
+                {M_WAIT, V_CLMEM},  {M_WAIT, V_RAW},     {M_SEM, V_CLMEM},  {M_SEM, V_RAW}};
+    char sz[32];
+
+    printf("\nMedians in microseconds (min..max above and in the CSV); (d) and (e) are per frame\n");
+    printf("%6s %10s %10s %10s %10s %10s %10s %10s %10s\n", "size", "a:staged", "b:import", "b:raw", "c:cached",
+           "d:wait", "d:raw", "e:sem", "e:raw");
+    for (int i = 0; i < n; i++) {
+        printf("%6s", size_text(res[i].size, sz, sizeof sz));
+        for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+            print_times(res[i].s[cols[c].m][cols[c].v].median, res[i].s[cols[c].m][cols[c].v].have);
+        printf("\n");
+    }
+
+    printf("\nRatios: a/d and a/e = staged copy time over clmem handoff time per frame (> 1: sharing wins);\n"
+           "clmem vs raw = the library's overhead over the same raw calls (median to median)\n");
+    printf("%6s %8s %8s  %24s  %24s  %24s\n", "size", "a/d", "a/e", "import clmem vs raw", "(d) clmem vs raw",
+           "(e) clmem vs raw");
+    for (int i = 0; i < n; i++) {
+        const struct summary *a = &res[i].s[M_STAGED][V_BASE], *d = &res[i].s[M_WAIT][V_CLMEM],
+                             *e = &res[i].s[M_SEM][V_CLMEM];
+        printf("%6s", size_text(res[i].size, sz, sizeof sz));
+        if (a->have && d->have && d->median > 0)
+            printf(" %7.2fx", a->median / d->median);
+        else
+            printf(" %8s", "-");
+        if (a->have && e->have && e->median > 0)
+            printf(" %7.2fx", a->median / e->median);
+        else
+            printf(" %8s", "-");
+        print_ratio(&res[i].s[M_IMPORT][V_CLMEM], &res[i].s[M_IMPORT][V_RAW]);
+        print_ratio(d, &res[i].s[M_WAIT][V_RAW]);
+        print_ratio(e, &res[i].s[M_SEM][V_RAW]);
+        printf("\n");
+    }
+}
+
+void print_batch_table(const struct batch_results *r)
+{
+    char sz[32];
+    if (!r->ran || r->npoints == 0)
+        return;
+    printf("\nBatches: frames of %s; medians per frame; staged copy of one frame %.2f us [%.2f .. %.2f]\n",
+           size_text(r->frame_size, sz, sizeof sz), r->staged.median, r->staged.min, r->staged.max);
+    printf("clmem-raw = the library's cost per batch over the same raw calls; staged/clmem = the staged copy per\n"
+           "frame over the handoff per frame (> 1: sharing wins)\n");
+    printf("%-15s %4s %5s %12s %12s %12s %14s %12s\n", "handoff", "ring", "batch", "clmem us/fr", "raw us/fr",
+           "frames/s", "clmem-raw/bat", "staged/clmem");
+    for (int h = 0; h < H_COUNT; h++)
+        for (int i = 0; i < r->npoints; i++) {
+            const struct batch_point *p = &r->points[i];
+            const struct summary *lib = &p->s[h][V_CLMEM], *raw = &p->s[h][V_RAW];
+            if (!lib->have)
+                continue;
+            printf("%-15s %4d %5d %12.2f %12.2f %12.0f %+12.2f us %11.1fx\n", handoff_label[h], p->ring, p->batch,
+                   lib->median, raw->median, lib->median > 0 ? 1e6 / lib->median : 0.0,
+                   (lib->median - raw->median) * p->batch, lib->median > 0 ? r->staged.median / lib->median : 0.0);
+        }
+}
+
+/* Vulkan's driverVersion: NVIDIA packs it 10.8.8.6, others use VK_MAKE_VERSION. */
+static void vk_driver_text(const VkPhysicalDeviceProperties *p, char *buf, size_t len)
+{
+    uint32_t v = p->driverVersion;
+    if (p->vendorID == 0x10de)
+        snprintf(buf, len, "%u.%u.%u.%u", v >> 22, (v >> 14) & 0xff, (v >> 6) & 0xff, v & 0x3f);
+    else
+        snprintf(buf, len, "%u.%u.%u", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
+}
+
+static void cl_text(cl_device_id d, cl_device_info what, char *buf, size_t len)
+{
+    if (clGetDeviceInfo(d, what, len, buf, NULL) != CL_SUCCESS)
+        snprintf(buf, len, "?");
+}
+
+void print_header(const struct bench *b, const struct options *o, const uint64_t *sizes, int n)
+{
+    char when[64], host[256] = "?", cl_name[256], cl_driver[256], cl_version[256], plat_name[256] = "?",
+                   vk_driver[64], sz[32];
+    time_t t = time(NULL);
+    struct tm tm;
+
+    localtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %z", &tm);
+    gethostname(host, sizeof host - 1);
+    cl_text(b->device, CL_DEVICE_NAME, cl_name, sizeof cl_name);
+    cl_text(b->device, CL_DRIVER_VERSION, cl_driver, sizeof cl_driver);
+    cl_text(b->device, CL_DEVICE_VERSION, cl_version, sizeof cl_version);
+    clGetPlatformInfo(b->platform, CL_PLATFORM_NAME, sizeof plat_name, plat_name, NULL);
+    vk_driver_text(&b->vk_props, vk_driver, sizeof vk_driver);
+
+    printf("# clmem-bench (clmem %s), %s on %s\n", clmem_version(), when, host);
+    printf("# Vulkan: %s, driverVersion %s (0x%08x), API %u.%u.%u, validation %s\n", b->vk.device_name, vk_driver,
+           b->vk_props.driverVersion, VK_API_VERSION_MAJOR(b->vk_props.apiVersion),
+           VK_API_VERSION_MINOR(b->vk_props.apiVersion), VK_API_VERSION_PATCH(b->vk_props.apiVersion),
+           b->vk.validation ? "ON (timings include the layer)" : "off");
+    printf("# OpenCL: %s on %s (%s), CL_DRIVER_VERSION %s, %s device\n", cl_name, plat_name, cl_version, cl_driver,
+           b->cpu_device ? "CPU" : "non-CPU");
+    printf("#   chosen: %s\n", b->pair_note);
+    printf("# path: %s (%s)\n", clmem_bridge_path_name(b->path), b->path_note);
+    printf("# bridges: made once before timing; (b) through one made with CLMEM_BRIDGE_NO_IMPORT_CACHE\n"
+           "#       (clmem_bridge_finish after each rep, untimed), the rest through one with the cache\n");
+    printf("# semaphores: %s\n", b->sem_ok ? b->sem_note : b->sem_note[0] ? b->sem_note : "not usable");
+    printf("# sizes:");
+    for (int i = 0; i < n; i++)
+        printf(" %s", size_text(sizes[i], sz, sizeof sz));
+    printf("; reps %s; frames K=%d; (e) blocks %d%s\n", o->reps ? "fixed" : "by size", o->frames, o->blocks,
+           o->quick ? " (--quick)" : "");
+    printf("# (a) = pre-recorded vkCmdCopyBuffer into persistently mapped staging + vkQueueWaitIdle +\n"
+           "#       clEnqueueWriteBuffer(blocking) into a plain cl buffer\n"
+           "# (d),(e) Vulkan's write: one pre-recorded command buffer per frame value (vkCmdFillBuffer of\n"
+           "#       word 0 + barrier), recorded before timing; kernel (1 work-item): v=p[0]; p[0]=v+1; p[1]+=v\n"
+           "# raw = the same driver calls without the library, interleaved rep by rep ((e): block by block)\n");
+    fflush(stdout);
+}
