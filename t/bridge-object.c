@@ -20,6 +20,9 @@
 
 static const VkDeviceSize KiB = 1024;
 static const uint64_t MS = 1000000; /* nanoseconds */
+/* How long finish may take to settle: 10 s, or 120 s in an instrumented
+ * run (tap.h), where valgrind runs PoCL's kernels 50 times slower. */
+#define SETTLE (tap_time_bound_ms(10000.0, 120000.0) * (double)MS)
 
 static long long now_ns(void)
 {
@@ -255,8 +258,8 @@ static void finish_in_use(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *
            clmem_status_name(s2), msg2);
     for (int i = 1; i < N; i++)
         clmem_handle_unref(h[i]);
-    s = clmem_bridge_finish(b, 10000 * MS);
-    tap_ok(s == CLMEM_OK, "finish(b, 10 s) after the last handles -> CLMEM_OK (%s)",
+    s = clmem_bridge_finish(b, (uint64_t)SETTLE);
+    tap_ok(s == CLMEM_OK, "finish(b, 10 s or 120 s instrumented) after the last handles -> CLMEM_OK (%s)",
            s ? clmem_error_message() : "ok");
     failures = 0;
     for (int i = 0; i < N; i++)
@@ -297,9 +300,9 @@ static void finish_semaphore(clmem_bridge *b, struct vkctx *vk)
                "finish(b, 0) with a live semaphore -> CLMEM_ERR_IN_USE, its keepalive unrun (got %s): %s",
                clmem_status_name(s), msg);
         clmem_bridge_semaphore_unref(sem);
-        s = clmem_bridge_finish(b, 10000 * MS);
+        s = clmem_bridge_finish(b, (uint64_t)SETTLE);
         tap_ok(s == CLMEM_OK && atomic_load(&runs) == 1,
-               "after its unref finish(b, 10 s) -> CLMEM_OK and its keepalive ran once (%d; %s)",
+               "after its unref finish(b, 10 s or 120 s instrumented) -> CLMEM_OK and its keepalive ran once (%d; %s)",
                atomic_load(&runs), s ? clmem_error_message() : "ok");
     }
     vkDestroySemaphore(vk->device, vs, NULL);
@@ -423,8 +426,8 @@ static void finish_timeout(clmem_bridge *b, struct vkctx *vk, struct cl_fixture 
     tap_is_int(atomic_load(&g.forced), 0, "nothing blocked until the safety thread had to open the gate");
 
     gate_open(&g);
-    s = clmem_bridge_finish(b, 10000 * MS);
-    tap_ok(s == CLMEM_OK, "once the gate opened, finish(b, 10 s) -> CLMEM_OK after %.1f ms (%s)",
+    s = clmem_bridge_finish(b, (uint64_t)SETTLE);
+    tap_ok(s == CLMEM_OK, "once the gate opened, finish(b, 10 s or 120 s instrumented) -> CLMEM_OK after %.1f ms (%s)",
            ms_between(t3, now_ns()), s ? clmem_error_message() : "ok");
     tap_is_int(atomic_load(&o.released), 1, "and the keepalive ran once");
     atomic_store(&g.stop, 1);
@@ -597,7 +600,7 @@ static void own_loader(struct vkctx *vk, struct cl_fixture *f, cl_kernel k, clme
     tap_ok(atomic_load(&gdpa_calls) > 0,
            "own loader: device entry points came through the vkGetDeviceProcAddr it returned (%d lookups)",
            atomic_load(&gdpa_calls));
-    s = clmem_bridge_finish(b, 10000 * MS);
+    s = clmem_bridge_finish(b, (uint64_t)SETTLE);
     tap_ok(s == CLMEM_OK, "own loader: finish -> CLMEM_OK (%s)", s ? clmem_error_message() : "ok");
     clmem_bridge_unref(b);
 }
@@ -727,7 +730,7 @@ static void mismatch(struct vkctx *vk)
         }
         clmem_keepalive_unref(ka);
         clmem_handle_unref(h);
-        s = clmem_bridge_finish(b, 10000 * MS);
+        s = clmem_bridge_finish(b, (uint64_t)SETTLE);
         tap_ok(s == CLMEM_OK && atomic_load(&o.released) == 1,
                "mismatch: finish -> CLMEM_OK and the memory was freed once (%d; %s)", atomic_load(&o.released),
                s ? clmem_error_message() : "ok");

@@ -1685,7 +1685,7 @@ static void need_from_trial(struct env *e, enum needs need, clmem_status s, cons
  * buffer on the host-mapped path. */
 static void check_linear_image(struct env *e, clmem_bridge *b)
 {
-    char why[512], label[256];
+    char why[512] = "", label[256];
     clmem_status s = image_trial(e, b, CLMEM_BRIDGE_PATH_HOST_MAPPED, false, IMAGE_FORMAT, 0, why, sizeof why);
 
     snprintf(label, sizeof label, "a %ux%u linear %s image's plane buffer on the host-mapped path", IMAGE_W, IMAGE_H,
@@ -1700,7 +1700,7 @@ static void check_image_view(struct env *e, clmem_bridge *b, enum needs need, cl
 {
     const char *what = path == CLMEM_BRIDGE_PATH_HOST_MAPPED ? "host-mapped" : "opaque-fd";
     bool view = (clmem_bridge_caps(b) & CLMEM_BRIDGE_CAP_IMAGE_VIEW) != 0;
-    char why[512], label[256];
+    char why[512] = "", label[256];
     clmem_status s;
 
     if (need == NEEDS_IMAGE_VIEW_OPAQUE_FD && !e->have[NEEDS_OPAQUE_FD]) {
