@@ -344,6 +344,7 @@ static void *gate_safety(void *arg)
 static void finish_timeout(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, cl_kernel k,
                            clmem_bridge_path path)
 {
+    struct tap_stopwatch sw;
     const VkDeviceSize size = 64 * KiB;
     struct vk_owned o;
     clmem_keepalive *ka = vk_owned_new(&o, b, vk, size, path_memory_props(path), path_export_types(vk, path));
@@ -356,7 +357,7 @@ static void finish_timeout(clmem_bridge *b, struct vkctx *vk, struct cl_fixture 
     cl_int err;
     clmem_status s;
     char msg[1024];
-    long long t0, t1, t2, t3;
+    long long t2, t3;
     bool fd_path = path != CLMEM_BRIDGE_PATH_HOST_MAPPED;
 
     s = import(b, &o, ka, size, path, f->queue, &h);
@@ -403,15 +404,15 @@ static void finish_timeout(clmem_bridge *b, struct vkctx *vk, struct cl_fixture 
     if (pthread_create(&safety, NULL, gate_safety, &g) != 0)
         tap_bail("pthread_create failed");
 
-    t0 = now_ns();
+    tap_stopwatch_start(&sw);
     clmem_handle_unref(h);
     clmem_handle_unref(h2);
-    t1 = now_ns();
+    tap_stopwatch_stop(&sw);
     /* 1 ms; 20 ms in an instrumented build (tap.h): the gate stays shut
      * until after finish, so an unref that waited would take 5 s. */
-    tap_ok(ms_between(t0, t1) < tap_time_bound_ms(1.0, 20.0),
-           "timeout: dropping both handles took under %.0f ms (%.3f ms)", tap_time_bound_ms(1.0, 20.0),
-           ms_between(t0, t1));
+    tap_ok(tap_stopwatch_under(&sw, tap_time_bound_ms(1.0, 20.0)),
+           "timeout: dropping both handles took under %.0f ms (%.3f ms; CPU %.3f ms, preempted %ld, slept %ld)",
+           tap_time_bound_ms(1.0, 20.0), sw.wall_ms, sw.cpu_ms, sw.preempted, sw.waited);
     t2 = now_ns();
     s = clmem_bridge_finish(b, 50 * MS);
     t3 = now_ns();

@@ -1,6 +1,9 @@
+#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include "tap.h"
 
 #include <stdarg.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -92,4 +95,38 @@ double tap_time_bound_ms(double plain_ms, double instrumented_ms)
 {
     const char *v = getenv("CLMEM_TEST_INSTRUMENTED");
     return v && *v && strcmp(v, "0") != 0 ? instrumented_ms : plain_ms;
+}
+
+static double clock_ms(clockid_t id)
+{
+    struct timespec t;
+    clock_gettime(id, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+void tap_stopwatch_start(struct tap_stopwatch *s)
+{
+    struct rusage u;
+    getrusage(RUSAGE_THREAD, &u);
+    s->niv0 = u.ru_nivcsw;
+    s->nv0 = u.ru_nvcsw;
+    s->c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+    s->w0 = clock_ms(CLOCK_MONOTONIC);
+}
+
+void tap_stopwatch_stop(struct tap_stopwatch *s)
+{
+    struct rusage u;
+    s->wall_ms = clock_ms(CLOCK_MONOTONIC) - s->w0;
+    s->cpu_ms = clock_ms(CLOCK_THREAD_CPUTIME_ID) - s->c0;
+    getrusage(RUSAGE_THREAD, &u);
+    s->preempted = u.ru_nivcsw - s->niv0;
+    s->waited = u.ru_nvcsw - s->nv0;
+}
+
+bool tap_stopwatch_under(const struct tap_stopwatch *s, double limit_ms)
+{
+    if (s->wall_ms < limit_ms)
+        return true;
+    return s->preempted > 0 && s->waited == 0 && s->cpu_ms < limit_ms;
 }
