@@ -33,28 +33,8 @@ static const uint64_t MS = 1000000; /* nanoseconds */
  * far below the 100 ms gate that a waiting unref would sit behind. */
 #define UNREF_LIMIT_MS tap_time_bound_ms(1.0, 20.0)
 
-static long long now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
 
-static double ms_between(long long a, long long b)
-{
-    return (double)(b - a) / 1e6;
-}
 
-/* A hung driver must fail the test, not stall the suite. */
-static void on_alarm(int sig)
-{
-    static const char msg[] = "Bail out! watchdog: bridge-lifetime still running after 300 s\n";
-    (void)sig;
-    if (write(STDOUT_FILENO, msg, sizeof msg - 1) < 0) {
-        /* nothing more to do */
-    }
-    _exit(1);
-}
 
 /* One work-item, a dependent chain of n multiply-adds: its run time is
  * proportional to n and nothing can fold the loop away. */
@@ -80,13 +60,13 @@ static cl_int enqueue_spin(cl_command_queue q, cl_kernel k, cl_mem mem, cl_uint 
 /* Wall time of one run of n iterations, enqueue to clFinish. */
 static double time_spin(struct cl_fixture *f, cl_kernel k, cl_mem mem, cl_uint n)
 {
-    long long t0 = now_ns();
+    long long t0 = tap_now_ns();
     cl_int err = enqueue_spin(f->queue, k, mem, n, 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = clFinish(f->queue);
     if (err != CL_SUCCESS)
         tap_bail("running the spin kernel failed: %d", err);
-    return ms_between(t0, now_ns());
+    return tap_ms_between(t0, tap_now_ns());
 }
 
 /* The trip count for a run of at least 50 ms on this device, measured:
@@ -136,7 +116,7 @@ static void on_vk_release(void *user)
                       CL_SUCCESS)
         status = -1001;
     atomic_store(&w->status_seen, status);
-    atomic_store(&w->ran_at_ns, now_ns());
+    atomic_store(&w->ran_at_ns, tap_now_ns());
     atomic_fetch_add(&w->runs, 1);
     clmem_keepalive_unref(w->vk_anchor);
 }
@@ -157,7 +137,7 @@ static void *open_gate(void *arg)
     struct gate *g = arg;
     usleep((useconds_t)g->delay_ms * 1000);
     g->runs_before = atomic_load(&g->watch->runs);
-    g->opened_ns = now_ns();
+    g->opened_ns = tap_now_ns();
     g->err = clSetUserEventStatus(g->event, CL_COMPLETE);
     return NULL;
 }
@@ -261,21 +241,21 @@ static void lifetime_case(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *
 
     /* Drop every handle while the kernel runs (or waits), still acquired
      * or with the release still pending. */
-    t0 = now_ns();
+    t0 = tap_now_ns();
     tap_stopwatch_start(&sw1);
     clmem_handle_unref(h);
     tap_stopwatch_stop(&sw1);
-    t1 = now_ns();
+    t1 = tap_now_ns();
     tap_stopwatch_start(&sw2);
     clmem_handle_unref(h2);
     tap_stopwatch_stop(&sw2);
-    t2 = now_ns();
+    t2 = tap_now_ns();
     runs_after_drop = atomic_load(&w.runs);
     if (kev)
         clGetEventInfo(kev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status_after_drop, &status_after_drop, NULL);
 
     tap_diag("%s: clmem_handle_unref took %.3f ms (the import's handle), %.3f ms (the last, the second queue's)",
-             label, ms_between(t0, t1), ms_between(t1, t2));
+             label, tap_ms_between(t0, t1), tap_ms_between(t1, t2));
     tap_ok(tap_stopwatch_under(&sw1, UNREF_LIMIT_MS),
            "%s: the first unref returned in under %.0f ms (%.3f ms; CPU %.3f ms, preempted %ld, slept %ld)", label,
            UNREF_LIMIT_MS, sw1.wall_ms, sw1.cpu_ms, sw1.preempted, sw1.waited);
@@ -288,11 +268,11 @@ static void lifetime_case(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *
     tap_is_int(runs_after_drop, 0, "%s: the keepalive had not run when the last unref returned", label);
 
     s = clmem_bridge_finish(b, (uint64_t)(tap_time_bound_ms(10000.0, 120000.0) * (double)MS)); /* tap.h */
-    t_finish = now_ns();
+    t_finish = tap_now_ns();
     if (thread_started)
         pthread_join(gate_thread, NULL);
     tap_ok(s == CLMEM_OK, "%s: clmem_bridge_finish(10 s, 120 s instrumented) -> CLMEM_OK after %.1f ms (%s)", label,
-           ms_between(t2, t_finish), s ? clmem_error_message() : "ok");
+           tap_ms_between(t2, t_finish), s ? clmem_error_message() : "ok");
     tap_is_int(atomic_load(&w.runs), 1, "%s: the keepalive ran once by the time finish returned", label);
     tap_ok(atomic_load(&w.status_seen) == CL_COMPLETE, "%s: its callback saw the kernel %s (status %d)", label,
            status_name(atomic_load(&w.status_seen)), atomic_load(&w.status_seen));
@@ -302,10 +282,10 @@ static void lifetime_case(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *
     }
     if (atomic_load(&w.runs) == 1 && gated)
         tap_diag("%s: the keepalive ran %.1f ms after the last unref, %.1f ms after the gate opened", label,
-                 ms_between(t2, atomic_load(&w.ran_at_ns)), ms_between(g.opened_ns, atomic_load(&w.ran_at_ns)));
+                 tap_ms_between(t2, atomic_load(&w.ran_at_ns)), tap_ms_between(g.opened_ns, atomic_load(&w.ran_at_ns)));
     else if (atomic_load(&w.runs) == 1)
         tap_diag("%s: the keepalive ran %.1f ms after the last unref", label,
-                 ms_between(t2, atomic_load(&w.ran_at_ns)));
+                 tap_ms_between(t2, atomic_load(&w.ran_at_ns)));
     usleep(20000);
     tap_ok(atomic_load(&w.runs) == 1 && atomic_load(&o.released) == 1,
            "%s: exactly once: keepalive %d, Vulkan memory freed %d", label, atomic_load(&w.runs),
@@ -342,8 +322,7 @@ int main(void)
     cl_uint n;
     double ms;
 
-    signal(SIGALRM, on_alarm);
-    alarm(300);
+    tap_watchdog("bridge-lifetime", 300);
     bridge_open_vulkan(&vk);
     cl_fixture_open_paired(&f, &vk);
     b = bridge_open(&vk, &f, 0);

@@ -24,27 +24,8 @@ static const uint64_t MS = 1000000; /* nanoseconds */
  * run (tap.h), where valgrind runs PoCL's kernels 50 times slower. */
 #define SETTLE (tap_time_bound_ms(10000.0, 120000.0) * (double)MS)
 
-static long long now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
 
-static double ms_between(long long a, long long b)
-{
-    return (double)(b - a) / 1e6;
-}
 
-static void on_alarm(int sig)
-{
-    static const char msg[] = "Bail out! watchdog: bridge-object still running after 300 s\n";
-    (void)sig;
-    if (write(STDOUT_FILENO, msg, sizeof msg - 1) < 0) {
-        /* nothing more to do */
-    }
-    _exit(1);
-}
 
 static cl_uint context_refcount(cl_context c)
 {
@@ -232,23 +213,23 @@ static void finish_in_use(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *
     if (!tap_is_int(failures, 0, "finish: %d imports of %d memories", N, N))
         tap_diag("  %s", clmem_error_message());
 
-    t0 = now_ns();
+    t0 = tap_now_ns();
     s0 = clmem_bridge_finish(b, 0);
     message_copy(msg0, sizeof msg0);
-    t1 = now_ns();
+    t1 = tap_now_ns();
     s100 = clmem_bridge_finish(b, 100 * MS);
     message_copy(msg100, sizeof msg100);
-    t2 = now_ns();
+    t2 = tap_now_ns();
     for (int i = 0; i < N; i++)
         released += atomic_load(&o[i].released);
     tap_ok(s0 == CLMEM_ERR_IN_USE, "finish(b, 0) with %d live handles -> CLMEM_ERR_IN_USE (got %s): %s", N,
            clmem_status_name(s0), msg0);
     tap_ok(strstr(msg0, "3") != NULL, "the message names the count, 3");
-    tap_ok(s100 == CLMEM_ERR_IN_USE && ms_between(t1, t2) < 50.0,
+    tap_ok(s100 == CLMEM_ERR_IN_USE && tap_ms_between(t1, t2) < 50.0,
            "finish(b, 100 ms) -> CLMEM_ERR_IN_USE at once (got %s after %.3f ms): %s", clmem_status_name(s100),
-           ms_between(t1, t2), msg100);
+           tap_ms_between(t1, t2), msg100);
     tap_is_int(released, 0, "finish in use released nothing: every keepalive still unrun");
-    tap_diag("finish(b, 0) took %.3f ms", ms_between(t0, t1));
+    tap_diag("finish(b, 0) took %.3f ms", tap_ms_between(t0, t1));
 
     clmem_handle_unref(h[0]);
     s2 = clmem_bridge_finish(b, 0);
@@ -413,23 +394,23 @@ static void finish_timeout(clmem_bridge *b, struct vkctx *vk, struct cl_fixture 
     tap_ok(tap_stopwatch_under(&sw, tap_time_bound_ms(1.0, 20.0)),
            "timeout: dropping both handles took under %.0f ms (%.3f ms; CPU %.3f ms, preempted %ld, slept %ld)",
            tap_time_bound_ms(1.0, 20.0), sw.wall_ms, sw.cpu_ms, sw.preempted, sw.waited);
-    t2 = now_ns();
+    t2 = tap_now_ns();
     s = clmem_bridge_finish(b, 50 * MS);
-    t3 = now_ns();
+    t3 = tap_now_ns();
     message_copy(msg, sizeof msg);
     tap_ok(s == CLMEM_ERR_TIMEOUT, "finish(b, 50 ms) with the kernel held back -> CLMEM_ERR_TIMEOUT (got %s): %s",
            clmem_status_name(s), msg);
-    tap_ok(ms_between(t2, t3) < 1000.0, "it returned in %.1f ms: never hangs past its timeout",
-           ms_between(t2, t3));
-    tap_ok(ms_between(t2, t3) >= 45.0, "it waited out its timeout first (%.1f ms, 50 ms asked)",
-           ms_between(t2, t3));
+    tap_ok(tap_ms_between(t2, t3) < 1000.0, "it returned in %.1f ms: never hangs past its timeout",
+           tap_ms_between(t2, t3));
+    tap_ok(tap_ms_between(t2, t3) >= 45.0, "it waited out its timeout first (%.1f ms, 50 ms asked)",
+           tap_ms_between(t2, t3));
     tap_is_int(atomic_load(&o.released), 0, "the keepalive has not run while the kernel is held back");
     tap_is_int(atomic_load(&g.forced), 0, "nothing blocked until the safety thread had to open the gate");
 
     gate_open(&g);
     s = clmem_bridge_finish(b, (uint64_t)SETTLE);
     tap_ok(s == CLMEM_OK, "once the gate opened, finish(b, 10 s or 120 s instrumented) -> CLMEM_OK after %.1f ms (%s)",
-           ms_between(t3, now_ns()), s ? clmem_error_message() : "ok");
+           tap_ms_between(t3, tap_now_ns()), s ? clmem_error_message() : "ok");
     tap_is_int(atomic_load(&o.released), 1, "and the keepalive ran once");
     atomic_store(&g.stop, 1);
     pthread_join(safety, NULL);
@@ -750,8 +731,7 @@ int main(void)
     clmem_bridge_path path;
     cl_kernel k;
 
-    signal(SIGALRM, on_alarm);
-    alarm(300);
+    tap_watchdog("bridge-object", 300);
     bridge_open_vulkan(&vk);
     cl_fixture_open_paired(&f, &vk);
     b = bridge_open(&vk, &f, 0);

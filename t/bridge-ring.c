@@ -34,24 +34,6 @@
 
 #define BUF_BYTES 4096
 
-/* Is anything on the (in-order) queue still waiting? A marker enqueued now
- * completes only after everything before it: a command gated on an
- * incomplete user event would hold it. */
-static bool nothing_waits_on(cl_command_queue queue)
-{
-    cl_event marker = NULL;
-    cl_int status = CL_QUEUED;
-    if (clEnqueueMarkerWithWaitList(queue, 0, NULL, &marker) != CL_SUCCESS)
-        return false;
-    clFlush(queue);
-    for (int i = 0; i < 400 && status != CL_COMPLETE; i++) {
-        clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
-        if (status != CL_COMPLETE)
-            usleep(5000);
-    }
-    clReleaseEvent(marker);
-    return status == CL_COMPLETE;
-}
 
 static cl_command_type command_type(cl_event ev)
 {
@@ -214,7 +196,7 @@ static void check_acquire_many(clmem_bridge *b, clmem_bridge *b2, struct vkctx *
 
     /* ---- count 0 */
     s = clmem_bridge_acquire_many(b, 0, NULL, f->queue, 0, NULL, NULL);
-    tap_ok(s == CLMEM_OK && nothing_waits_on(f->queue), "acquire_many(count 0, no event) -> CLMEM_OK, nothing to do (%s)",
+    tap_ok(s == CLMEM_OK && cl_queue_drains(f->queue), "acquire_many(count 0, no event) -> CLMEM_OK, nothing to do (%s)",
            s ? clmem_error_message() : "ok");
     s = clmem_bridge_release_many(b, 0, NULL, f->queue, 0, NULL, NULL);
     tap_is_int(s, CLMEM_OK, "release_many(count 0) -> CLMEM_OK");
@@ -248,7 +230,7 @@ static void check_acquire_many(clmem_bridge *b, clmem_bridge *b2, struct vkctx *
         s = clmem_bridge_acquire_many(b, 3, hs, f->queue, 1, &gate, NULL);
         tap_ok(s == CLMEM_ERR_NULL_POINTER && strstr(clmem_error_message(), "Entry 1"),
                "acquire_many with a NULL entry -> CLMEM_ERR_NULL_POINTER naming entry 1 (%s)", clmem_error_message());
-        tap_ok(nothing_waits_on(f->queue) && !is_acquired(b, h[0].h) && !is_acquired(b, h[2].h),
+        tap_ok(cl_queue_drains(f->queue) && !is_acquired(b, h[0].h) && !is_acquired(b, h[2].h),
                "  nothing was enqueued and neither other entry was acquired");
         s = clmem_bridge_acquire_many(b, 2, NULL, f->queue, 0, NULL, NULL);
         tap_is_int(s, CLMEM_ERR_NULL_POINTER, "acquire_many(count 2, NULL list) -> CLMEM_ERR_NULL_POINTER");
@@ -270,7 +252,7 @@ static void check_acquire_many(clmem_bridge *b, clmem_bridge *b2, struct vkctx *
                    strstr(clmem_error_message(), "bridge"),
                "acquire_many with a handle of another bridge -> CLMEM_ERR_INVALID_VALUE naming entry 1 (%s)",
                clmem_error_message());
-        tap_ok(nothing_waits_on(f->queue) && !is_acquired(b, h[0].h) && !is_acquired(b2, x2.h),
+        tap_ok(cl_queue_drains(f->queue) && !is_acquired(b, h[0].h) && !is_acquired(b2, x2.h),
                "  nothing was enqueued and nothing acquired");
         s = clmem_bridge_acquire_many(b2, 1, hs, other->queue, 0, NULL, NULL);
         tap_is_int(s, CLMEM_ERR_INVALID_VALUE, "acquire_many through the other bridge of this bridge's handle -> "
@@ -296,14 +278,14 @@ static void check_acquire_many(clmem_bridge *b, clmem_bridge *b2, struct vkctx *
                    strstr(clmem_error_message(), "already acquired"),
                "acquire_many with an already acquired entry -> CLMEM_ERR_INVALID_VALUE naming it (%s)",
                clmem_error_message());
-        tap_ok(nothing_waits_on(f->queue), "  nothing was enqueued (nothing waits on the gated wait list)");
+        tap_ok(cl_queue_drains(f->queue), "  nothing was enqueued (nothing waits on the gated wait list)");
         tap_ok(!is_acquired(b, h[0].h) && !is_acquired(b, h[2].h) && is_acquired(b, h[1].h),
                "  entries 0 and 2 are still Vulkan's, entry 1 still OpenCL's");
         s = clmem_bridge_release_many(b, 2, rs, f->queue, 1, &gate, NULL);
         tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "Entry 1"),
                "release_many with an entry that is not acquired -> CLMEM_ERR_INVALID_VALUE naming it (%s)",
                clmem_error_message());
-        tap_ok(nothing_waits_on(f->queue) && is_acquired(b, h[1].h) && !is_acquired(b, h[0].h),
+        tap_ok(cl_queue_drains(f->queue) && is_acquired(b, h[1].h) && !is_acquired(b, h[0].h),
                "  nothing was enqueued; entry 1 is still OpenCL's");
         s = clmem_bridge_release(b, h[1].h, 0, NULL, NULL);
         tap_is_int(s, CLMEM_OK, "release entry 1 alone");
@@ -321,7 +303,7 @@ static void check_acquire_many(clmem_bridge *b, clmem_bridge *b2, struct vkctx *
         s = s ? s : clmem_bridge_acquire_many(b, 3, hs, f->queue, 1, &gate, NULL);
         tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "same imported memory"),
                "acquire_many with two handles of one import -> CLMEM_ERR_INVALID_VALUE (%s)", clmem_error_message());
-        tap_ok(nothing_waits_on(f->queue) && !is_acquired(b, h[0].h) && !is_acquired(b, h[1].h),
+        tap_ok(cl_queue_drains(f->queue) && !is_acquired(b, h[0].h) && !is_acquired(b, h[1].h),
                "  nothing was enqueued or acquired");
         clmem_handle_unref(h0again);
     }

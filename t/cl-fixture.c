@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void cl_fixture_open(struct cl_fixture *f)
 {
@@ -134,4 +135,20 @@ void cl_fixture_expect_no_leaks(struct cl_fixture *f)
     clGetContextInfo(f->context, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
     tap_is_int(n, f->context_refs, "no OpenCL object is left in the context (fixture and its queue only)");
     tap_is_int(cl_queue_refcount(f->queue), 1, "the queue is held by the fixture only");
+}
+
+bool cl_queue_drains(cl_command_queue queue)
+{
+    cl_event marker = NULL;
+    cl_int status = CL_QUEUED;
+    if (clEnqueueMarkerWithWaitList(queue, 0, NULL, &marker) != CL_SUCCESS)
+        return false;
+    clFlush(queue);
+    for (int i = 0; i < 400 && status != CL_COMPLETE; i++) {
+        clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+        if (status != CL_COMPLETE)
+            usleep(5000);
+    }
+    clReleaseEvent(marker);
+    return status == CL_COMPLETE;
 }

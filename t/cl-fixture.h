@@ -5,6 +5,7 @@
 #define CLMEM_CL_FIXTURE_H
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct cl_fixture {
@@ -38,6 +39,11 @@ cl_kernel cl_fixture_kernel(struct cl_fixture *f, const char *source, const char
 /* Two TAP points: the context holds nothing but the fixture and its queue,
  * and the queue nothing but the fixture. */
 void cl_fixture_expect_no_leaks(struct cl_fixture *f);
+
+/* Is nothing on the (in-order) queue still waiting? A marker enqueued now
+ * completes only after everything before it: a command gated on an
+ * incomplete user event would hold it. Polls for up to 2 s. */
+bool cl_queue_drains(cl_command_queue queue);
 
 /* The reference counts OpenCL reports (for borrow/retain checks). */
 cl_uint cl_mem_refcount(cl_mem mem);

@@ -2,7 +2,9 @@
 #include "tap.h"
 
 #include <stdarg.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <time.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,4 +131,35 @@ bool tap_stopwatch_under(const struct tap_stopwatch *s, double limit_ms)
     if (s->wall_ms < limit_ms)
         return true;
     return s->preempted > 0 && s->waited == 0 && s->cpu_ms < limit_ms;
+}
+
+long long tap_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+double tap_ms_between(long long a, long long b)
+{
+    return (double)(b - a) / 1e6;
+}
+
+static char watchdog_msg[160];
+
+static void on_watchdog(int sig)
+{
+    size_t n = strlen(watchdog_msg); /* async-signal-safe, and the text was made before */
+    (void)sig;
+    if (write(STDOUT_FILENO, watchdog_msg, n) < 0) {
+        /* nothing more to do */
+    }
+    _exit(1);
+}
+
+void tap_watchdog(const char *name, unsigned seconds)
+{
+    snprintf(watchdog_msg, sizeof watchdog_msg, "Bail out! watchdog: %s still running after %u s\n", name, seconds);
+    signal(SIGALRM, on_watchdog);
+    alarm(seconds);
 }

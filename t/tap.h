@@ -29,6 +29,14 @@ int tap_done(void);
  * holds back takes far longer than either bound. */
 double tap_time_bound_ms(double plain_ms, double instrumented_ms);
 
+/* CLOCK_MONOTONIC in nanoseconds, and milliseconds from a to b. */
+long long tap_now_ns(void);
+double tap_ms_between(long long a, long long b);
+
+/* After `seconds`, print "Bail out! watchdog: <name> still running ..."
+ * and exit 1: a hung driver must fail the test, not stall the suite. */
+void tap_watchdog(const char *name, unsigned seconds);
+
 /* A stopwatch for "this call returned at once": wall time, and this
  * thread's CPU time and context switches (getrusage RUSAGE_THREAD). */
 struct tap_stopwatch {
