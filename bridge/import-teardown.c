@@ -75,22 +75,42 @@ static void after_destroyed(struct bridge_import *rec)
     clmem__import_put(rec);
 }
 
-static void CL_CALLBACK on_parent_destroyed(cl_mem parent, void *user)
+/* (c) is met once every cl_mem the bridge watches is destroyed: the
+ * parent and, where it is another object, the cl_mem the handles carry (a
+ * sub-buffer or an image made from the buffer). NVIDIA runs destructor
+ * callbacks on its own thread in no promised order: the parent's callback
+ * was seen before the sub-buffer's (t/fault-injection on the H200, a
+ * keepalive dropped before the handles' cl_mem was destroyed), so one
+ * callback alone does not say the handles' object is gone. */
+static void CL_CALLBACK on_destroyed(cl_mem mem, void *user)
 {
-    (void)parent;
-    after_destroyed(user);
+    struct bridge_import *rec = user;
+    (void)mem;
+    if (atomic_fetch_sub(&rec->destroy_pending, 1u) == 1u)
+        after_destroyed(rec);
+}
+
+static clmem_status watch_destruction(struct bridge_import *rec, cl_mem mem)
+{
+    cl_int err = FAULT("clSetMemObjectDestructorCallback")
+                     ? CL_OUT_OF_HOST_MEMORY
+                     : clSetMemObjectDestructorCallback(mem, on_destroyed, rec);
+    if (err != CL_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clSetMemObjectDestructorCallback", err,
+                               "Chaining the Vulkan keepalive to the cl_mem's destruction failed.");
+    atomic_fetch_add(&rec->destroy_pending, 1u);
+    rec->destructor_set = true;
+    return CLMEM_OK;
 }
 
 clmem_status clmem__import_arm_destructor(struct bridge_import *rec)
 {
-    cl_int err = FAULT("clSetMemObjectDestructorCallback")
-                     ? CL_OUT_OF_HOST_MEMORY
-                     : clSetMemObjectDestructorCallback(rec->parent, on_parent_destroyed, rec);
-    if (err != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clSetMemObjectDestructorCallback", err,
-                               "Chaining the Vulkan keepalive to the cl_mem's destruction failed.");
-    rec->destructor_set = true;
-    return CLMEM_OK;
+    cl_mem handed = clmem__import_handed_mem(rec);
+    clmem_status s = watch_destruction(rec, rec->parent);
+
+    if (s == CLMEM_OK && handed != rec->parent)
+        s = watch_destruction(rec, handed);
+    return s;
 }
 
 /* (a) and (b) met: release the cl_mem, exactly once, whoever sees it first. */

@@ -52,6 +52,7 @@ static clmem_status import_begin(clmem_bridge *b, const struct import_ops *ops, 
     atomic_init(&rec->cl_released, false);
     atomic_init(&rec->hand_back_claimed, false);
     atomic_init(&rec->hand_back_done, false);
+    atomic_init(&rec->destroy_pending, 0);
     atomic_init(&rec->refs, 1);
     clmem__bridge_import_born(b);
     *rec_out = rec;

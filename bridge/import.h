@@ -106,7 +106,8 @@ struct bridge_import {
     cl_event map_event;        /* host-mapped: the non-blocking map of the last release, or NULL */
 
     /* teardown (import-teardown.c) */
-    bool destructor_set;         /* the destructor callback is registered on parent */
+    bool destructor_set;         /* a destructor callback is registered (on parent, and the handed cl_mem) */
+    atomic_uint destroy_pending; /* registered destructor callbacks that have not run yet */
     cl_event *markers;           /* one per queue, enqueued after the last handle went */
     unsigned marker_count;
     atomic_uint markers_pending; /* markers not yet seen complete */
