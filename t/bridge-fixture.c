@@ -41,6 +41,12 @@ clmem_bridge *bridge_open(struct vkctx *vk, struct cl_fixture *f, uint32_t flags
     return b;
 }
 
+clmem_bridge_path bridge_test_path(const clmem_bridge *b)
+{
+    return (clmem_bridge_caps(b) & CLMEM_BRIDGE_CAP_OPAQUE_FD) ? CLMEM_BRIDGE_PATH_OPAQUE_FD
+                                                                : CLMEM_BRIDGE_PATH_HOST_MAPPED;
+}
+
 clmem_status bridge_settle(clmem_bridge *b)
 {
     /* 10 s; 120 s in an instrumented run (tap.h), where valgrind runs

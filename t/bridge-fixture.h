@@ -22,6 +22,10 @@ void cl_fixture_open_paired(struct cl_fixture *f, struct vkctx *vk);
  * the one reference. */
 clmem_bridge *bridge_open(struct vkctx *vk, struct cl_fixture *f, uint32_t flags);
 
+/* The path a test exercises on b: opaque fd where the bridge offers it (the
+ * GPU machine), else host-mapped (the CPU machines). */
+clmem_bridge_path bridge_test_path(const clmem_bridge *b);
+
 /* clmem_bridge_finish(b, 10 s): what a test calls where it used to expect
  * the Vulkan anchor to drop inside the last clmem_handle_unref. Returns its
  * status (the message is in clmem_error_message()). */

@@ -735,8 +735,7 @@ int main(void)
     bridge_open_vulkan(&vk);
     cl_fixture_open_paired(&f, &vk);
     b = bridge_open(&vk, &f, 0);
-    path = (clmem_bridge_caps(b) & CLMEM_BRIDGE_CAP_OPAQUE_FD) ? CLMEM_BRIDGE_PATH_OPAQUE_FD
-                                                                : CLMEM_BRIDGE_PATH_HOST_MAPPED;
+    path = bridge_test_path(b);
     tap_diag("Vulkan %s, OpenCL %s (%s); path %s%s", vk.device_name, f.device_name, f.platform_name,
              clmem_bridge_path_name(path),
              path == CLMEM_BRIDGE_PATH_OPAQUE_FD ? "" : " (the bridge reports no opaque-fd import here)");

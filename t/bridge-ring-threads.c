@@ -132,7 +132,7 @@ int main(int argc, char **argv)
     cl_fixture_open_paired(&f, &vk);
     b = bridge_open(&vk, &f, 0);
     caps = clmem_bridge_caps(b);
-    path = caps & CLMEM_BRIDGE_CAP_OPAQUE_FD ? CLMEM_BRIDGE_PATH_OPAQUE_FD : CLMEM_BRIDGE_PATH_HOST_MAPPED;
+    path = bridge_test_path(b);
     mode = caps & CLMEM_BRIDGE_CAP_SEMAPHORE_OPAQUE_FD ? CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD
                                                        : CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED;
     total = argc > 1 ? strtoull(argv[1], NULL, 10) : mode == CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD ? 2000 : 200;

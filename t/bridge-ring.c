@@ -642,7 +642,7 @@ int main(int argc, char **argv)
     b = bridge_open(&vk, &f, 0);
     b2 = bridge_open(&vk, &other, 0);
     caps = clmem_bridge_caps(b);
-    path = caps & CLMEM_BRIDGE_CAP_OPAQUE_FD ? CLMEM_BRIDGE_PATH_OPAQUE_FD : CLMEM_BRIDGE_PATH_HOST_MAPPED;
+    path = bridge_test_path(b);
     mode = caps & CLMEM_BRIDGE_CAP_SEMAPHORE_OPAQUE_FD ? CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD
                                                        : CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED;
     device = path == CLMEM_BRIDGE_PATH_OPAQUE_FD && mode == CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD;
