@@ -389,11 +389,16 @@ static void finish_timeout(clmem_bridge *b, struct vkctx *vk, struct cl_fixture 
     clmem_handle_unref(h);
     clmem_handle_unref(h2);
     tap_stopwatch_stop(&sw);
-    /* 1 ms; 20 ms in an instrumented build (tap.h): the gate stays shut
-     * until after finish, so an unref that waited would take 5 s. */
-    tap_ok(tap_stopwatch_under(&sw, tap_time_bound_ms(1.0, 20.0)),
-           "timeout: dropping both handles took under %.0f ms (%.3f ms; CPU %.3f ms, preempted %ld, slept %ld)",
-           tap_time_bound_ms(1.0, 20.0), sw.wall_ms, sw.cpu_ms, sw.preempted, sw.waited);
+    /* The gate stays shut until after finish, so an unref that waited for
+     * the kernel would sit until the safety thread opens it at 5 s: the
+     * bound is 1 s, a fifth of that. The 1 ms bound of the issue is
+     * t/bridge-lifetime's; here, in a distcheck run beside other tests, the
+     * unrefs once took 1.2 ms of wall time having slept once (a PoCL lock,
+     * 0.025 ms of CPU), which says nothing about device work. */
+    tap_ok(tap_stopwatch_under(&sw, 1000.0),
+           "timeout: dropping both handles did not wait for the held-back kernel (%.3f ms; CPU %.3f ms, preempted "
+           "%ld, slept %ld)",
+           sw.wall_ms, sw.cpu_ms, sw.preempted, sw.waited);
     t2 = tap_now_ns();
     s = clmem_bridge_finish(b, 50 * MS);
     t3 = tap_now_ns();
