@@ -11,6 +11,7 @@
  *   size.c        one size's setup, teardown and checks
  *   measures.c    (a) to (f) at one size
  *   frames.c      (g) image frames
+ *   unref.c       (h) clmem_handle_unref with a kernel pending
  *   batches.c     the batch run's setup and teardown
  *   batch-run.c   the batch run measured
  *   report.c      the header and the text tables
@@ -349,6 +350,10 @@ void run_size(struct bench *b, struct size_run *s, struct size_result *res);
 /* frames.c */
 void run_frames(struct bench *b, bool quick, int reps);
 void print_frames(void);
+
+/* unref.c */
+void run_unref(struct bench *b, int reps);
+void print_unref(void);
 
 /* batches.c */
 VkQueue handoff_queue(const struct batch_ctx *c);

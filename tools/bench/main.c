@@ -24,6 +24,8 @@
  * VkImages): a staged copy (vkCmdCopyImageToBuffer, then host writes into
  * OpenCL) against the zero-copy handoff of the plane handles
  * (clmem_bridge_import_vk_image), interleaved rep by rep.
+ * Then (h) clmem_handle_unref while a kernel on the memory is pending
+ * (target: under 1 ms each, tools/bench/unref.c).
  * Then the ratios (a)/(d), (a)/(e) and clmem vs raw, a CSV and, when
  * gnuplot is on PATH, a PNG.
  *
@@ -118,8 +120,10 @@ int main(int argc, char **argv)
 
     run_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : 20);
     write_csv(o.csv, results, nresults, NULL); /* as after a size: the frames survive a batch run that dies */
+    run_unref(&b, o.quick ? 20 : 200);
     print_tables(results, nresults);
     print_frames();
+    print_unref();
     if (o.nbatches) {
         run_batches(&b, &o, &batches);
         print_batch_table(&batches);
