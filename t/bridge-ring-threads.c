@@ -127,6 +127,8 @@ int main(int argc, char **argv)
     clmem_bridge_semaphore_mode mode;
     uint64_t total;
     int fds_before = -1;
+    static struct fd_snapshot fds_open;
+    char fds_new[2048];
 
     bridge_open_vulkan(&vk);
     cl_fixture_open_paired(&f, &vk);
@@ -145,13 +147,19 @@ int main(int argc, char **argv)
      * frames on the H200), a high-water mark of the driver's; a leak per
      * ring or per frame shows in the second pass. */
     for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1)
+        if (pass == 1) {
             fds_before = fd_count();
+            fd_snapshot_take(&fds_open);
+        }
         two_threads(&vk, &f, b, path, mode, 3, 1, total, "threads, ring of 3, batch 1");
+        tap_diag("fds: %d after pass %d, ring of 3", fd_count(), pass + 1);
         two_threads(&vk, &f, b, path, mode, 8, 2, total + 1, "threads, ring of 4 batches of 2");
+        tap_diag("fds: %d after pass %d, ring of 4 batches of 2", fd_count(), pass + 1);
         creation_race(&vk, &f, b, path, mode);
-        tap_diag("fds: %d after pass %d", fd_count(), pass + 1);
+        tap_diag("fds: %d after pass %d, creation race", fd_count(), pass + 1);
     }
+    fd_describe_new(&fds_open, fds_new, sizeof fds_new);
+    tap_diag("fds open after the second pass and not before it: %s", fds_new);
     tap_is_int(fd_count(), fds_before, "no file descriptor leaked by the second pass");
     clmem_bridge_unref(b);
     cl_fixture_close(&f);

@@ -623,6 +623,12 @@ static void check_ring_refusals(struct vkctx *vk, struct cl_fixture *f, struct c
 #undef REFUSED
 }
 
+/* The fd count after each step of each pass, so that a leak names its step. */
+static void fd_step(int pass, const char *step)
+{
+    tap_diag("fds: %d after pass %d, %s", fd_count(), pass + 1, step);
+}
+
 int main(int argc, char **argv)
 {
     struct vkctx vk;
@@ -635,6 +641,8 @@ int main(int argc, char **argv)
     uint64_t total;
     cl_kernel k;
     int fds_before = -1;
+    static struct fd_snapshot fds_open;
+    char fds_new[2048];
 
     bridge_open_vulkan(&vk);
     cl_fixture_open_paired(&f, &vk);
@@ -663,15 +671,23 @@ int main(int argc, char **argv)
      * of the driver's. A leak per ring or per frame shows in the second
      * pass, which must leave the count exactly as the first did. */
     for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1)
+        if (pass == 1) {
             fds_before = fd_count();
+            fd_snapshot_take(&fds_open);
+        }
         carry(&vk, &f, b, path, mode, 3, 1, total, "ring of 3, batch 1");
+        fd_step(pass, "ring of 3, batch 1");
         carry(&vk, &f, b, path, mode, 12, 4, total + 3, "ring of 3 batches of 4");
+        fd_step(pass, "ring of 3 batches of 4");
         carry(&vk, &f, b, path, mode, 3, 3, total / 10 + 1, "one slot of 3");
+        fd_step(pass, "one slot of 3");
         check_drain_reuse(&vk, &f, b, path, mode);
+        fd_step(pass, "drain and reuse");
         check_ring_refusals(&vk, &f, &other, b, b2, path, mode);
-        tap_diag("fds: %d after pass %d of the ring runs", fd_count(), pass + 1);
+        fd_step(pass, "refusals");
     }
+    fd_describe_new(&fds_open, fds_new, sizeof fds_new);
+    tap_diag("fds open after the second pass and not before it: %s", fds_new);
     tap_is_int(fd_count(), fds_before, "no file descriptor leaked by the second pass of the ring runs");
 
     clReleaseKernel(k);

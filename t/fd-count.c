@@ -2,7 +2,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 int fd_count(void)
 {
@@ -21,4 +24,34 @@ int fd_count(void)
 bool fd_is_open(int fd)
 {
     return fd >= 0 && fcntl(fd, F_GETFD) != -1;
+}
+
+void fd_snapshot_take(struct fd_snapshot *s)
+{
+    for (int fd = 0; fd < FD_SNAPSHOT_MAX; fd++)
+        s->open[fd] = fd_is_open(fd);
+}
+
+void fd_describe_new(const struct fd_snapshot *s, char *out, size_t len)
+{
+    size_t used = 0;
+    if (!len)
+        return;
+    out[0] = '\0';
+    for (int fd = 0; fd < FD_SNAPSHOT_MAX; fd++) {
+        char link[64], target[256];
+        ssize_t n;
+        int w;
+        if (s->open[fd] || !fd_is_open(fd))
+            continue;
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        n = readlink(link, target, sizeof target - 1);
+        target[n > 0 ? n : 0] = '\0';
+        w = snprintf(out + used, len - used, "%sfd %d -> %s", used ? ", " : "", fd, n > 0 ? target : "?");
+        if (w < 0 || (size_t)w >= len - used)
+            return; /* truncated, still terminated */
+        used += (size_t)w;
+    }
+    if (!used)
+        snprintf(out, len, "none");
 }
