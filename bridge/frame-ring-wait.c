@@ -52,12 +52,19 @@ bool clmem__ring_wait_changed(clmem_bridge_ring *ring, uint64_t deadline)
  * (the query failed, or the command ended in an error). clWaitForEvents
  * has no timeout, and event callbacks come late (NVIDIA: 20-36 ms after
  * the work, NOTES.md), so the status is polled: yielding for the first
- * 200 us, which is where a release on the host ordering's path usually
- * completes, then sleeping 20 us at a time. Without a deadline it is
- * clWaitForEvents. */
+ * 2 ms, then sleeping 50 us at a time. The yield phase is that long
+ * because a sleep is never short: with Linux's default 50 us timer slack a
+ * nanosleep(20 us) took 122 us on average on the CPU test machine, and a
+ * host-ordered batch on the H200 completes a few hundred microseconds
+ * after its wait begins (a GPU context switch each way). The 200 us yield
+ * phase this replaces returned 24-80 us after an event completing 200-800
+ * us into the wait, against 1-24 us now (docs/probes/poll-wait.c,
+ * docs/latency.md): the likely cause of the +31 to +55 us per batch
+ * clmem-bench measured over the raw calls' clWaitForEvents on the H200.
+ * Without a deadline it is clWaitForEvents. */
 clmem_status clmem__ring_wait_event(cl_event ev, uint64_t deadline, const char *what)
 {
-    uint64_t spin_until = now_ns() + 200000u;
+    uint64_t spin_until = now_ns() + 2000000u;
 
     for (;;) {
         cl_int status = CL_QUEUED;
@@ -85,7 +92,7 @@ clmem_status clmem__ring_wait_event(cl_event ev, uint64_t deadline, const char *
             continue;
         }
         {
-            struct timespec pause = {0, left < 20000 ? (long)left : 20000};
+            struct timespec pause = {0, left < 50000 ? (long)left : 50000};
             nanosleep(&pause, NULL);
         }
     }
