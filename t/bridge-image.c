@@ -487,13 +487,52 @@ static bool subject_done(struct subject *s, char *why, size_t why_len)
 
 /* ------------------------------------------------------------ round trips */
 
+/* What OpenCL reads of plane p through its row pitch before the kernel
+ * runs, against what Vulkan uploaded (salt 1): a note for a failing trip's
+ * message, saying which direction broke (the upload not seen at the
+ * layout's positions, or the kernel's writes not seen by Vulkan). */
+static void note_upload_seen(struct subject *s, unsigned p, cl_mem mem, size_t pitch, char *note, size_t len)
+{
+    uint32_t w = plane_w(s, p), h = plane_h(s, p);
+    size_t row = (size_t)w * texel_bytes(s->f, p), n = row * h;
+    size_t origin[3] = {0, 0, 0}, region[3] = {row, h, 1};
+    unsigned char *want = malloc(n), *seen = malloc(n);
+    cl_int err;
+
+    note[0] = '\0';
+    if (!want || !seen) {
+        free(want);
+        free(seen);
+        return;
+    }
+    fill_plane(s->f, p, w, h, 1, want, row);
+    err = clEnqueueReadBufferRect(s->e->f->queue, mem, CL_TRUE, origin, origin, region, pitch, 0, row, 0, seen, 0,
+                                  NULL, NULL);
+    if (err != CL_SUCCESS) {
+        snprintf(note, len, "; reading plane %u before the kernel failed: %d", p, err);
+    } else {
+        size_t i = 0;
+        while (i < n && want[i] == seen[i])
+            i++;
+        if (i == n)
+            snprintf(note, len, "; before the kernel OpenCL read Vulkan's upload of plane %u exactly", p);
+        else
+            snprintf(note, len,
+                     "; before the kernel OpenCL read byte %zu of row %zu of plane %u as 0x%02x where Vulkan "
+                     "uploaded 0x%02x",
+                     i % row, i / row, p, seen[i], want[i]);
+    }
+    free(want);
+    free(seen);
+}
+
 /* Buffer handles: each plane through its row pitch, in place. One point. */
 static void trip_planes(struct subject *s, clmem_bridge_path path, const char *label)
 {
     struct env *e = s->e;
     clmem_handle *h[2] = {NULL, NULL};
     unsigned char *got = NULL;
-    char why[512] = "";
+    char why[512] = "", seen[2][160] = {"", ""};
     bool good = subject_upload(s, 1, why, sizeof why);
     bool padded = false;
     cl_event done[2] = {NULL, NULL};
@@ -520,7 +559,9 @@ static void trip_planes(struct subject *s, clmem_bridge_path path, const char *l
         } else if ((st = clmem_bridge_acquire(e->b, h[p], 0, NULL, NULL)) != CLMEM_OK) {
             snprintf(why, sizeof why, "acquire of plane %u failed: %s", p, clmem_error_message());
             good = false;
-        } else if ((err = run_pitch(e, s->f, p, clmem_handle_mem(h[p]), clmem_handle_row_pitch(h[p]), pl->width,
+        } else if ((note_upload_seen(s, p, clmem_handle_mem(h[p]), clmem_handle_row_pitch(h[p]), seen[p],
+                                     sizeof seen[p]),
+                    err = run_pitch(e, s->f, p, clmem_handle_mem(h[p]), clmem_handle_row_pitch(h[p]), pl->width,
                                     pl->height)) != CL_SUCCESS) {
             snprintf(why, sizeof why, "the kernel on plane %u failed to enqueue: %d", p, err);
             good = false;
@@ -551,8 +592,9 @@ static void trip_planes(struct subject *s, clmem_bridge_path path, const char *l
     clmem_handle_unref(h[1]);
     if (!subject_done(s, why[0] ? why + strlen(why) : why, sizeof why - strlen(why)))
         good = false;
-    tap_ok(good, "%s: every texel of %u plane%s through the row pitch%s%s%s", label, s->f->planes,
-           s->f->planes == 1 ? "" : "s", padded ? " (rows padded)" : " (rows tightly packed)", good ? "" : ": ", why);
+    tap_ok(good, "%s: every texel of %u plane%s through the row pitch%s%s%s%s%s", label, s->f->planes,
+           s->f->planes == 1 ? "" : "s", padded ? " (rows padded)" : " (rows tightly packed)", good ? "" : ": ", why,
+           good ? "" : seen[0], good ? "" : seen[1]);
 }
 
 /* Image handles: src read through an image, dst written through one. One
