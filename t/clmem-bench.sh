@@ -29,7 +29,7 @@ if test "$rc" -eq 77; then
     exit 0
 fi
 
-echo "1..9"
+echo "1..10"
 n=0
 check() {
     n=$((n + 1))
@@ -125,6 +125,11 @@ check $? "--quick ran a batch run: batches 1 and 4 in a ring of 2 for each hando
 
 grep -q '^handoff  *ring batch' "$tmp/out"
 check $? "the batch table is printed"
+
+# (h): both unrefs timed while the gated kernel waited, each with its verdict.
+grep -Eq '^first \(import.s handle\) +[0-9.]+ +[0-9.]+ +[0-9.]+  (met|missed)$' "$tmp/out" &&
+    grep -Eq '^last \(starts the teardown\) +[0-9.]+ +[0-9.]+ +[0-9.]+  (met|missed)$' "$tmp/out"
+check $? "the unref table (h) is printed: the first and the last unref, with the 1 ms target met or missed"
 
 # Stops in its set-up, before measuring anything.
 CLMEM_VK_DEVICE=99 "$tool" --quick --csv "$tmp/bad.csv" --png "$tmp/bad.png" >"$tmp/bad" 2>&1
