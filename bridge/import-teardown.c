@@ -148,8 +148,11 @@ static void CL_CALLBACK on_marker(cl_event event, cl_int status, void *user)
 }
 
 /* marker_done once `ev` completed: through its callback, or, where the
- * callback cannot be set, by waiting here (the blocking fallback). */
-static void watch(struct bridge_import *rec, cl_event ev)
+ * callback cannot be set, by waiting here (the blocking fallback) when
+ * this thread may block. In an event callback it may not (the spec leaves
+ * blocking calls there undefined, and PoCL's queues stop): the teardown is
+ * then completed by clmem_bridge_finish(), which polls the events itself. */
+static void watch(struct bridge_import *rec, cl_event ev, bool may_block)
 {
     cl_int err;
 
@@ -157,6 +160,8 @@ static void watch(struct bridge_import *rec, cl_event ev)
     err = FAULT("clSetEventCallback") ? CL_OUT_OF_HOST_MEMORY : clSetEventCallback(ev, CL_COMPLETE, on_marker, rec);
     if (err != CL_SUCCESS) {
         clmem__import_put(rec);
+        if (!may_block)
+            return;
         clWaitForEvents(1, &ev);
         marker_done(rec);
     }
@@ -178,26 +183,29 @@ static bool event_done(cl_event ev)
  * t/bridge-lifetime on the H200), and on an idle queue it returns at once.
  * Runs on the acquiring queue's marker callback or in
  * clmem_bridge_finish, whichever sees the marker complete first; the
- * release's event then counts as the chain's marker.
+ * release's event then counts as the chain's marker. may_block is false
+ * in the callback (watch() says why).
  */
-static void hand_back(struct bridge_import *rec)
+static void hand_back(struct bridge_import *rec, bool may_block)
 {
     cl_event rel = NULL;
 
     if (atomic_exchange(&rec->hand_back_claimed, true))
         return;
-    /* A failed release is retried: an acquired external cl_mem is never
-     * destroyed on NVIDIA. */
-    if (clmem__import_release_on(rec, rec->acquired_on, 0, NULL, &rel) != CLMEM_OK) {
-        clFinish(rec->acquired_on);
+    /* A failed release is retried once, at once: an acquired external
+     * cl_mem is never destroyed on NVIDIA. Never with a clFinish first:
+     * this usually runs in an event callback, where the spec leaves
+     * blocking calls undefined, and PoCL's queue stopped for good there
+     * (t/fakefd-fault-injection); the marker that started the hand-back
+     * has completed anyway, so the queue has nothing before it to drain. */
+    if (clmem__import_release_on(rec, rec->acquired_on, 0, NULL, &rel) != CLMEM_OK)
         clmem__import_release_on(rec, rec->acquired_on, 0, NULL, &rel);
-    }
-    rec->ops->before_release(rec); /* host-mapped: its unmap waits for the hand-back's map */
+    rec->ops->before_release(rec); /* host-mapped: its unmap waits for the hand-back's map; never blocks */
     clFlush(rec->acquired_on);
     rec->release_event = rel;
     atomic_store(&rec->hand_back_done, true);
     if (rel)
-        watch(rec, rel);
+        watch(rec, rel, may_block);
     else
         marker_done(rec); /* the release failed twice: nothing left to wait for */
 }
@@ -207,7 +215,7 @@ static void CL_CALLBACK on_acquired_queue_idle(cl_event event, cl_int status, vo
     struct bridge_import *rec = user;
     (void)event;
     (void)status;
-    hand_back(rec);
+    hand_back(rec, false);
     clmem__import_put(rec);
 }
 
@@ -220,7 +228,7 @@ void clmem__import_poll_teardown(struct bridge_import *rec)
     for (unsigned i = 0; i < rec->marker_count; i++) {
         bool done = event_done(rec->markers[i]);
         if (done && rec->hand_back && rec->markers[i] == rec->acquired_marker)
-            hand_back(rec);
+            hand_back(rec, true);
         all = all && done;
     }
     if (!all)
@@ -247,14 +255,14 @@ static void enqueue_markers(struct bridge_import *rec)
         if (err != CL_SUCCESS) {
             clFinish(q); /* fallback: wait here for what the marker would have waited for */
             if (starts_hand_back)
-                hand_back(rec);
+                hand_back(rec, true);
             continue;
         }
         clFlush(q);
         rec->markers[rec->marker_count++] = ev;
         if (!starts_hand_back) {
             atomic_fetch_add(&rec->markers_pending, 1u);
-            watch(rec, ev);
+            watch(rec, ev, true);
             continue;
         }
         rec->acquired_marker = ev;
@@ -264,7 +272,7 @@ static void enqueue_markers(struct bridge_import *rec)
         if (err != CL_SUCCESS) {
             clmem__import_put(rec);
             clWaitForEvents(1, &ev);
-            hand_back(rec);
+            hand_back(rec, true);
         }
     }
 }

@@ -137,14 +137,12 @@ static cl_int release(struct bridge_import *const *recs, cl_uint count, cl_comma
 static void before_release(struct bridge_import *rec)
 {
     /* A buffer left mapped is never destroyed (PoCL), so a failed unmap is
-     * retried once the queues are idle: the one blocking step, on an error
-     * path only, like the hand-back's retry in import-teardown.c. */
-    if (rec->cl_map_ptr && unmap_after_map(rec, rec->home_queue, 0, NULL, NULL) != CL_SUCCESS) {
-        if (rec->map_event)
-            clWaitForEvents(1, &rec->map_event);
-        clFinish(rec->home_queue);
+     * retried once, at once. Never by waiting first: this runs in an event
+     * callback during the hand-back (import-teardown.c), where a blocking
+     * call can stop PoCL's queue for good; the unmap waits for the map's
+     * event on the device anyway. */
+    if (rec->cl_map_ptr && unmap_after_map(rec, rec->home_queue, 0, NULL, NULL) != CL_SUCCESS)
         unmap_after_map(rec, rec->home_queue, 0, NULL, NULL);
-    }
     rec->cl_map_ptr = NULL;
 }
 
