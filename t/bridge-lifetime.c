@@ -302,20 +302,6 @@ static void lifetime_case(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *
     clReleaseCommandQueue(q2);
 }
 
-/* The bridge released what it held in the context once its last reference
- * went; teardown threads may still be letting go, so wait up to 2 s. */
-static void expect_context_settles(struct cl_fixture *f)
-{
-    cl_uint n = 0;
-    for (int i = 0; i < 200; i++) {
-        clGetContextInfo(f->context, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
-        if (n == 2 && cl_queue_refcount(f->queue) == 1)
-            break;
-        usleep(10000);
-    }
-    cl_fixture_expect_no_leaks(f);
-}
-
 int main(void)
 {
     struct vkctx vk;
@@ -347,7 +333,7 @@ int main(void)
     tap_is_int(clmem_bridge_finish(b, 0), CLMEM_OK, "nothing of the bridge holds Vulkan memory at the end");
     clmem_bridge_unref(b);
     clReleaseKernel(k);
-    expect_context_settles(&f);
+    cl_fixture_expect_no_leaks(&f); /* teardown threads may still be letting go: it waits up to 2 s */
     cl_fixture_close(&f);
     tap_is_int(vkctx_validation_errors(), 0, "the Vulkan validation layer reported no error%s",
                vk.validation ? "" : " (layer not installed: nothing counted)");

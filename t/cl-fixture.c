@@ -128,11 +128,24 @@ int cl_all_devices(cl_platform_id *platforms, cl_device_id *devices, int max)
     return count;
 }
 
-void cl_fixture_expect_no_leaks(struct cl_fixture *f)
+cl_uint cl_context_refs_settled(cl_context context, cl_uint want)
 {
     cl_uint n = 0;
+    for (int i = 0; i < 200; i++) {
+        clGetContextInfo(context, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
+        if (n == want)
+            break;
+        usleep(10000);
+    }
+    return n;
+}
 
-    clGetContextInfo(f->context, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
+void cl_fixture_expect_no_leaks(struct cl_fixture *f)
+{
+    cl_uint n = cl_context_refs_settled(f->context, f->context_refs);
+
+    for (int i = 0; i < 200 && cl_queue_refcount(f->queue) != 1; i++)
+        usleep(10000);
     tap_is_int(n, f->context_refs, "no OpenCL object is left in the context (fixture and its queue only)");
     tap_is_int(cl_queue_refcount(f->queue), 1, "the queue is held by the fixture only");
 }

@@ -36,8 +36,14 @@ cl_mem cl_fixture_buffer(struct cl_fixture *f, size_t size);
  * failure. */
 cl_kernel cl_fixture_kernel(struct cl_fixture *f, const char *source, const char *name);
 
+/* The context's reference count once it reached `want`, or after 2 s: a
+ * driver lets go of the objects of completed commands (their events) on
+ * its own threads, a moment after the last release call returned. */
+cl_uint cl_context_refs_settled(cl_context context, cl_uint want);
+
 /* Two TAP points: the context holds nothing but the fixture and its queue,
- * and the queue nothing but the fixture. */
+ * and the queue nothing but the fixture (each given 2 s to settle, as
+ * cl_context_refs_settled). */
 void cl_fixture_expect_no_leaks(struct cl_fixture *f);
 
 /* Is nothing on the (in-order) queue still waiting? A marker enqueued now
