@@ -220,13 +220,15 @@ int main(void)
     s = bridge_settle(b);
     tap_ok(s == CLMEM_OK, "bridge_settle after the threads -> CLMEM_OK (%s)", s ? clmem_error_message() : "ok");
     tap_is_int(atomic_load(&o.released), 0, "the Vulkan memory is still held by the test");
+    /* Counted with the memory still allocated, as fds_before was: lavapipe
+     * backs each exportable allocation with an fd of its own. */
+    tap_is_int(fd_count(), fds_before, "no file descriptor leaked");
     clmem_keepalive_unref(ka);
     tap_is_int(atomic_load(&o.released), 1, "no import kept a reference: the memory is freed once");
     clmem_keepalive_unref(ka2);
     clmem_keepalive_unref(ka3);
     tap_ok(atomic_load(&o2.released) == 1 && atomic_load(&o3.released) == 1,
            "nor on the other bridges' memory: freed once each");
-    tap_is_int(fd_count(), fds_before, "no file descriptor leaked");
     clmem_bridge_unref(b2);
     clmem_bridge_unref(nc);
     clmem_bridge_unref(b);
