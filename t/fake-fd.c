@@ -1,0 +1,526 @@
+/*
+ * A stand-in for NVIDIA's cl_khr_external_memory_opaque_fd on the CPU
+ * machines, so that the bridge's fd path (sub-buffers, fd ownership, the
+ * extension's acquire and release, the teardown's rules) runs in CI, where
+ * PoCL has no external memory. Linked into a test program (the t/fakefd-*
+ * tests are the bridge tests built with it), it defines the OpenCL entry
+ * points it changes; the program's definitions win over libOpenCL's for
+ * every caller, the bridge included, and the real ones are reached through
+ * dlsym(RTLD_NEXT).
+ *
+ * What it models is what ../shared/device/NOTES.md and docs/driver-notes.md
+ * measured on the H200, not what the extension allows:
+ *  - the device lists cl_khr_external_memory, cl_khr_external_memory_opaque_fd
+ *    and cl_khr_device_uuid, imports CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR
+ *    only, and its CL_DEVICE_UUID_KHR is the Vulkan device's deviceUUID (the
+ *    first Vulkan device: lavapipe, the only one on a CPU machine);
+ *  - clCreateBufferWithProperties with an opaque fd maps it and takes the
+ *    fd. lavapipe's opaque fds are memfds that start with Mesa's memory
+ *    header (two 64-bit words: the file's size, then the offset of the
+ *    data, one page in; then a driver UUID), read here as lavapipe's own
+ *    import reads it, so both APIs share the very pages. The fd stays open
+ *    while the cl_mem lives and is closed when OpenCL destroys it; on
+ *    failure the fd is still the caller's, and an fd that is not such a
+ *    memfd gives NVIDIA's non-standard 999;
+ *  - clEnqueueAcquire/ReleaseExternalMemObjectsKHR order like markers (the
+ *    memory is coherent host memory), and their events say they are of
+ *    those commands;
+ *  - destructor callbacks come in no promised order: a sub-buffer's are
+ *    delivered 50 ms late, in order, from a thread of the layer's, so its
+ *    parent's run first, as NVIDIA's did (t/fault-injection on the H200).
+ * Semaphores and images imported from fds are not modelled: the bridge
+ * finds no cl_khr_external_semaphore, and clCreateImageWithProperties with
+ * an fd fails, so the image live check answers "not offered".
+ */
+#define _GNU_SOURCE
+#include "bridge/cl-compat.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <vulkan/vulkan.h>
+
+#define FAKE_EXTENSIONS " cl_khr_external_memory cl_khr_external_memory_opaque_fd cl_khr_device_uuid"
+#define FAKE_BAD_FD 999        /* NVIDIA's answer to an fd it cannot import (NOTES.md) */
+#define SUB_BUFFER_DELAY_NS 50000000L
+
+static void *real(const char *name)
+{
+    void *f = dlsym(RTLD_NEXT, name);
+    if (!f) {
+        fprintf(stderr, "fake-fd: no %s to forward to\n", name);
+        abort();
+    }
+    return f;
+}
+
+/* The real entry points, looked up once (pthread_once: the wrappers run
+ * on driver threads too). */
+typedef cl_int (*get_device_info_fn)(cl_device_id, cl_device_info, size_t, void *, size_t *);
+typedef cl_mem (*create_buffer_fn)(cl_context, cl_mem_flags, size_t, void *, cl_int *);
+typedef cl_mem (*create_buffer_props_fn)(cl_context, const cl_mem_properties *, cl_mem_flags, size_t, void *,
+                                         cl_int *);
+typedef cl_int (*set_destructor_fn)(cl_mem, void(CL_CALLBACK *)(cl_mem, void *), void *);
+typedef cl_int (*event_fn)(cl_event);
+typedef cl_int (*event_info_fn)(cl_event, cl_event_info, size_t, void *, size_t *);
+typedef void *(*extension_address_fn)(cl_platform_id, const char *);
+
+static struct {
+    get_device_info_fn get_device_info;
+    create_buffer_fn create_buffer;
+    create_buffer_props_fn create_buffer_props;
+    set_destructor_fn set_destructor;
+    event_fn retain_event, release_event;
+    event_info_fn get_event_info;
+    extension_address_fn extension_address;
+} next;
+static pthread_once_t next_once = PTHREAD_ONCE_INIT;
+
+static void resolve(void)
+{
+    next.get_device_info = (get_device_info_fn)real("clGetDeviceInfo");
+    next.create_buffer = (create_buffer_fn)real("clCreateBuffer");
+    next.create_buffer_props = (create_buffer_props_fn)real("clCreateBufferWithProperties");
+    next.set_destructor = (set_destructor_fn)real("clSetMemObjectDestructorCallback");
+    next.retain_event = (event_fn)real("clRetainEvent");
+    next.release_event = (event_fn)real("clReleaseEvent");
+    next.get_event_info = (event_info_fn)real("clGetEventInfo");
+    next.extension_address = (extension_address_fn)real("clGetExtensionFunctionAddressForPlatform");
+}
+
+#define NEXT(f) (pthread_once(&next_once, resolve), next.f)
+
+/* ------------------------------------------------------------ active? */
+
+/* Only where no OpenCL device has the extension: on the GPU machine the
+ * same test programs run NVIDIA's own import, untouched. */
+static bool active;
+static pthread_once_t active_once = PTHREAD_ONCE_INIT;
+
+static void decide_active(void)
+{
+    cl_platform_id platforms[8];
+    cl_uint np = 0;
+
+    active = true;
+    if (clGetPlatformIDs(8, platforms, &np) != CL_SUCCESS)
+        return;
+    for (cl_uint i = 0; i < np && i < 8; i++) {
+        cl_device_id devices[8];
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 8, devices, &nd) != CL_SUCCESS)
+            continue;
+        for (cl_uint d = 0; d < nd && d < 8; d++) {
+            char text[8192] = "";
+            if (NEXT(get_device_info)(devices[d], CL_DEVICE_EXTENSIONS, sizeof text - 1, text, NULL) == CL_SUCCESS &&
+                strstr(text, "cl_khr_external_memory_opaque_fd"))
+                active = false;
+        }
+    }
+    fprintf(stderr, "fake-fd: %s\n",
+            active ? "standing in for cl_khr_external_memory_opaque_fd (no OpenCL device offers it)"
+                   : "inactive: an OpenCL device offers cl_khr_external_memory_opaque_fd itself");
+}
+
+static bool fake_active(void)
+{
+    pthread_once(&active_once, decide_active);
+    return active;
+}
+
+/* ------------------------------------------------------------ the UUID */
+
+static unsigned char vk_uuid[VK_UUID_SIZE];
+static bool vk_uuid_known;
+static pthread_once_t uuid_once = PTHREAD_ONCE_INIT;
+
+/* The first Vulkan device's deviceUUID, asked of Vulkan once. */
+static void find_vk_uuid(void)
+{
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_1};
+    VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+    VkInstance inst;
+    VkPhysicalDevice pd;
+    uint32_t n = 1;
+
+    if (vkCreateInstance(&ci, NULL, &inst) != VK_SUCCESS)
+        return;
+    if (vkEnumeratePhysicalDevices(inst, &n, &pd) >= 0 && n >= 1) {
+        VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+        VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id};
+        vkGetPhysicalDeviceProperties2(pd, &p2);
+        memcpy(vk_uuid, id.deviceUUID, sizeof vk_uuid);
+        vk_uuid_known = true;
+    }
+    vkDestroyInstance(inst, NULL);
+}
+
+/* ------------------------------------------------------------ device info */
+
+static cl_int answer(const void *value, size_t size, size_t param_size, void *param_value, size_t *size_ret)
+{
+    if (size_ret)
+        *size_ret = size;
+    if (param_value) {
+        if (param_size < size)
+            return CL_INVALID_VALUE;
+        memcpy(param_value, value, size);
+    }
+    return CL_SUCCESS;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_info name, size_t param_size,
+                                                void *param_value, size_t *size_ret)
+{
+    get_device_info_fn real_info = NEXT(get_device_info);
+
+    if (!fake_active())
+        return real_info(device, name, param_size, param_value, size_ret);
+    if (name == CL_DEVICE_EXTENSIONS) {
+        size_t len = 0;
+        char *text;
+        cl_int err = real_info(device, name, 0, NULL, &len);
+        if (err != CL_SUCCESS)
+            return err;
+        text = calloc(1, len + sizeof FAKE_EXTENSIONS);
+        if (!text)
+            return CL_OUT_OF_HOST_MEMORY;
+        err = real_info(device, name, len, text, NULL);
+        if (err == CL_SUCCESS) {
+            strcat(text, FAKE_EXTENSIONS);
+            err = answer(text, strlen(text) + 1, param_size, param_value, size_ret);
+        }
+        free(text);
+        return err;
+    }
+    if (name == CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR) {
+        cl_external_memory_handle_type_khr types[1] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR};
+        return answer(types, sizeof types, param_size, param_value, size_ret);
+    }
+    if (name == CL_DEVICE_UUID_KHR) {
+        pthread_once(&uuid_once, find_vk_uuid);
+        if (!vk_uuid_known)
+            return CL_INVALID_VALUE;
+        return answer(vk_uuid, sizeof vk_uuid, param_size, param_value, size_ret);
+    }
+    return real_info(device, name, param_size, param_value, size_ret);
+}
+
+/* ------------------------------------------------------------ imports */
+
+struct mapping {
+    void *base;
+    size_t size;
+    int fd;
+};
+
+
+/* The import's cl_mem is gone: the mapping and the fd with it. */
+static void CL_CALLBACK unmap_import(cl_mem mem, void *user)
+{
+    struct mapping *m = user;
+    (void)mem;
+    munmap(m->base, m->size);
+    close(m->fd);
+    free(m);
+}
+
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context context, const cl_mem_properties *props,
+                                                             cl_mem_flags flags, size_t size, void *host_ptr,
+                                                             cl_int *errcode_ret)
+{
+    struct mapping *m;
+    struct stat st;
+    uint64_t header[2]; /* Mesa's memory header: the file's size, the data's offset */
+    cl_mem mem;
+    cl_int err;
+    int fd = -1;
+
+    if (!fake_active())
+        return NEXT(create_buffer_props)(context, props, flags, size, host_ptr, errcode_ret);
+    /* Pairs, but for the device list, which runs to its own 0. */
+    for (size_t i = 0; props && props[i];) {
+        if (props[i] == CLMEM_CL_MEM_DEVICE_HANDLE_LIST) {
+            for (i++; props[i]; i++)
+                ;
+            i++;
+            continue;
+        }
+        if (props[i] == CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR)
+            fd = (int)props[i + 1];
+        if (props[i] == CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR) {
+            if (errcode_ret)
+                *errcode_ret = CL_INVALID_PROPERTY; /* what NVIDIA answers */
+            return NULL;
+        }
+        i += 2;
+    }
+    if (fd < 0)
+        return NEXT(create_buffer_props)(context, props, flags, size, host_ptr, errcode_ret);
+    if (host_ptr || size == 0) {
+        if (errcode_ret)
+            *errcode_ret = CL_INVALID_VALUE;
+        return NULL;
+    }
+    m = malloc(sizeof *m);
+    if (!m || fstat(fd, &st) != 0 || pread(fd, header, sizeof header, 0) != (ssize_t)sizeof header ||
+        header[0] != (uint64_t)st.st_size || header[1] >= header[0] || header[0] - header[1] < size) {
+        free(m);
+        if (errcode_ret)
+            *errcode_ret = FAKE_BAD_FD;
+        return NULL;
+    }
+    m->base = mmap(NULL, (size_t)header[0], PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m->base == MAP_FAILED) {
+        free(m);
+        if (errcode_ret)
+            *errcode_ret = FAKE_BAD_FD;
+        return NULL;
+    }
+    m->size = (size_t)header[0];
+    m->fd = fd;
+    mem = NEXT(create_buffer)(context, (flags & ~(cl_mem_flags)CL_MEM_ALLOC_HOST_PTR) | CL_MEM_USE_HOST_PTR, size,
+                        (char *)m->base + header[1], &err);
+    if (mem && (err = NEXT(set_destructor)(mem, unmap_import, m)) != CL_SUCCESS) {
+        clReleaseMemObject(mem);
+        mem = NULL;
+    }
+    if (!mem) {
+        munmap(m->base, m->size);
+        free(m); /* the fd stays the caller's */
+        if (errcode_ret)
+            *errcode_ret = err;
+        return NULL;
+    }
+    if (errcode_ret)
+        *errcode_ret = CL_SUCCESS;
+    return mem;
+}
+
+/* ------------------------------------------------------------ acquire, release */
+
+/* The handoff's events are PoCL markers; what their command type says is
+ * the extension command's, as a driver's own would. The table follows the
+ * callers' references (clRetainEvent, clReleaseEvent), so an entry goes
+ * with the caller's last reference, before PoCL can reuse the pointer. */
+struct handoff_event {
+    cl_event event;
+    cl_command_type type;
+    unsigned refs;
+    struct handoff_event *next;
+};
+
+static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct handoff_event *events;
+
+static struct handoff_event **event_find(cl_event ev)
+{
+    struct handoff_event **p = &events;
+    while (*p && (*p)->event != ev)
+        p = &(*p)->next;
+    return p;
+}
+
+static cl_int handoff(cl_command_type type, cl_command_queue queue, cl_uint num_mem_objects,
+                      const cl_mem *mem_objects, cl_uint num_events, const cl_event *wait_list, cl_event *event)
+{
+    cl_event ev = NULL;
+    cl_int err;
+
+    if (num_mem_objects == 0 || !mem_objects)
+        return CL_INVALID_VALUE;
+    for (cl_uint i = 0; i < num_mem_objects; i++)
+        if (!mem_objects[i])
+            return CL_INVALID_MEM_OBJECT;
+    err = clEnqueueMarkerWithWaitList(queue, num_events, wait_list, event ? &ev : NULL);
+    if (err == CL_SUCCESS && event) {
+        struct handoff_event *e = malloc(sizeof *e);
+        if (e) {
+            e->event = ev;
+            e->type = type;
+            e->refs = 1;
+            pthread_mutex_lock(&events_lock);
+            e->next = events;
+            events = e;
+            pthread_mutex_unlock(&events_lock);
+        }
+        *event = ev;
+    }
+    return err;
+}
+
+static cl_int CL_API_CALL acquire(cl_command_queue queue, cl_uint n, const cl_mem *mems, cl_uint num_events,
+                                  const cl_event *wait_list, cl_event *event)
+{
+    return handoff(CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR, queue, n, mems, num_events, wait_list, event);
+}
+
+static cl_int CL_API_CALL release(cl_command_queue queue, cl_uint n, const cl_mem *mems, cl_uint num_events,
+                                  const cl_event *wait_list, cl_event *event)
+{
+    return handoff(CL_COMMAND_RELEASE_EXTERNAL_MEM_OBJECTS_KHR, queue, n, mems, num_events, wait_list, event);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clRetainEvent(cl_event ev)
+{
+    struct handoff_event **p;
+    cl_int err = NEXT(retain_event)(ev);
+
+    pthread_mutex_lock(&events_lock);
+    if (err == CL_SUCCESS && *(p = event_find(ev)))
+        (*p)->refs++;
+    pthread_mutex_unlock(&events_lock);
+    return err;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clReleaseEvent(cl_event ev)
+{
+    struct handoff_event **p, *gone = NULL;
+
+    pthread_mutex_lock(&events_lock);
+    if (ev && *(p = event_find(ev)) && --(*p)->refs == 0) {
+        gone = *p;
+        *p = gone->next;
+    }
+    pthread_mutex_unlock(&events_lock);
+    free(gone);
+    return NEXT(release_event)(ev);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetEventInfo(cl_event ev, cl_event_info name, size_t param_size, void *param_value,
+                                               size_t *size_ret)
+{
+    struct handoff_event **p;
+    cl_command_type type = 0;
+
+    if (name == CL_EVENT_COMMAND_TYPE) {
+        pthread_mutex_lock(&events_lock);
+        if (*(p = event_find(ev)))
+            type = (*p)->type;
+        pthread_mutex_unlock(&events_lock);
+        if (type)
+            return answer(&type, sizeof type, param_size, param_value, size_ret);
+    }
+    return NEXT(get_event_info)(ev, name, param_size, param_value, size_ret);
+}
+
+CL_API_ENTRY void *CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const char *name)
+{
+    if (fake_active() && !strcmp(name, "clEnqueueAcquireExternalMemObjectsKHR"))
+        return (void *)acquire;
+    if (fake_active() && !strcmp(name, "clEnqueueReleaseExternalMemObjectsKHR"))
+        return (void *)release;
+    return NEXT(extension_address)(platform, name);
+}
+
+/* ------------------------------------------------------------ destructor order */
+
+/* Late calls, delivered in the order PoCL made them (which is the reverse
+ * of registration, as the spec says), each 50 ms after it, by one thread:
+ * one thread per call could wake out of order. */
+struct late_call {
+    void(CL_CALLBACK *fn)(cl_mem, void *);
+    void *user;
+    cl_mem mem;
+    struct timespec due;
+    struct late_call *next;
+};
+
+static pthread_mutex_t late_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t late_added = PTHREAD_COND_INITIALIZER;
+static struct late_call *late_head, *late_tail;
+static bool late_thread_started;
+
+static void *deliver_late(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&late_lock);
+    for (;;) {
+        struct late_call *c;
+        while (!late_head)
+            pthread_cond_wait(&late_added, &late_lock);
+        c = late_head;
+        pthread_mutex_unlock(&late_lock);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &c->due, NULL) == EINTR)
+            ;
+        pthread_mutex_lock(&late_lock);
+        late_head = c->next;
+        if (!late_head)
+            late_tail = NULL;
+        pthread_mutex_unlock(&late_lock);
+        c->fn(c->mem, c->user);
+        free(c);
+        pthread_mutex_lock(&late_lock);
+    }
+    return NULL;
+}
+
+/* PoCL's real callback on a sub-buffer: queue the caller's, 50 ms late. */
+static void CL_CALLBACK sub_buffer_destroyed(cl_mem mem, void *user)
+{
+    struct late_call *c = user;
+    pthread_t t;
+
+    c->mem = mem;
+    c->next = NULL;
+    clock_gettime(CLOCK_MONOTONIC, &c->due);
+    c->due.tv_nsec += SUB_BUFFER_DELAY_NS;
+    if (c->due.tv_nsec >= 1000000000L) {
+        c->due.tv_sec++;
+        c->due.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&late_lock);
+    if (!late_thread_started) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        late_thread_started = pthread_create(&t, &attr, deliver_late, NULL) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!late_thread_started) { /* no thread: on time rather than never */
+        pthread_mutex_unlock(&late_lock);
+        c->fn(mem, c->user);
+        free(c);
+        return;
+    }
+    if (late_tail)
+        late_tail->next = c;
+    else
+        late_head = c;
+    late_tail = c;
+    pthread_cond_signal(&late_added);
+    pthread_mutex_unlock(&late_lock);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clSetMemObjectDestructorCallback(cl_mem mem, void(CL_CALLBACK *fn)(cl_mem, void *),
+                                                                 void *user)
+{
+    cl_mem parent = NULL;
+    struct late_call *c;
+    cl_int err;
+
+    if (!fake_active() || !fn ||
+        clGetMemObjectInfo(mem, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) != CL_SUCCESS || !parent)
+        return NEXT(set_destructor)(mem, fn, user);
+    if (!(c = malloc(sizeof *c)))
+        return CL_OUT_OF_HOST_MEMORY;
+    c->fn = fn;
+    c->user = user;
+    c->mem = NULL;
+    c->next = NULL;
+    err = NEXT(set_destructor)(mem, sub_buffer_destroyed, c);
+    if (err != CL_SUCCESS)
+        free(c);
+    return err;
+}
