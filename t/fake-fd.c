@@ -18,16 +18,18 @@
  *    fd. lavapipe's opaque fds are memfds that start with Mesa's memory
  *    header (two 64-bit words: the file's size, then the offset of the
  *    data, one page in; then a driver UUID), read here as lavapipe's own
- *    import reads it, so both APIs share the very pages. The fd stays open
- *    while the cl_mem lives and is closed when OpenCL destroys it; on
- *    failure the fd is still the caller's, and an fd that is not such a
- *    memfd gives NVIDIA's non-standard 999;
+ *    import reads it, so both APIs share the very pages. An fd that is not
+ *    such a memfd gives NVIDIA's non-standard 999, and on any failure the
+ *    fd is still the caller's;
+ *  - at the caller's last release of an import its fd is closed and its
+ *    destructor callbacks run, whatever still uses the buffer (NVIDIA runs
+ *    them before kernels using it complete);
+ *  - a sub-buffer of an import is destroyed 50 ms after the caller's last
+ *    release, so its callbacks come after its parent's, as NVIDIA's did
+ *    (t/fault-injection on the H200);
  *  - clEnqueueAcquire/ReleaseExternalMemObjectsKHR order like markers (the
  *    memory is coherent host memory), and their events say they are of
- *    those commands;
- *  - destructor callbacks come in no promised order: a sub-buffer's are
- *    delivered 50 ms late, in order, from a thread of the layer's, so its
- *    parent's run first, as NVIDIA's did (t/fault-injection on the H200).
+ *    those commands.
  * Semaphores and images imported from fds are not modelled: the bridge
  * finds no cl_khr_external_semaphore, and clCreateImageWithProperties with
  * an fd fails, so the image live check answers "not offered".
@@ -74,6 +76,8 @@ typedef cl_int (*set_destructor_fn)(cl_mem, void(CL_CALLBACK *)(cl_mem, void *),
 typedef cl_int (*event_fn)(cl_event);
 typedef cl_int (*event_info_fn)(cl_event, cl_event_info, size_t, void *, size_t *);
 typedef void *(*extension_address_fn)(cl_platform_id, const char *);
+typedef cl_int (*mem_fn)(cl_mem);
+typedef cl_mem (*create_sub_buffer_fn)(cl_mem, cl_mem_flags, cl_buffer_create_type, const void *, cl_int *);
 
 static struct {
     get_device_info_fn get_device_info;
@@ -83,6 +87,8 @@ static struct {
     event_fn retain_event, release_event;
     event_info_fn get_event_info;
     extension_address_fn extension_address;
+    mem_fn retain_mem, release_mem;
+    create_sub_buffer_fn create_sub_buffer;
 } next;
 static pthread_once_t next_once = PTHREAD_ONCE_INIT;
 
@@ -96,6 +102,9 @@ static void resolve(void)
     next.release_event = (event_fn)real("clReleaseEvent");
     next.get_event_info = (event_info_fn)real("clGetEventInfo");
     next.extension_address = (extension_address_fn)real("clGetExtensionFunctionAddressForPlatform");
+    next.retain_mem = (mem_fn)real("clRetainMemObject");
+    next.release_mem = (mem_fn)real("clReleaseMemObject");
+    next.create_sub_buffer = (create_sub_buffer_fn)real("clCreateSubBuffer");
 }
 
 #define NEXT(f) (pthread_once(&next_once, resolve), next.f)
@@ -218,23 +227,71 @@ CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_i
 
 /* ------------------------------------------------------------ imports */
 
+/* An import's mapping, unmapped when PoCL really destroys the buffer. */
 struct mapping {
     void *base;
     size_t size;
-    int fd;
 };
 
-
-/* The import's cl_mem is gone: the mapping and the fd with it. */
 static void CL_CALLBACK unmap_import(cl_mem mem, void *user)
 {
     struct mapping *m = user;
     (void)mem;
     munmap(m->base, m->size);
-    close(m->fd);
     free(m);
 }
 
+/* The imports and their sub-buffers, with the caller's references (every
+ * clRetainMemObject and clReleaseMemObject reaches the wrappers below;
+ * PoCL's own references do not), so that what happens at the caller's
+ * last release can be NVIDIA's:
+ *  - an import's destructor callbacks run then, in reverse order of
+ *    registration, whatever still uses the buffer, and its fd is closed
+ *    (NOTES.md: the driver closes it when the cl_mem is released);
+ *  - a sub-buffer's release reaches PoCL 50 ms later, from a thread of the
+ *    layer's, so its callbacks come after its parent's, and still before
+ *    PoCL frees it (its address is not reused before they ran). */
+struct held_callback {
+    void(CL_CALLBACK *fn)(cl_mem, void *);
+    void *user;
+    struct held_callback *next;
+};
+
+struct tracked {
+    cl_mem mem;
+    bool sub;
+    unsigned refs;
+    int fd;                    /* an import's */
+    struct held_callback *cbs; /* an import's, newest first */
+    struct tracked *next;
+};
+
+static pthread_mutex_t tracked_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tracked *tracked_list;
+
+static struct tracked **tracked_find(cl_mem mem)
+{
+    struct tracked **p = &tracked_list;
+    while (*p && (*p)->mem != mem)
+        p = &(*p)->next;
+    return p;
+}
+
+static bool track(cl_mem mem, bool sub, int fd)
+{
+    struct tracked *t = calloc(1, sizeof *t);
+    if (!t)
+        return false;
+    t->mem = mem;
+    t->sub = sub;
+    t->refs = 1;
+    t->fd = fd;
+    pthread_mutex_lock(&tracked_lock);
+    t->next = tracked_list;
+    tracked_list = t;
+    pthread_mutex_unlock(&tracked_lock);
+    return true;
+}
 
 CL_API_ENTRY cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context context, const cl_mem_properties *props,
                                                              cl_mem_flags flags, size_t size, void *host_ptr,
@@ -289,12 +346,16 @@ CL_API_ENTRY cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context context,
         return NULL;
     }
     m->size = (size_t)header[0];
-    m->fd = fd;
     mem = NEXT(create_buffer)(context, (flags & ~(cl_mem_flags)CL_MEM_ALLOC_HOST_PTR) | CL_MEM_USE_HOST_PTR, size,
-                        (char *)m->base + header[1], &err);
+                              (char *)m->base + header[1], &err);
     if (mem && (err = NEXT(set_destructor)(mem, unmap_import, m)) != CL_SUCCESS) {
-        clReleaseMemObject(mem);
+        NEXT(release_mem)(mem);
         mem = NULL;
+    } else if (mem && !track(mem, false, fd)) { /* unmap_import runs in the release */
+        NEXT(release_mem)(mem);
+        if (errcode_ret)
+            *errcode_ret = CL_OUT_OF_HOST_MEMORY;
+        return NULL; /* the fd stays the caller's */
     }
     if (!mem) {
         munmap(m->base, m->size);
@@ -424,103 +485,163 @@ CL_API_ENTRY void *CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platf
     return NEXT(extension_address)(platform, name);
 }
 
-/* ------------------------------------------------------------ destructor order */
+/* ------------------------------------------------------------ releases */
 
-/* Late calls, delivered in the order PoCL made them (which is the reverse
- * of registration, as the spec says), each 50 ms after it, by one thread:
- * one thread per call could wake out of order. */
-struct late_call {
-    void(CL_CALLBACK *fn)(cl_mem, void *);
-    void *user;
+/* Sub-buffer releases due later, handed to PoCL in order by one thread. */
+struct late_release {
     cl_mem mem;
     struct timespec due;
-    struct late_call *next;
+    struct late_release *next;
 };
 
 static pthread_mutex_t late_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t late_added = PTHREAD_COND_INITIALIZER;
-static struct late_call *late_head, *late_tail;
+static struct late_release *late_head, *late_tail;
 static bool late_thread_started;
 
-static void *deliver_late(void *arg)
+static void *release_late(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&late_lock);
     for (;;) {
-        struct late_call *c;
+        struct late_release *r;
         while (!late_head)
             pthread_cond_wait(&late_added, &late_lock);
-        c = late_head;
+        r = late_head;
         pthread_mutex_unlock(&late_lock);
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &c->due, NULL) == EINTR)
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &r->due, NULL) == EINTR)
             ;
         pthread_mutex_lock(&late_lock);
-        late_head = c->next;
+        late_head = r->next;
         if (!late_head)
             late_tail = NULL;
         pthread_mutex_unlock(&late_lock);
-        c->fn(c->mem, c->user);
-        free(c);
+        NEXT(release_mem)(r->mem);
+        free(r);
         pthread_mutex_lock(&late_lock);
     }
     return NULL;
 }
 
-/* PoCL's real callback on a sub-buffer: queue the caller's, 50 ms late. */
-static void CL_CALLBACK sub_buffer_destroyed(cl_mem mem, void *user)
+/* The caller's last reference to a sub-buffer: PoCL gets it 50 ms later
+ * (at once if the thread or the note cannot be had). */
+static cl_int release_sub_late(cl_mem mem)
 {
-    struct late_call *c = user;
-    pthread_t t;
+    struct late_release *r = malloc(sizeof *r);
 
-    c->mem = mem;
-    c->next = NULL;
-    clock_gettime(CLOCK_MONOTONIC, &c->due);
-    c->due.tv_nsec += SUB_BUFFER_DELAY_NS;
-    if (c->due.tv_nsec >= 1000000000L) {
-        c->due.tv_sec++;
-        c->due.tv_nsec -= 1000000000L;
+    if (r) {
+        r->mem = mem;
+        r->next = NULL;
+        clock_gettime(CLOCK_MONOTONIC, &r->due);
+        r->due.tv_nsec += SUB_BUFFER_DELAY_NS;
+        if (r->due.tv_nsec >= 1000000000L) {
+            r->due.tv_sec++;
+            r->due.tv_nsec -= 1000000000L;
+        }
     }
     pthread_mutex_lock(&late_lock);
-    if (!late_thread_started) {
+    if (r && !late_thread_started) {
+        pthread_t t;
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        late_thread_started = pthread_create(&t, &attr, deliver_late, NULL) == 0;
+        late_thread_started = pthread_create(&t, &attr, release_late, NULL) == 0;
         pthread_attr_destroy(&attr);
     }
-    if (!late_thread_started) { /* no thread: on time rather than never */
+    if (!r || !late_thread_started) {
         pthread_mutex_unlock(&late_lock);
-        c->fn(mem, c->user);
-        free(c);
-        return;
+        free(r);
+        return NEXT(release_mem)(mem);
     }
     if (late_tail)
-        late_tail->next = c;
+        late_tail->next = r;
     else
-        late_head = c;
-    late_tail = c;
+        late_head = r;
+    late_tail = r;
     pthread_cond_signal(&late_added);
     pthread_mutex_unlock(&late_lock);
+    return CL_SUCCESS;
+}
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
+                                                  const void *info, cl_int *errcode_ret)
+{
+    cl_mem sub = NEXT(create_sub_buffer)(parent, flags, type, info, errcode_ret);
+    bool of_import;
+
+    pthread_mutex_lock(&tracked_lock);
+    of_import = *tracked_find(parent) && !(*tracked_find(parent))->sub;
+    pthread_mutex_unlock(&tracked_lock);
+    if (sub && of_import && !track(sub, true, -1)) {
+        NEXT(release_mem)(sub);
+        if (errcode_ret)
+            *errcode_ret = CL_OUT_OF_HOST_MEMORY;
+        return NULL;
+    }
+    return sub;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clRetainMemObject(cl_mem mem)
+{
+    cl_int err = NEXT(retain_mem)(mem);
+    struct tracked **p;
+
+    pthread_mutex_lock(&tracked_lock);
+    if (err == CL_SUCCESS && *(p = tracked_find(mem)))
+        (*p)->refs++;
+    pthread_mutex_unlock(&tracked_lock);
+    return err;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem mem)
+{
+    struct tracked **p, *last = NULL;
+
+    pthread_mutex_lock(&tracked_lock);
+    if (mem && *(p = tracked_find(mem)) && --(*p)->refs == 0) {
+        last = *p;
+        *p = last->next;
+    }
+    pthread_mutex_unlock(&tracked_lock);
+    if (!last)
+        return NEXT(release_mem)(mem);
+    if (last->sub) {
+        free(last);
+        return release_sub_late(mem);
+    }
+    while (last->cbs) {
+        struct held_callback *c = last->cbs;
+        last->cbs = c->next;
+        c->fn(mem, c->user);
+        free(c);
+    }
+    close(last->fd);
+    free(last);
+    return NEXT(release_mem)(mem);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clSetMemObjectDestructorCallback(cl_mem mem, void(CL_CALLBACK *fn)(cl_mem, void *),
                                                                  void *user)
 {
-    cl_mem parent = NULL;
-    struct late_call *c;
-    cl_int err;
+    struct held_callback *c;
+    struct tracked **p;
 
-    if (!fake_active() || !fn ||
-        clGetMemObjectInfo(mem, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) != CL_SUCCESS || !parent)
+    if (!fn)
         return NEXT(set_destructor)(mem, fn, user);
-    if (!(c = malloc(sizeof *c)))
+    pthread_mutex_lock(&tracked_lock);
+    p = tracked_find(mem);
+    if (!*p || (*p)->sub) {
+        pthread_mutex_unlock(&tracked_lock);
+        return NEXT(set_destructor)(mem, fn, user);
+    }
+    if (!(c = malloc(sizeof *c))) {
+        pthread_mutex_unlock(&tracked_lock);
         return CL_OUT_OF_HOST_MEMORY;
+    }
     c->fn = fn;
     c->user = user;
-    c->mem = NULL;
-    c->next = NULL;
-    err = NEXT(set_destructor)(mem, sub_buffer_destroyed, c);
-    if (err != CL_SUCCESS)
-        free(c);
-    return err;
+    c->next = (*p)->cbs;
+    (*p)->cbs = c;
+    pthread_mutex_unlock(&tracked_lock);
+    return CL_SUCCESS;
 }
