@@ -291,7 +291,12 @@ void clmem__import_anchor_release(void *user)
     }
     /* One count for this function, so that no callback releases the cl_mem
      * before the bridge lists the import as tearing down; one for the
-     * hand-back, when the memory was left acquired (b). */
+     * hand-back, when the memory was left acquired (b). And a reference of
+     * its own: once listed, clmem_bridge_finish on another thread may
+     * complete the teardown by polling (which does not wait for this
+     * function's count) and free the record before marker_done below
+     * (TSan, t/bridge-threads: a use after free). */
+    clmem__import_get(rec);
     rec->hand_back = atomic_load(&rec->acquired);
     atomic_store(&rec->markers_pending, rec->hand_back ? 2u : 1u);
     if (!rec->hand_back)
@@ -300,4 +305,5 @@ void clmem__import_anchor_release(void *user)
     rec->listed_dying = true;
     clmem__bridge_import_dying(b, rec);
     marker_done(rec);
+    clmem__import_put(rec);
 }
