@@ -10,20 +10,23 @@
  *
  * What it models is what ../shared/device/NOTES.md and docs/driver-notes.md
  * measured on the H200, not what the extension allows:
- *  - the device lists cl_khr_external_memory, cl_khr_external_memory_opaque_fd
+ *  - a CPU device lists cl_khr_external_memory, cl_khr_external_memory_opaque_fd
  *    and cl_khr_device_uuid, imports CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR
  *    only, and its CL_DEVICE_UUID_KHR is the Vulkan device's deviceUUID (the
  *    first Vulkan device: lavapipe, the only one on a CPU machine);
  *  - clCreateBufferWithProperties with an opaque fd maps it and takes the
  *    fd. lavapipe's opaque fds are memfds that start with Mesa's memory
  *    header (two 64-bit words: the file's size, then the offset of the
- *    data, one page in; then a driver UUID), read here as lavapipe's own
- *    import reads it, so both APIs share the very pages. An fd that is not
+ *    data, one page in; then a driver UUID, not checked here), read as
+ *    lavapipe's own import reads them, so both APIs share the very pages. An fd that is not
  *    such a memfd gives NVIDIA's non-standard 999, and on any failure the
  *    fd is still the caller's;
- *  - at the caller's last release of an import its fd is closed and its
- *    destructor callbacks run, whatever still uses the buffer (NVIDIA runs
- *    them before kernels using it complete);
+ *  - only imports can be acquired and released, and an import released
+ *    while acquired aborts the program (NVIDIA never destroys it);
+ *  - at the caller's last release of an import its fd is closed, and 1 ms
+ *    later its destructor callbacks run on a thread of the layer's,
+ *    whatever still uses the buffer (NVIDIA runs them on a driver thread,
+ *    before kernels using it complete);
  *  - a sub-buffer of an import is destroyed 50 ms after the caller's last
  *    release, so its callbacks come after its parent's, as NVIDIA's did
  *    (t/fault-injection on the H200);
@@ -111,52 +114,21 @@ static void resolve(void)
 
 /* ------------------------------------------------------------ active? */
 
-/* Only where no OpenCL device has the extension: on the GPU machine the
- * same test programs run NVIDIA's own import, untouched. */
+/* Only where it models something real: the first Vulkan device is
+ * lavapipe (whose opaque fds it knows how to read) and no OpenCL device
+ * offers any cl_khr_external_memory of its own. On the GPU machine, or
+ * beside a driver with dma-buf import, the same test programs run the
+ * driver's own import, untouched. Of the devices, only CPU ones are
+ * dressed up (fake_device). */
 static bool active;
 static pthread_once_t active_once = PTHREAD_ONCE_INIT;
-
-static void decide_active(void)
-{
-    cl_platform_id platforms[8];
-    cl_uint np = 0;
-
-    active = true;
-    if (clGetPlatformIDs(8, platforms, &np) != CL_SUCCESS)
-        return;
-    for (cl_uint i = 0; i < np && i < 8; i++) {
-        cl_device_id devices[8];
-        cl_uint nd = 0;
-        if (clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 8, devices, &nd) != CL_SUCCESS)
-            continue;
-        for (cl_uint d = 0; d < nd && d < 8; d++) {
-            char text[8192] = "";
-            if (NEXT(get_device_info)(devices[d], CL_DEVICE_EXTENSIONS, sizeof text - 1, text, NULL) == CL_SUCCESS &&
-                strstr(text, "cl_khr_external_memory_opaque_fd"))
-                active = false;
-        }
-    }
-    fprintf(stderr, "fake-fd: %s\n",
-            active ? "standing in for cl_khr_external_memory_opaque_fd (no OpenCL device offers it)"
-                   : "inactive: an OpenCL device offers cl_khr_external_memory_opaque_fd itself");
-}
-
-static bool fake_active(void)
-{
-    pthread_once(&active_once, decide_active);
-    return active;
-}
-
-/* ------------------------------------------------------------ the UUID */
-
 static unsigned char vk_uuid[VK_UUID_SIZE];
-static bool vk_uuid_known;
-static pthread_once_t uuid_once = PTHREAD_ONCE_INIT;
+static bool vk_is_lavapipe;
 
-/* The first Vulkan device's deviceUUID, asked of Vulkan once. */
-static void find_vk_uuid(void)
+/* The first Vulkan device's deviceUUID and driver, asked of Vulkan once. */
+static void find_vk_device(void)
 {
-    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_1};
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2};
     VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
     VkInstance inst;
     VkPhysicalDevice pd;
@@ -165,13 +137,63 @@ static void find_vk_uuid(void)
     if (vkCreateInstance(&ci, NULL, &inst) != VK_SUCCESS)
         return;
     if (vkEnumeratePhysicalDevices(inst, &n, &pd) >= 0 && n >= 1) {
-        VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+        VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+        VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES,
+                                           .pNext = &driver};
         VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id};
         vkGetPhysicalDeviceProperties2(pd, &p2);
         memcpy(vk_uuid, id.deviceUUID, sizeof vk_uuid);
-        vk_uuid_known = true;
+        vk_is_lavapipe = driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
     }
     vkDestroyInstance(inst, NULL);
+}
+
+static bool offers_external_memory(cl_device_id device)
+{
+    size_t len = 0;
+    char *text;
+    bool found;
+
+    if (NEXT(get_device_info)(device, CL_DEVICE_EXTENSIONS, 0, NULL, &len) != CL_SUCCESS || !len)
+        return false;
+    if (!(text = calloc(1, len + 1)))
+        return true; /* cannot tell: stay out of the way */
+    found = NEXT(get_device_info)(device, CL_DEVICE_EXTENSIONS, len, text, NULL) == CL_SUCCESS &&
+            strstr(text, "cl_khr_external_memory");
+    free(text);
+    return found;
+}
+
+static void decide_active(void)
+{
+    cl_platform_id platforms[16];
+    cl_uint np = 0;
+    const char *why = NULL;
+
+    find_vk_device();
+    if (!vk_is_lavapipe)
+        why = "the first Vulkan device is not lavapipe";
+    if (clGetPlatformIDs(16, platforms, &np) != CL_SUCCESS)
+        np = 0;
+    for (cl_uint i = 0; i < np && i < 16 && !why; i++) {
+        cl_device_id devices[16];
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 16, devices, &nd) != CL_SUCCESS)
+            continue;
+        for (cl_uint d = 0; d < nd && d < 16 && !why; d++)
+            if (offers_external_memory(devices[d]))
+                why = "an OpenCL device offers cl_khr_external_memory itself";
+    }
+    active = !why;
+    fprintf(stderr, "fake-fd: %s%s\n",
+            active ? "standing in for cl_khr_external_memory_opaque_fd on the CPU OpenCL devices" : "inactive: ",
+            active ? "" : why);
+}
+
+static bool fake_active(void)
+{
+    pthread_once(&active_once, decide_active);
+    return active;
 }
 
 /* ------------------------------------------------------------ device info */
@@ -192,8 +214,11 @@ CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_i
                                                 void *param_value, size_t *size_ret)
 {
     get_device_info_fn real_info = NEXT(get_device_info);
+    cl_device_type type = 0;
 
-    if (!fake_active())
+    if (!fake_active() || (name != CL_DEVICE_EXTENSIONS && name != CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR &&
+                           name != CL_DEVICE_UUID_KHR) ||
+        real_info(device, CL_DEVICE_TYPE, sizeof type, &type, NULL) != CL_SUCCESS || !(type & CL_DEVICE_TYPE_CPU))
         return real_info(device, name, param_size, param_value, size_ret);
     if (name == CL_DEVICE_EXTENSIONS) {
         size_t len = 0;
@@ -216,12 +241,8 @@ CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_i
         cl_external_memory_handle_type_khr types[1] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR};
         return answer(types, sizeof types, param_size, param_value, size_ret);
     }
-    if (name == CL_DEVICE_UUID_KHR) {
-        pthread_once(&uuid_once, find_vk_uuid);
-        if (!vk_uuid_known)
-            return CL_INVALID_VALUE;
+    if (name == CL_DEVICE_UUID_KHR)
         return answer(vk_uuid, sizeof vk_uuid, param_size, param_value, size_ret);
-    }
     return real_info(device, name, param_size, param_value, size_ret);
 }
 
@@ -260,6 +281,7 @@ struct held_callback {
 struct tracked {
     cl_mem mem;
     bool sub;
+    bool acquired;             /* an import's: acquired by OpenCL (enqueue order) */
     unsigned refs;
     int fd;                    /* an import's */
     struct held_callback *cbs; /* an import's, newest first */
@@ -401,10 +423,20 @@ static cl_int handoff(cl_command_type type, cl_command_queue queue, cl_uint num_
 
     if (num_mem_objects == 0 || !mem_objects)
         return CL_INVALID_VALUE;
-    for (cl_uint i = 0; i < num_mem_objects; i++)
-        if (!mem_objects[i])
+    /* Only imports can be handed over; the state is kept for the check at
+     * their last release. */
+    pthread_mutex_lock(&tracked_lock);
+    for (cl_uint i = 0; i < num_mem_objects; i++) {
+        struct tracked *t = mem_objects[i] ? *tracked_find(mem_objects[i]) : NULL;
+        if (!t || t->sub) {
+            pthread_mutex_unlock(&tracked_lock);
             return CL_INVALID_MEM_OBJECT;
+        }
+    }
     err = clEnqueueMarkerWithWaitList(queue, num_events, wait_list, event ? &ev : NULL);
+    for (cl_uint i = 0; err == CL_SUCCESS && i < num_mem_objects; i++)
+        (*tracked_find(mem_objects[i]))->acquired = type == CL_COMMAND_ACQUIRE_EXTERNAL_MEM_OBJECTS_KHR;
+    pthread_mutex_unlock(&tracked_lock);
     if (err == CL_SUCCESS && event) {
         struct handoff_event *e = malloc(sizeof *e);
         if (e) {
@@ -487,17 +519,52 @@ CL_API_ENTRY void *CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platf
 
 /* ------------------------------------------------------------ releases */
 
-/* Sub-buffer releases due later, handed to PoCL in order by one thread. */
+/* What the caller's last release starts, done later by one thread of the
+ * layer's, earliest due first: an import's destructor callbacks (1 ms on,
+ * from that thread, as NVIDIA runs them on a driver thread), then its real
+ * release; a sub-buffer's real release (50 ms on, so its callbacks follow
+ * its parent's). The real release comes last, so PoCL cannot reuse the
+ * address before the callbacks ran. */
+#define IMPORT_CALLBACK_DELAY_NS 1000000L
+
 struct late_release {
     cl_mem mem;
+    struct held_callback *cbs; /* an import's, newest first */
     struct timespec due;
     struct late_release *next;
 };
 
 static pthread_mutex_t late_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t late_added = PTHREAD_COND_INITIALIZER;
-static struct late_release *late_head, *late_tail;
-static bool late_thread_started;
+static pthread_cond_t late_changed; /* on CLOCK_MONOTONIC, as the due times */
+static pthread_once_t late_once = PTHREAD_ONCE_INIT;
+static struct late_release *late_head; /* sorted by due */
+static bool late_thread_started, late_busy;
+
+static void late_init(void)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&late_changed, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
+static bool due_before(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+static void release_now(struct late_release *r)
+{
+    while (r->cbs) {
+        struct held_callback *c = r->cbs;
+        r->cbs = c->next;
+        c->fn(r->mem, c->user);
+        free(c);
+    }
+    NEXT(release_mem)(r->mem);
+    free(r);
+}
 
 static void *release_late(void *arg)
 {
@@ -505,62 +572,74 @@ static void *release_late(void *arg)
     pthread_mutex_lock(&late_lock);
     for (;;) {
         struct late_release *r;
+        struct timespec now;
         while (!late_head)
-            pthread_cond_wait(&late_added, &late_lock);
+            pthread_cond_wait(&late_changed, &late_lock);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (due_before(&now, &late_head->due)) { /* an earlier one may come meanwhile */
+            pthread_cond_timedwait(&late_changed, &late_lock, &late_head->due);
+            continue;
+        }
         r = late_head;
-        pthread_mutex_unlock(&late_lock);
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &r->due, NULL) == EINTR)
-            ;
-        pthread_mutex_lock(&late_lock);
         late_head = r->next;
-        if (!late_head)
-            late_tail = NULL;
+        late_busy = true;
         pthread_mutex_unlock(&late_lock);
-        NEXT(release_mem)(r->mem);
-        free(r);
+        release_now(r);
         pthread_mutex_lock(&late_lock);
+        late_busy = false;
+        pthread_cond_broadcast(&late_changed);
     }
     return NULL;
 }
 
-/* The caller's last reference to a sub-buffer: PoCL gets it 50 ms later
- * (at once if the thread or the note cannot be had). */
-static cl_int release_sub_late(cl_mem mem)
+/* At exit, what is still due is done first (for up to 2 s), so that no
+ * release runs into PoCL's own exit handlers. */
+static void drain_at_exit(void)
 {
-    struct late_release *r = malloc(sizeof *r);
-
-    if (r) {
-        r->mem = mem;
-        r->next = NULL;
-        clock_gettime(CLOCK_MONOTONIC, &r->due);
-        r->due.tv_nsec += SUB_BUFFER_DELAY_NS;
-        if (r->due.tv_nsec >= 1000000000L) {
-            r->due.tv_sec++;
-            r->due.tv_nsec -= 1000000000L;
-        }
-    }
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += 2;
     pthread_mutex_lock(&late_lock);
-    if (r && !late_thread_started) {
+    while (late_head || late_busy)
+        if (pthread_cond_timedwait(&late_changed, &late_lock, &until) == ETIMEDOUT)
+            break;
+    pthread_mutex_unlock(&late_lock);
+}
+
+/* Queues r, due delay_ns from now; done at once if no thread can be had. */
+static void release_later(struct late_release *r, long delay_ns)
+{
+    struct late_release **p;
+
+    clock_gettime(CLOCK_MONOTONIC, &r->due);
+    r->due.tv_nsec += delay_ns;
+    while (r->due.tv_nsec >= 1000000000L) {
+        r->due.tv_sec++;
+        r->due.tv_nsec -= 1000000000L;
+    }
+    pthread_once(&late_once, late_init);
+    pthread_mutex_lock(&late_lock);
+    if (!late_thread_started) {
         pthread_t t;
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         late_thread_started = pthread_create(&t, &attr, release_late, NULL) == 0;
         pthread_attr_destroy(&attr);
+        if (late_thread_started)
+            atexit(drain_at_exit);
     }
-    if (!r || !late_thread_started) {
+    if (!late_thread_started) {
         pthread_mutex_unlock(&late_lock);
-        free(r);
-        return NEXT(release_mem)(mem);
+        release_now(r);
+        return;
     }
-    if (late_tail)
-        late_tail->next = r;
-    else
-        late_head = r;
-    late_tail = r;
-    pthread_cond_signal(&late_added);
+    for (p = &late_head; *p && !due_before(&r->due, &(*p)->due); p = &(*p)->next)
+        ;
+    r->next = *p;
+    *p = r;
+    pthread_cond_broadcast(&late_changed);
     pthread_mutex_unlock(&late_lock);
-    return CL_SUCCESS;
 }
 
 CL_API_ENTRY cl_mem CL_API_CALL clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
@@ -596,6 +675,7 @@ CL_API_ENTRY cl_int CL_API_CALL clRetainMemObject(cl_mem mem)
 CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem mem)
 {
     struct tracked **p, *last = NULL;
+    struct late_release *r;
 
     pthread_mutex_lock(&tracked_lock);
     if (mem && *(p = tracked_find(mem)) && --(*p)->refs == 0) {
@@ -605,19 +685,31 @@ CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem mem)
     pthread_mutex_unlock(&tracked_lock);
     if (!last)
         return NEXT(release_mem)(mem);
-    if (last->sub) {
+    if (last->acquired) {
+        /* NVIDIA never destroys an import OpenCL still holds (NOTES.md):
+         * the bridge must hand it back first. Loudly, not a quiet leak. */
+        fprintf(stderr, "fake-fd: cl_mem %p released while acquired by OpenCL; NVIDIA would never destroy it\n",
+                (void *)mem);
+        abort();
+    }
+    if (!last->sub)
+        close(last->fd); /* at the release, as NVIDIA closes it */
+    r = calloc(1, sizeof *r);
+    if (!r) { /* no note to queue: the callbacks now, then the release */
+        while (last->cbs) {
+            struct held_callback *c = last->cbs;
+            last->cbs = c->next;
+            c->fn(mem, c->user);
+            free(c);
+        }
         free(last);
-        return release_sub_late(mem);
+        return NEXT(release_mem)(mem);
     }
-    while (last->cbs) {
-        struct held_callback *c = last->cbs;
-        last->cbs = c->next;
-        c->fn(mem, c->user);
-        free(c);
-    }
-    close(last->fd);
+    r->mem = mem;
+    r->cbs = last->cbs;
+    release_later(r, last->sub ? SUB_BUFFER_DELAY_NS : IMPORT_CALLBACK_DELAY_NS);
     free(last);
-    return NEXT(release_mem)(mem);
+    return CL_SUCCESS;
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clSetMemObjectDestructorCallback(cl_mem mem, void(CL_CALLBACK *fn)(cl_mem, void *),
