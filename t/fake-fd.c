@@ -534,11 +534,26 @@ struct late_release {
     struct late_release *next;
 };
 
+static bool due_before(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
 static pthread_mutex_t late_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t late_changed; /* on CLOCK_MONOTONIC, as the due times */
 static pthread_once_t late_once = PTHREAD_ONCE_INIT;
-static struct late_release *late_head; /* sorted by due */
+/* Two FIFO queues, one per delay (imports', sub-buffers'): within one,
+ * the due times follow the order of the releases, so appending keeps it
+ * sorted; the thread takes the earlier of the two heads. */
+static struct late_release *late_head[2], *late_tail[2];
 static bool late_thread_started, late_busy;
+
+static int late_next(void)
+{
+    if (!late_head[0] || !late_head[1])
+        return late_head[0] ? 0 : late_head[1] ? 1 : -1;
+    return due_before(&late_head[1]->due, &late_head[0]->due) ? 1 : 0;
+}
 
 static void late_init(void)
 {
@@ -547,11 +562,6 @@ static void late_init(void)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&late_changed, &ca);
     pthread_condattr_destroy(&ca);
-}
-
-static bool due_before(const struct timespec *a, const struct timespec *b)
-{
-    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
 static void release_now(struct late_release *r)
@@ -573,15 +583,18 @@ static void *release_late(void *arg)
     for (;;) {
         struct late_release *r;
         struct timespec now;
-        while (!late_head)
+        int q;
+        while ((q = late_next()) < 0)
             pthread_cond_wait(&late_changed, &late_lock);
         clock_gettime(CLOCK_MONOTONIC, &now);
-        if (due_before(&now, &late_head->due)) { /* an earlier one may come meanwhile */
-            pthread_cond_timedwait(&late_changed, &late_lock, &late_head->due);
+        if (due_before(&now, &late_head[q]->due)) { /* an earlier one may come meanwhile */
+            pthread_cond_timedwait(&late_changed, &late_lock, &late_head[q]->due);
             continue;
         }
-        r = late_head;
-        late_head = r->next;
+        r = late_head[q];
+        late_head[q] = r->next;
+        if (!late_head[q])
+            late_tail[q] = NULL;
         late_busy = true;
         pthread_mutex_unlock(&late_lock);
         release_now(r);
@@ -600,23 +613,23 @@ static void drain_at_exit(void)
     clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += 2;
     pthread_mutex_lock(&late_lock);
-    while (late_head || late_busy)
+    while (late_next() >= 0 || late_busy)
         if (pthread_cond_timedwait(&late_changed, &late_lock, &until) == ETIMEDOUT)
             break;
     pthread_mutex_unlock(&late_lock);
 }
 
-/* Queues r, due delay_ns from now; done at once if no thread can be had. */
-static void release_later(struct late_release *r, long delay_ns)
+/* Queues r on queue q (0: an import's, 1: a sub-buffer's), due delay_ns
+ * from now; done at once if no thread can be had. */
+static void release_later(struct late_release *r, int q, long delay_ns)
 {
-    struct late_release **p;
-
     clock_gettime(CLOCK_MONOTONIC, &r->due);
     r->due.tv_nsec += delay_ns;
     while (r->due.tv_nsec >= 1000000000L) {
         r->due.tv_sec++;
         r->due.tv_nsec -= 1000000000L;
     }
+    r->next = NULL;
     pthread_once(&late_once, late_init);
     pthread_mutex_lock(&late_lock);
     if (!late_thread_started) {
@@ -634,10 +647,11 @@ static void release_later(struct late_release *r, long delay_ns)
         release_now(r);
         return;
     }
-    for (p = &late_head; *p && !due_before(&r->due, &(*p)->due); p = &(*p)->next)
-        ;
-    r->next = *p;
-    *p = r;
+    if (late_tail[q])
+        late_tail[q]->next = r;
+    else
+        late_head[q] = r;
+    late_tail[q] = r;
     pthread_cond_broadcast(&late_changed);
     pthread_mutex_unlock(&late_lock);
 }
@@ -707,7 +721,7 @@ CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem mem)
     }
     r->mem = mem;
     r->cbs = last->cbs;
-    release_later(r, last->sub ? SUB_BUFFER_DELAY_NS : IMPORT_CALLBACK_DELAY_NS);
+    release_later(r, last->sub ? 1 : 0, last->sub ? SUB_BUFFER_DELAY_NS : IMPORT_CALLBACK_DELAY_NS);
     free(last);
     return CL_SUCCESS;
 }
