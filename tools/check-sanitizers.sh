@@ -11,9 +11,9 @@
 #         a ring's producer and consumer on two threads) and
 #         t/fault-injection, whose teardowns finish on driver threads
 #         (marker and destructor callbacks) and in clmem_bridge_finish,
-#         through every fallback path; and the last two again on the fd
-#         path (t/fakefd-*: sub-buffers, a destructor callback delivered late
-#         from the stand-in's own thread).
+#         through every fallback path; and t/fault-injection again on the
+#         fd path (t/fakefd-fault-injection: sub-buffers, destroyed late from
+#         the stand-in's own thread).
 #
 # Usage: tools/check-sanitizers.sh [asan|tsan|all]   (default: all)
 # A report makes its test fail (a non-zero exit status, which the TAP
@@ -104,7 +104,7 @@ run_tsan() {
     start=$(date +%s)
     if (cd "$top/build-tsan" && make -j"$jobs" >make.out 2>&1 &&
         make -j"$jobs" check TESTS='t/threads t/bridge-cache t/bridge-threads t/bridge-ring-threads t/fault-injection
-            t/fakefd-fault-injection t/fakefd-bridge-cache'); then
+            t/fakefd-fault-injection'); then
         echo "tsan: the threaded tests passed under ThreadSanitizer in $(($(date +%s) - start)) s"
     else
         echo "tsan: FAILED (reports in build-tsan/t/*.log; build output in build-tsan/make.out)" >&2
