@@ -53,35 +53,6 @@ static VkCommandBuffer record_fill_reusable(struct bench *b, VkCommandPool pool,
     return cb;
 }
 
-static VkSemaphore batch_semaphore(struct bench *b, bool exportable)
-{
-    VkExportSemaphoreCreateInfo ex = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
-                                      .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
-    VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = exportable ? &ex : NULL};
-    VkSemaphore s;
-    check_vk(vkCreateSemaphore(b->vk.device, &ci, NULL, &s), "vkCreateSemaphore");
-    return s;
-}
-
-static clmem_bridge_semaphore *batch_lib_semaphore(struct bench *b, VkSemaphore s, clmem_bridge_semaphore_mode mode)
-{
-    struct sem_owner *o = malloc(sizeof *o);
-    clmem_bridge_semaphore *out = NULL;
-    clmem_keepalive *ka;
-
-    if (!o)
-        die("out of memory");
-    o->device = b->vk.device;
-    o->semaphore = s;
-    ka = clmem_keepalive_new(sem_owner_release, o);
-    if (!ka)
-        die("clmem_keepalive_new failed");
-    check_clmem(clmem_bridge_semaphore_import(b->bridge, b->vk.queue, s, mode, ka, &out),
-                "clmem_bridge_semaphore_import (batch run)");
-    clmem_keepalive_unref(ka); /* the import holds its own; it destroys the semaphore at the end */
-    return out;
-}
-
 /* The semaphores of every handoff that can run; why_not says why not. */
 static void batch_semaphores(struct batch_ctx *c, struct batch_results *out)
 {
@@ -105,13 +76,15 @@ static void batch_semaphores(struct batch_ctx *c, struct batch_results *out)
         for (int v = V_CLMEM; v <= V_RAW; v++) {
             struct bsems *set = &c->sems[v][m];
             for (int i = 0; i < MAX_RING; i++) {
-                set->ready[i] = batch_semaphore(b, m == 0);
-                set->done[i] = batch_semaphore(b, m == 0);
+                set->ready[i] = semaphore_create(b, m == 0);
+                set->done[i] = semaphore_create(b, m == 0);
                 if (v == V_CLMEM) {
                     clmem_bridge_semaphore_mode mode =
                         m == 0 ? CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD : CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED;
-                    set->lib_ready[i] = batch_lib_semaphore(b, set->ready[i], mode);
-                    set->lib_done[i] = batch_lib_semaphore(b, set->done[i], mode);
+                    check_clmem(lib_semaphore_import(b, set->ready[i], mode, &set->lib_ready[i]),
+                                "clmem_bridge_semaphore_import (batch run)");
+                    check_clmem(lib_semaphore_import(b, set->done[i], mode, &set->lib_done[i]),
+                                "clmem_bridge_semaphore_import (batch run)");
                 } else if (m == 0) {
                     set->cl_ready[i] = raw_semaphore_import(b, set->ready[i]);
                     set->cl_done[i] = raw_semaphore_import(b, set->done[i]);

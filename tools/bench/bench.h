@@ -334,6 +334,9 @@ void raw_resolve(struct bench *b);
 
 /* sems.c */
 void sem_owner_release(void *user);
+VkSemaphore semaphore_create(struct bench *b, bool exportable);
+clmem_status lib_semaphore_import(struct bench *b, VkSemaphore s, clmem_bridge_semaphore_mode mode,
+                                  clmem_bridge_semaphore **out);
 void semaphores_setup(struct bench *b);
 void semaphores_teardown(struct bench *b);
 

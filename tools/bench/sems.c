@@ -9,19 +9,21 @@ void sem_owner_release(void *user)
     free(o);
 }
 
-static VkSemaphore semaphore_create(struct bench *b)
+/* A binary semaphore, exportable as opaque fd when asked. */
+VkSemaphore semaphore_create(struct bench *b, bool exportable)
 {
     VkExportSemaphoreCreateInfo export_info = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
                                                .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
     VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
-                                .pNext = b->sem_exportable ? &export_info : NULL};
+                                .pNext = exportable ? &export_info : NULL};
     VkSemaphore s;
     check_vk(vkCreateSemaphore(b->vk.device, &ci, NULL, &s), "vkCreateSemaphore");
     return s;
 }
 
-/* The library's import of one semaphore; its anchor destroys it. */
-static clmem_status lib_semaphore_import(struct bench *b, VkSemaphore s, clmem_bridge_semaphore **out)
+/* The library's import of one semaphore in `mode`; its anchor destroys it. */
+clmem_status lib_semaphore_import(struct bench *b, VkSemaphore s, clmem_bridge_semaphore_mode mode,
+                                  clmem_bridge_semaphore **out)
 {
     struct sem_owner *o = malloc(sizeof *o);
     clmem_keepalive *ka;
@@ -34,7 +36,7 @@ static clmem_status lib_semaphore_import(struct bench *b, VkSemaphore s, clmem_b
     ka = clmem_keepalive_new(sem_owner_release, o);
     if (!ka)
         die("clmem_keepalive_new failed");
-    st = clmem_bridge_semaphore_import(b->bridge, b->vk.queue, s, b->sem_mode, ka, out);
+    st = clmem_bridge_semaphore_import(b->bridge, b->vk.queue, s, mode, ka, out);
     clmem_keepalive_unref(ka); /* on success the import holds it; on failure this destroys the semaphore */
     return st;
 }
@@ -59,15 +61,15 @@ void semaphores_setup(struct bench *b)
         b->sem_mode = CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED;
         b->sem_exportable = false;
     }
-    lib->ready = semaphore_create(b);
-    lib->done = semaphore_create(b);
+    lib->ready = semaphore_create(b, b->sem_exportable);
+    lib->done = semaphore_create(b, b->sem_exportable);
     /* A failed import's anchor destroys that semaphore; the other one is
      * undone here. */
-    st = lib_semaphore_import(b, lib->ready, &lib->lib_ready);
+    st = lib_semaphore_import(b, lib->ready, b->sem_mode, &lib->lib_ready);
     if (st != CLMEM_OK) {
         snprintf(b->sem_note, sizeof b->sem_note, "clmem_bridge_semaphore_import failed: %s", clmem_error_message());
         vkDestroySemaphore(b->vk.device, lib->done, NULL);
-    } else if ((st = lib_semaphore_import(b, lib->done, &lib->lib_done)) != CLMEM_OK) {
+    } else if ((st = lib_semaphore_import(b, lib->done, b->sem_mode, &lib->lib_done)) != CLMEM_OK) {
         snprintf(b->sem_note, sizeof b->sem_note, "clmem_bridge_semaphore_import failed: %s", clmem_error_message());
         clmem_bridge_semaphore_unref(lib->lib_ready);
     }
@@ -79,8 +81,8 @@ void semaphores_setup(struct bench *b)
     if (clmem_bridge_semaphore_get_mode(lib->lib_ready) != b->sem_mode)
         die("clmem_bridge_semaphore_get_mode says mode %d, not the %d imported with",
             (int)clmem_bridge_semaphore_get_mode(lib->lib_ready), (int)b->sem_mode);
-    raw->ready = semaphore_create(b);
-    raw->done = semaphore_create(b);
+    raw->ready = semaphore_create(b, b->sem_exportable);
+    raw->done = semaphore_create(b, b->sem_exportable);
     if (b->sem_mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED) {
         VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         check_vk(vkCreateFence(b->vk.device, &fi, NULL, &raw->fence), "vkCreateFence");
