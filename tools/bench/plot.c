@@ -32,6 +32,21 @@ static void gp_quoted(FILE *gp, const char *s)
     fputc('\'', gp);
 }
 
+/* gnuplot, writing a 1200x750 PNG to png (pngcairo where it has it); the
+ * caller goes on with a newline. NULL when gnuplot cannot be started. */
+static FILE *gp_open(const char *png)
+{
+    FILE *gp = popen("gnuplot", "w");
+
+    if (!gp)
+        return NULL;
+    fprintf(gp, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) { set terminal pngcairo size 1200,750 } "
+                "else { set terminal png size 1200,750 }\n");
+    fprintf(gp, "set output ");
+    gp_quoted(gp, png);
+    return gp;
+}
+
 bool write_png(const struct bench *b, const char *png, const struct size_result *res, int n)
 {
     static const struct {
@@ -53,14 +68,10 @@ bool write_png(const struct bench *b, const char *png, const struct size_result 
     char title[1024], sz[32];
     bool first = true;
     int status;
-    FILE *gp = popen("gnuplot", "w");
+    FILE *gp = gp_open(png);
 
     if (!gp)
         return false;
-    fprintf(gp, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) { set terminal pngcairo size 1200,750 } "
-                "else { set terminal png size 1200,750 }\n");
-    fprintf(gp, "set output ");
-    gp_quoted(gp, png);
     snprintf(title, sizeof title, "clmem-bench: Vulkan %s + OpenCL device, %s path", b->vk.device_name,
              clmem_bridge_path_name(b->path));
     fprintf(gp, "\nset title ");
@@ -114,14 +125,10 @@ bool write_batch_png(const struct bench *b, const char *png, const struct batch_
     char title[1024], sz[32];
     bool first = true;
     int nseries = 0, status;
-    FILE *gp = popen("gnuplot", "w");
+    FILE *gp = gp_open(png);
 
     if (!gp)
         return false;
-    fprintf(gp, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) { set terminal pngcairo size 1200,750 } "
-                "else { set terminal png size 1200,750 }\n");
-    fprintf(gp, "set output ");
-    gp_quoted(gp, png);
     snprintf(title, sizeof title, "clmem-bench: frames in flight, Vulkan %s, %s frames of %s", b->vk.device_name,
              clmem_bridge_path_name(b->path), size_text(r->frame_size, sz, sizeof sz));
     fprintf(gp, "\nset title ");
