@@ -256,13 +256,37 @@ clmem_status clmem__import_optimal(clmem_bridge *b, const clmem_bridge_vk_image 
     return clmem__import_vk_request(b, &req, fd_path, vk_keepalive, out);
 }
 
+/* Does the format have an optimal-tiling import at all? */
+static clmem_status optimal_offered(const struct image_format *f)
+{
+    if (f->offers & FORMAT_OPTIMAL_FD)
+        return CLMEM_OK;
+    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                           "%s offers no optimal-tiling import (core OpenCL has no image of %u planes to import "
+                           "it into); with linear tiling each plane is a handle.",
+                           f->name, f->plane_count);
+}
+
+/* The bridge's kept live-check answer for the format on fd_path: CLMEM_OK
+ * once it passed, its failure, or that none has run. */
+static clmem_status optimal_checked(clmem_bridge *b, const struct image_format *f, clmem_bridge_path fd_path)
+{
+    struct image_check check = clmem__bridge_image_check(b, f, fd_path);
+
+    if (check.state == IMAGE_CHECK_NOT_RUN)
+        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                               "Optimal-tiling %s images are offered only after a live check on this bridge, and "
+                               "none has run for the %s path: call clmem_bridge_image_live_check() first.",
+                               f->name, clmem_bridge_path_name(fd_path));
+    return clmem__caps_report(&check.answer);
+}
+
 static clmem_status import_optimal_checked(clmem_bridge *b, const clmem_bridge_vk_image *image,
                                            const struct image_format *f, clmem_bridge_path path,
                                            clmem_keepalive *vk_keepalive, cl_command_queue queue, cl_mem_flags flags,
                                            bool as_image, clmem_handle **out)
 {
     clmem_bridge_path fd_path;
-    struct image_check check;
     clmem_status s;
 
     if (!as_image)
@@ -270,21 +294,12 @@ static clmem_status import_optimal_checked(clmem_bridge *b, const clmem_bridge_v
                                "An optimal-tiling image has no buffer layout to share (its texels are where the "
                                "driver puts them): ask for CLMEM_BRIDGE_IMAGE_AS_IMAGE, or make the image with "
                                "linear tiling.");
-    if (!(f->offers & FORMAT_OPTIMAL_FD))
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "%s offers no optimal-tiling import (core OpenCL has no image of %u planes to import "
-                               "it into); with linear tiling each plane is a handle.",
-                               f->name, f->plane_count);
+    if ((s = optimal_offered(f)) != CLMEM_OK)
+        return s;
     if ((s = clmem__image_optimal_path(b, &image->memory, path, &fd_path)) != CLMEM_OK)
         return s;
-    check = clmem__bridge_image_check(b, f, fd_path);
-    if (check.state == IMAGE_CHECK_NOT_RUN)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "Optimal-tiling %s images are offered only after a live check on this bridge, and "
-                               "none has run for the %s path: call clmem_bridge_image_live_check() first.",
-                               f->name, clmem_bridge_path_name(fd_path));
-    if (check.state == IMAGE_CHECK_FAILED)
-        return clmem__caps_report(&check.answer);
+    if ((s = optimal_checked(b, f, fd_path)) != CLMEM_OK)
+        return s;
     return clmem__import_optimal(b, image, fd_path, vk_keepalive, queue, flags, out);
 }
 
@@ -361,14 +376,10 @@ CLMEM_EXPORT clmem_status clmem_bridge_check_image(const clmem_bridge *cb, VkFor
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "An optimal-tiling image is shared as an OpenCL image only: ask with "
                                "CLMEM_BRIDGE_IMAGE_AS_IMAGE.");
-    if (!(f->offers & FORMAT_OPTIMAL_FD))
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "%s offers no optimal-tiling import (core OpenCL has no image of %u planes to import "
-                               "it into); with linear tiling each plane is a handle.",
-                               f->name, f->plane_count);
+    if ((s = optimal_offered(f)) != CLMEM_OK)
+        return s;
     {
         clmem_bridge_path fd_path;
-        struct image_check check;
 
         if ((s = clmem__image_optimal_path(b, NULL, path, &fd_path)) != CLMEM_OK ||
             (s = clmem__caps_report(&b->caps.image_from_fd)) != CLMEM_OK ||
@@ -377,12 +388,6 @@ CLMEM_EXPORT clmem_status clmem_bridge_check_image(const clmem_bridge *cb, VkFor
                                            (VkExternalMemoryHandleTypeFlags)clmem__path_handle_type(fd_path), NULL,
                                            NULL)) != CLMEM_OK)
             return s;
-        check = clmem__bridge_image_check(b, f, fd_path);
-        if (check.state == IMAGE_CHECK_NOT_RUN)
-            return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                                   "Optimal-tiling %s images are offered only after a live check on this bridge, "
-                                   "and none has run for the %s path: call clmem_bridge_image_live_check() first.",
-                                   f->name, clmem_bridge_path_name(fd_path));
-        return clmem__caps_report(&check.answer);
+        return optimal_checked(b, f, fd_path);
     }
 }
