@@ -32,11 +32,16 @@ int main(void)
     if (vkCreateInstance(&ici, NULL, &instance) != VK_SUCCESS ||
         vkEnumeratePhysicalDevices(instance, &n, &pd) < 0 || n == 0)
         return 77; /* no Vulkan */
+    /* The device extensions the bridge shares through, where offered. */
+    const char *exts[CLMEM_BRIDGE_DEVICE_EXTENSIONS_MAX];
+    uint32_t n_exts = 0;
+    clmem_bridge_device_extensions(instance, NULL, pd, exts, &n_exts);
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                    .queueCount = 1, .pQueuePriorities = &prio};
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                              .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci};
+                              .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci,
+                              .enabledExtensionCount = n_exts, .ppEnabledExtensionNames = exts};
     VkDevice device;
     if (vkCreateDevice(pd, &dci, NULL, &device) != VK_SUCCESS)
         return 1;
@@ -61,20 +66,24 @@ int main(void)
         return 1;
     }
 
-    /* Host-visible memory: every machine can share it (zero-copy on CPU
-     * devices); the fd paths need exportable memory and a paired device. */
+    /* The memory this bridge shares best: exported device memory where an
+     * fd path works (zero-copy on a GPU), host-visible memory where only
+     * the host-mapped path does (zero-copy on a CPU). */
+    clmem_bridge_path path;
+    VkMemoryPropertyFlags props;
+    VkExternalMemoryHandleTypeFlags export_types;
     struct vk_buffer vb = {.bridge = bridge};
     const VkDeviceSize size = 1 << 20;
-    if (clmem_bridge_vk_buffer_create(bridge, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                      0, &vb.buffer, &vb.memory) != CLMEM_OK) {
+    if (clmem_bridge_best_memory(bridge, &path, &props, &export_types) != CLMEM_OK ||
+        clmem_bridge_vk_buffer_create(bridge, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, props, export_types,
+                                      &vb.buffer, &vb.memory) != CLMEM_OK) {
         fprintf(stderr, "%s\n", clmem_error_message());
         return 1;
     }
     clmem_keepalive *vk_anchor = clmem_keepalive_new(free_vulkan_buffer, &vb);
 
     clmem_handle *h = NULL;
-    clmem_status s = clmem_bridge_import_vk(bridge, &vb.memory, 0, size, CLMEM_BRIDGE_PATH_BEST, vk_anchor, queue,
+    clmem_status s = clmem_bridge_import_vk(bridge, &vb.memory, 0, size, path, vk_anchor, queue,
                                             CL_MEM_READ_WRITE, &h);
     clmem_keepalive_unref(vk_anchor); /* the import holds its own reference */
     if (s != CLMEM_OK) {
@@ -95,7 +104,6 @@ int main(void)
     clWaitForEvents(1, &done);
     clReleaseEvent(done);
 
-    clmem_bridge_path path;
     clmem_bridge_handle_path(h, &path);
     printf("shared %llu bytes through the %s path\n", (unsigned long long)size, clmem_bridge_path_name(path));
     clmem_handle_unref(h); /* the last handle: OpenCL lets go, then the anchor frees the Vulkan memory */

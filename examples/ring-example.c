@@ -8,7 +8,6 @@
 #include <clmem-bridge.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 
 #define SLOTS 3
 #define BATCH 4
@@ -22,17 +21,6 @@ static const char *src =
     "    if (frame[get_global_id(0)] != want) atomic_inc(bad);\n"
     "}\n";
 
-static bool has_extension(VkPhysicalDevice pd, const char *name)
-{
-    VkExtensionProperties ext[256];
-    uint32_t n = 256;
-    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, ext);
-    for (uint32_t i = 0; i < n; i++)
-        if (strcmp(ext[i].extensionName, name) == 0)
-            return true;
-    return false;
-}
-
 int main(void)
 {
     /* Vulkan, with the fd extensions where the device offers them. */
@@ -44,12 +32,9 @@ int main(void)
     if (vkCreateInstance(&ici, NULL, &instance) != VK_SUCCESS ||
         vkEnumeratePhysicalDevices(instance, &n, &pd) < 0 || n == 0)
         return 77; /* no Vulkan */
-    const char *exts[2];
+    const char *exts[CLMEM_BRIDGE_DEVICE_EXTENSIONS_MAX];
     uint32_t next = 0;
-    if (has_extension(pd, "VK_KHR_external_memory_fd"))
-        exts[next++] = "VK_KHR_external_memory_fd";
-    if (has_extension(pd, "VK_KHR_external_semaphore_fd"))
-        exts[next++] = "VK_KHR_external_semaphore_fd";
+    clmem_bridge_device_extensions(instance, NULL, pd, exts, &next);
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = 0,
                                    .queueCount = 1, .pQueuePriorities = &prio};
@@ -80,21 +65,24 @@ int main(void)
         return 1;
     }
 
-    /* The frames: exportable device memory where the opaque-fd path works,
-     * host-visible memory (zero-copy on CPU devices) elsewhere. */
-    bool fd = clmem_bridge_check_path(bridge, CLMEM_BRIDGE_PATH_OPAQUE_FD) == CLMEM_OK;
+    /* The frames, in the memory the bridge shares best: exported device
+     * memory where an fd path works, host-visible memory (zero-copy on CPU
+     * devices) elsewhere. */
+    clmem_bridge_path path;
+    VkMemoryPropertyFlags props;
+    VkExternalMemoryHandleTypeFlags export_types;
+    if (clmem_bridge_best_memory(bridge, &path, &props, &export_types) != CLMEM_OK) {
+        fprintf(stderr, "%s\n", clmem_error_message());
+        return 1;
+    }
     VkBuffer buf[FRAMES];
     clmem_bridge_vk_memory mem[FRAMES];
     clmem_handle *frame[FRAMES];
     for (int i = 0; i < FRAMES; i++) {
-        if (clmem_bridge_vk_buffer_create(bridge, FRAME_BYTES, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                          fd ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
-                                             : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                          fd ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT : 0, &buf[i],
-                                          &mem[i]) != CLMEM_OK ||
-            clmem_bridge_import_vk(bridge, &mem[i], 0, FRAME_BYTES, CLMEM_BRIDGE_PATH_BEST, NULL, queue,
-                                   CL_MEM_READ_ONLY, &frame[i]) != CLMEM_OK) {
+        if (clmem_bridge_vk_buffer_create(bridge, FRAME_BYTES, VK_BUFFER_USAGE_TRANSFER_DST_BIT, props, export_types,
+                                          &buf[i], &mem[i]) != CLMEM_OK ||
+            clmem_bridge_import_vk(bridge, &mem[i], 0, FRAME_BYTES, path, NULL, queue, CL_MEM_READ_ONLY,
+                                   &frame[i]) != CLMEM_OK) {
             fprintf(stderr, "frame %d: %s\n", i, clmem_error_message());
             return 1;
         }
@@ -218,7 +206,6 @@ int main(void)
     }
     clEnqueueReadBuffer(queue, bad_mem, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);
     vkQueueWaitIdle(vq);
-    clmem_bridge_path path;
     clmem_bridge_handle_path(frame[0], &path);
     printf("carried %d frames of %d KiB in batches of %d, %d batches in flight, through the %s path with %s "
            "ordering: %s\n",

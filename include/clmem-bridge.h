@@ -331,6 +331,97 @@ uint32_t clmem_bridge_caps(const clmem_bridge *b);
  */
 clmem_status clmem_bridge_check_path(const clmem_bridge *b, clmem_bridge_path path);
 
+/**
+ * Room clmem_bridge_device_extensions() needs in its names_out array.
+ * @since 0.3
+ */
+#define CLMEM_BRIDGE_DEVICE_EXTENSIONS_MAX 4
+
+/**
+ * The Vulkan device extensions the bridge shares through, of those the
+ * physical device offers: enable them when creating the VkDevice.
+ *
+ * Without them the fd paths cannot work, whatever the drivers offer, and a
+ * bridge on a GPU falls back to the host-mapped path, which copies at every
+ * acquire and release. The names are, in this order and where offered:
+ * VK_KHR_external_memory_fd (the opaque-fd path), VK_EXT_external_memory_dma_buf
+ * (the dma-buf path; listed only with the first) and
+ * VK_KHR_external_semaphore_fd (device-ordered semaphores). They need
+ * Vulkan 1.1 or VK_KHR_external_memory / VK_KHR_external_semaphore, which
+ * 1.1 made core.
+ *
+ * @param instance               The VkInstance physical_device came from.
+ * @param get_instance_proc_addr The application's vkGetInstanceProcAddr, or
+ *                               NULL for the loader's (as for
+ *                               clmem_bridge_create()).
+ * @param physical_device        The physical device.
+ * @param[out] names_out         Room for CLMEM_BRIDGE_DEVICE_EXTENSIONS_MAX
+ *                               names: the offered ones first, then NULL.
+ *                               Static strings, never to be freed.
+ * @param[out] count_out         How many names were written (0 when the
+ *                               device offers none).
+ * @retval CLMEM_OK               *count_out names are in names_out.
+ * @retval CLMEM_ERR_NULL_POINTER An argument is NULL (*count_out is 0).
+ * @retval CLMEM_ERR_VULKAN       vkGetInstanceProcAddr did not give the
+ *                                instance functions the query needs.
+ * @par Cost
+ *      One vkEnumerateDeviceExtensionProperties per extension name (at
+ *      most 3), as when a bridge is made.
+ * @par Blocks
+ *      Never.
+ * @since 0.3
+ */
+clmem_status clmem_bridge_device_extensions(VkInstance instance, PFN_vkGetInstanceProcAddr get_instance_proc_addr,
+                                            VkPhysicalDevice physical_device,
+                                            const char *names_out[CLMEM_BRIDGE_DEVICE_EXTENSIONS_MAX],
+                                            uint32_t *count_out);
+
+/**
+ * The memory this bridge shares best: what to pass to
+ * clmem_bridge_vk_buffer_create() or clmem_bridge_vk_image_create() (or to
+ * one's own vkAllocateMemory), and the path to import it through.
+ *
+ * The first path that works on the bridge (clmem_bridge_check_path()), in
+ * the order an import's CLMEM_BRIDGE_PATH_BEST tries them:
+ *  - opaque fd: VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, exported as
+ *    VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT. Zero-copy: OpenCL uses
+ *    the device memory itself (a GPU's own driver, such as NVIDIA's).
+ *  - dma-buf: VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, exported as
+ *    VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT. Zero-copy.
+ *  - host-mapped: VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+ *    VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, not exported (export types 0).
+ *    Zero-copy on CPU and host-unified OpenCL devices
+ *    (CLMEM_BRIDGE_CAP_HOST_MAPPED_ZERO_COPY); elsewhere OpenCL copies at
+ *    each acquire and release.
+ *
+ * So the same program shares device memory with no copy on a GPU and
+ * host memory with no copy on a CPU. Memory allocated as told here may
+ * still be imported through CLMEM_BRIDGE_PATH_BEST, which picks the same
+ * path for it.
+ *
+ * @param b                       The bridge.
+ * @param[out] path_out           The path (never BEST on success).
+ * @param[out] property_flags_out The memory type's property flags to ask
+ *                                for.
+ * @param[out] export_types_out   The handle types to export as (0 for the
+ *                                host-mapped path).
+ * @retval CLMEM_OK               All three are set.
+ * @retval CLMEM_ERR_NULL_POINTER An argument is NULL.
+ * @retval CLMEM_ERR_UNSUPPORTED  No path works on this pair; the sentence
+ *                                says, for each path, what is missing.
+ * @par On error
+ *      *path_out is CLMEM_BRIDGE_PATH_BEST and the flags are 0 (for those
+ *      not NULL).
+ * @par Cost
+ *      Reads what the bridge worked out at creation; no driver call.
+ * @par Blocks
+ *      Never.
+ * @since 0.3
+ */
+clmem_status clmem_bridge_best_memory(const clmem_bridge *b, clmem_bridge_path *path_out,
+                                      VkMemoryPropertyFlags *property_flags_out,
+                                      VkExternalMemoryHandleTypeFlags *export_types_out);
+
 /* ----------------------------------------------------------- semaphore modes */
 
 /**
