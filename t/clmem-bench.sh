@@ -50,14 +50,16 @@ check $? "the header names the path"
 test "$(head -n 1 "$tmp/x.csv" 2>/dev/null)" = "size_bytes,measure,variant,median_us,min_us,max_us,reps,frames_per_rep,batch,ring"
 check $? "the CSV has its header"
 
-# Every size that ran has all eight (measure, variant) rows, each with
-# numbers in every column (any numbers: nothing about their size). Every
+# Every size that ran has all nine (measure, variant) rows, each with
+# numbers in every column (any numbers: nothing about their size; the
+# paired import overhead and its interval may be negative). Every
 # row, the (g) frames' and the batch run's too, has the 10 columns; the
 # frames' rows, like the per-frame measures, batch 1 and ring 0. The batch
 # run's rows (ring_*, batch_staged_copy) and which frames ran are checked below.
 awk -F, 'NR > 1 {
         if (NF != 10 || $1 !~ /^[0-9]+$/ || $7 !~ /^[1-9][0-9]*$/ || $9 !~ /^[0-9]+$/ || $10 !~ /^[0-9]+$/) bad++
-        for (i = 4; i <= 6; i++) if ($i !~ /^[0-9]+\.[0-9]+$/) bad++
+        num = $2 == "import_overhead" ? "^-?[0-9]+[.][0-9]+$" : "^[0-9]+[.][0-9]+$"
+        for (i = 4; i <= 6; i++) if ($i !~ num) bad++
         if ($2 ~ /^(ring_|batch_)/) next
         if ($9 != ($2 ~ /import/ ? 0 : 1) || $10 != 0) bad++
         if ($2 ~ /^frame_/) next
@@ -65,7 +67,7 @@ awk -F, 'NR > 1 {
     }
     END {
         split("staged_copy,baseline import,clmem import,raw cached_import,clmem handoff_wait,clmem " \
-              "handoff_wait,raw handoff_semaphore,clmem handoff_semaphore,raw", want, " ")
+              "handoff_wait,raw handoff_semaphore,clmem handoff_semaphore,raw import_overhead,paired", want, " ")
         for (s in sizes) { nsizes++; for (k in want) if (!((s "," want[k]) in seen)) { print "# missing " s "," want[k]; bad++ } }
         exit !(nsizes > 0 && bad == 0)
     }' "$tmp/x.csv"
@@ -74,7 +76,7 @@ check $? "the CSV has a row for each measure and variant at each size"
 # Three sizes in --quick (4K, 1M, 16M), unless a size did not fit.
 rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|ring_[a-z]+|batch_staged_copy),' "$tmp/x.csv")
 skipped=$(grep -c '^size .*: skipped' "$tmp/out")
-test "$rows" -eq $(( (3 - skipped) * 8 ))
+test "$rows" -eq $(( (3 - skipped) * 9 ))
 check $? "--quick ran 3 sizes ($rows rows, $skipped sizes skipped)"
 
 # (g) image frames, 1920x1080 in --quick: RGBA8 and NV12 each have their

@@ -72,9 +72,26 @@ struct summary {
     int frames_per_rep;      /* (e): frames per timed block; otherwise 1 */
 };
 
+/* The import's overhead, paired: clmem minus raw within each rep (the two
+ * imports of a rep run back to back, in alternating order), so that the
+ * driver's own drift from rep to rep cancels out. */
+struct paired {
+    bool have;
+    double median;   /* of the differences, microseconds */
+    double lo, hi;   /* distribution-free 95 % interval of that median */
+    double raw_median;
+    int pairs;
+};
+
+/* The import overhead's target: at most 1 us, or 2 % of the raw import. */
+#define IMPORT_PAIRS 200
+#define IMPORT_TARGET_US 1.0
+#define IMPORT_TARGET_FRACTION 0.02
+
 struct size_result {
     uint64_t size;
     struct summary s[M_COUNT][V_COUNT];
+    struct paired import_overhead;
 };
 
 /* ---------------------------------------------------------------- options */
@@ -188,6 +205,7 @@ struct sem_owner {
 struct size_run {
     uint64_t size;
     int reps;
+    int import_reps; /* pairs of (b) and raw (b): at least 200 by default */
     int frames; /* K */
     int blocks;
     int warmup_frames;
@@ -206,6 +224,7 @@ struct size_run {
     struct raw_import raw;    /* (d), (e): the raw variant's import */
     double *samples;          /* scratch, big enough for every measure */
     double *samples2;
+    double *samples3;
 };
 
 /* ---------------------------------------------------------------- frames */
@@ -303,6 +322,8 @@ void fail(struct bench *b, const char *fmt, ...) __attribute__((format(printf, 2
 const char *size_text(uint64_t size, char *buf, size_t len);
 
 /* stats.c */
+struct paired summarize_paired(const double *lib, const double *raw, double *diff, int n);
+const char *paired_verdict(const struct paired *p);
 struct summary summarize(double *v, int n, int frames_per_rep);
 
 /* args.c */
@@ -370,6 +391,7 @@ void run_batches(struct bench *b, const struct options *o, struct batch_results 
 
 /* report.c */
 void print_tables(const struct size_result *res, int n);
+void print_import_overhead(const struct size_result *res, int n);
 void print_batch_table(const struct batch_results *r);
 void print_header(const struct bench *b, const struct options *o, const uint64_t *sizes, int n);
 

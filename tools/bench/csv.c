@@ -25,6 +25,14 @@ bool write_csv(const char *path, const struct size_result *res, int n, const str
                             measure_name[m], variant_name[v], x->median, x->min, x->max, x->reps, x->frames_per_rep,
                             measure_batch((enum measure)m));
             }
+    /* the import's overhead, paired by rep: min_us and max_us hold the
+     * bounds of the median's 95 % interval, reps the pairs */
+    for (int i = 0; i < n; i++) {
+        const struct paired *p = &res[i].import_overhead;
+        if (p->have)
+            fprintf(f, "%llu,import_overhead,paired,%.3f,%.3f,%.3f,%d,1,0,0\n", (unsigned long long)res[i].size,
+                    p->median, p->lo, p->hi, p->pairs);
+    }
     /* (g): size_bytes is the frame's texel bytes; the measure names the frame;
      * one frame per handoff, no ring: batch 1, ring 0, as the per-frame measures. */
     for (int i = 0; i < n_frame_results; i++) {

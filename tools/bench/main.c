@@ -109,6 +109,9 @@ int main(int argc, char **argv)
             continue;
         }
         s.reps = o.reps ? o.reps : o.quick ? 3 : default_reps(sizes[i]);
+        /* The import's overhead is a few microseconds on imports that vary
+         * by tens: it needs many pairs to be told from noise. */
+        s.import_reps = o.reps ? o.reps : o.quick ? 3 : IMPORT_PAIRS;
         s.frames = o.frames;
         s.blocks = o.blocks;
         s.warmup_frames = o.quick ? 2 : WARMUP_FRAMES;
@@ -122,6 +125,7 @@ int main(int argc, char **argv)
     write_csv(o.csv, results, nresults, NULL); /* as after a size: the frames survive a batch run that dies */
     run_unref(&b, o.quick ? 20 : 200);
     print_tables(results, nresults);
+    print_import_overhead(results, nresults);
     print_frames();
     print_unref();
     if (o.nbatches) {

@@ -50,11 +50,13 @@ static void lib_settle(clmem_bridge *bridge, const char *what)
         die("clmem_bridge_finish (%s) returned %s: %s", what, clmem_status_name(st), clmem_error_message());
 }
 
-/* (b) and raw (b): a new driver import each rep, clmem and raw in turns.
- * The clmem variant imports through the bridge made without a cache. */
-static void run_import(struct bench *b, struct size_run *s, struct summary *lib_out, struct summary *raw_out)
+/* (b) and raw (b): a new driver import each rep, clmem and raw in turns
+ * (import_reps pairs). The clmem variant imports through the bridge made
+ * without a cache. The pairs' differences give the library's overhead. */
+static void run_import(struct bench *b, struct size_run *s, struct summary *lib_out, struct summary *raw_out,
+                       struct paired *overhead)
 {
-    for (int rep = -1; rep < s->reps; rep++) {
+    for (int rep = -1; rep < s->import_reps; rep++) {
         for (int turn = 0; turn < 2; turn++) {
             /* Even reps: clmem first; odd reps (and the warm-up): raw first. */
             bool lib_turn = (rep >= 0 && rep % 2 == 0) == (turn == 0);
@@ -79,8 +81,9 @@ static void run_import(struct bench *b, struct size_run *s, struct summary *lib_
                 (lib_turn ? s->samples : s->samples2)[rep] = t1 - t0;
         }
     }
-    *lib_out = summarize(s->samples, s->reps, 1);
-    *raw_out = summarize(s->samples2, s->reps, 1);
+    *overhead = summarize_paired(s->samples, s->samples2, s->samples3, s->import_reps);
+    *lib_out = summarize(s->samples, s->import_reps, 1);
+    *raw_out = summarize(s->samples2, s->import_reps, 1);
 }
 
 /* (c): a second import of memory with a live import, through the bridge
@@ -244,9 +247,12 @@ void run_size(struct bench *b, struct size_run *s, struct size_result *res)
     fflush(stdout);
 
     watchdog("(b) first import", sz);
-    run_import(b, s, &res->s[M_IMPORT][V_CLMEM], &res->s[M_IMPORT][V_RAW]);
+    run_import(b, s, &res->s[M_IMPORT][V_CLMEM], &res->s[M_IMPORT][V_RAW], &res->import_overhead);
     print_line("(b) first import (cache off)", "clmem", &res->s[M_IMPORT][V_CLMEM]);
     print_line("(f) first import", "raw", &res->s[M_IMPORT][V_RAW]);
+    printf("  (b) - (f), paired by rep          clmem-raw %+9.2f us  [%+.2f .. %+.2f] 95%%, n=%d pairs: %s\n",
+           res->import_overhead.median, res->import_overhead.lo, res->import_overhead.hi, res->import_overhead.pairs,
+           paired_verdict(&res->import_overhead));
     fflush(stdout);
 
     watchdog("(c) cached import", sz);

@@ -60,6 +60,26 @@ void print_tables(const struct size_result *res, int n)
     }
 }
 
+/* The import's overhead, paired rep by rep, against its target. */
+void print_import_overhead(const struct size_result *res, int n)
+{
+    char sz[32];
+
+    printf("\nImport overhead: clmem - raw within each rep (paired), median with its 95%% interval;\n"
+           "target: at most %.0f us or %.0f %% of the raw import (met: the whole interval is within it)\n",
+           IMPORT_TARGET_US, IMPORT_TARGET_FRACTION * 100);
+    printf("%6s %6s %10s %12s %22s %8s  %s\n", "size", "pairs", "raw us", "clmem-raw us", "95% interval", "%",
+           "verdict");
+    for (int i = 0; i < n; i++) {
+        const struct paired *p = &res[i].import_overhead;
+        if (!p->have)
+            continue;
+        printf("%6s %6d %10.1f %+12.2f   [%+8.2f .. %+8.2f] %+7.2f%%  %s\n", size_text(res[i].size, sz, sizeof sz),
+               p->pairs, p->raw_median, p->median, p->lo, p->hi,
+               p->raw_median > 0 ? p->median / p->raw_median * 100 : 0.0, paired_verdict(p));
+    }
+}
+
 void print_batch_table(const struct batch_results *r)
 {
     char sz[32];

@@ -71,9 +71,11 @@ void size_setup(struct bench *b, struct size_run *s)
         for (int f = 0; f < s->nfill; f++)
             s->fill_cb[v][f] = record_fill_word0(b, variant_buffer(s, (enum variant)v), FRAME_VALUE(f));
     }
-    s->samples = calloc((size_t)(s->nfill + s->reps + s->blocks + 8), sizeof *s->samples);
-    s->samples2 = calloc((size_t)(s->nfill + s->reps + s->blocks + 8), sizeof *s->samples2);
-    if (!s->samples || !s->samples2)
+    size_t n = (size_t)(s->nfill + (s->reps > s->import_reps ? s->reps : s->import_reps) + s->blocks + 8);
+    s->samples = calloc(n, sizeof *s->samples);
+    s->samples2 = calloc(n, sizeof *s->samples2);
+    s->samples3 = calloc(n, sizeof *s->samples3);
+    if (!s->samples || !s->samples2 || !s->samples3)
         die("out of memory");
 }
 
@@ -116,4 +118,5 @@ void size_teardown(struct bench *b, struct size_run *s)
         fail(b, "the clmem buffer's anchor was not released %d s after its last import went", DESTROY_WAIT_S);
     free(s->samples);
     free(s->samples2);
+    free(s->samples3);
 }

@@ -1,6 +1,8 @@
 /* clmem-bench: the names of the measures and variants, and the statistics of samples. */
 #include "bench.h"
 
+#include <math.h>
+
 const char *const measure_name[M_COUNT] = {"staged_copy", "import", "cached_import", "handoff_wait",
                                            "handoff_semaphore"};
 const char *const variant_name[V_COUNT] = {"baseline", "clmem", "raw"};
@@ -22,4 +24,46 @@ struct summary summarize(double *v, int n, int frames_per_rep)
     s.max = v[n - 1];
     s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     return s;
+}
+
+/* The median of lib[i] - raw[i] and its distribution-free 95 % interval:
+ * the order statistics of ranks n/2 -+ 0.98 sqrt(n) (the normal
+ * approximation of the binomial(n, 1/2) bounds), clamped to the samples.
+ * lib and raw are left as they were; diff is scratch of n doubles. */
+struct paired summarize_paired(const double *lib, const double *raw, double *diff, int n)
+{
+    struct paired p = {.have = n > 0, .pairs = n};
+    struct summary d, r;
+    int lo, hi;
+
+    if (n <= 0)
+        return p;
+    for (int i = 0; i < n; i++)
+        diff[i] = lib[i] - raw[i];
+    d = summarize(diff, n, 1); /* sorts diff */
+    lo = (int)floor(n / 2.0 - 0.98 * sqrt((double)n));
+    hi = (int)ceil(n / 2.0 + 0.98 * sqrt((double)n));
+    p.median = d.median;
+    p.lo = diff[lo < 0 ? 0 : lo];
+    p.hi = diff[hi > n - 1 ? n - 1 : hi];
+    for (int i = 0; i < n; i++)
+        diff[i] = raw[i];
+    r = summarize(diff, n, 1);
+    p.raw_median = r.median;
+    return p;
+}
+
+/* met: the whole interval is within the target; missed: all of it is
+ * above; otherwise the samples cannot tell. */
+const char *paired_verdict(const struct paired *p)
+{
+    double target = IMPORT_TARGET_US > IMPORT_TARGET_FRACTION * p->raw_median ? IMPORT_TARGET_US
+                                                                              : IMPORT_TARGET_FRACTION * p->raw_median;
+    if (!p->have)
+        return "-";
+    if (p->hi <= target)
+        return "met";
+    if (p->lo > target)
+        return "missed";
+    return "can't tell";
 }
