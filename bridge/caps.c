@@ -257,6 +257,7 @@ clmem_status clmem__caps_compute(struct bridge_caps *caps, const struct vkfn *vk
     clmem__cl_device_names(cl_device, caps->cl_device_name, sizeof caps->cl_device_name, caps->cl_platform_name,
                            sizeof caps->cl_platform_name);
     clmem__vk_device_identity(vk, pd, p.vk_uuid, caps->vk_device_name);
+    caps->vk_vendor_id = clmem__vk_vendor_id(vk, pd);
 
     check_fd_path(&p, vk, CLMEM_BRIDGE_PATH_OPAQUE_FD, &caps->path[CLMEM_BRIDGE_PATH_OPAQUE_FD],
                   &caps->cl_import[CLMEM_BRIDGE_PATH_OPAQUE_FD], &dedicated_only);

@@ -34,7 +34,10 @@ struct bridge_caps {
     char cl_device_name[256];
     char cl_platform_name[256];
     char vk_device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+    uint32_t vk_vendor_id;             /* VkPhysicalDeviceProperties.vendorID */
 };
+
+#define VK_VENDOR_NVIDIA 0x10deu
 
 /* Ask both APIs, once. Errors only when a query that every device answers
  * fails (CLMEM_ERR_OPENCL); an unsupported path is an answer, not an error. */

@@ -191,6 +191,28 @@ static void image_request_of(const struct image_format *f, unsigned plane, const
     im->optimal = optimal;
 }
 
+/* A linear RGBA8 or BGRA8 VkImage in non-dedicated memory, shared through
+ * an fd path on NVIDIA: what OpenCL writes in place, Vulkan read back wrong
+ * for some data (docs/driver-notes.md: measured with raw calls on 580.159,
+ * and right in a dedicated allocation). Refused rather than shared wrong.
+ * A VkBuffer laid out as an image (no VkImage) is not affected. */
+static clmem_status check_dedicated(const clmem_bridge *b, const clmem_bridge_vk_image *image,
+                                    const struct image_format *f, clmem_bridge_path path)
+{
+    bool fd_path = path == CLMEM_BRIDGE_PATH_OPAQUE_FD || path == CLMEM_BRIDGE_PATH_DMA_BUF ||
+                   (path == CLMEM_BRIDGE_PATH_BEST && image->memory.export_types != 0);
+
+    if (!image->image || image->memory.dedicated || !fd_path || b->caps.vk_vendor_id != VK_VENDOR_NVIDIA ||
+        (image->format != VK_FORMAT_R8G8B8A8_UNORM && image->format != VK_FORMAT_B8G8R8A8_UNORM))
+        return CLMEM_OK;
+    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                           "A linear %s VkImage shared through an fd path on %s needs a dedicated allocation "
+                           "(VkMemoryDedicatedAllocateInfo, and memory.dedicated set): in memory that is not, "
+                           "Vulkan was measured to read back wrong what OpenCL wrote (NVIDIA 580). "
+                           "clmem_bridge_vk_image_create() allocates exported images dedicated.",
+                           f->name, b->caps.vk_device_name);
+}
+
 static clmem_status import_linear(clmem_bridge *b, const clmem_bridge_vk_image *image, const struct image_format *f,
                                   uint32_t plane, clmem_bridge_path path, clmem_keepalive *vk_keepalive,
                                   cl_command_queue queue, cl_mem_flags flags, bool as_image, clmem_handle **out)
@@ -228,6 +250,8 @@ static clmem_status import_linear(clmem_bridge *b, const clmem_bridge_vk_image *
                                plane, (unsigned long long)pl->size, (unsigned long long)span, im.height,
                                (unsigned long long)pl->row_pitch);
     if (as_image && (s = view_possible(b, f, plane, flags, im.width, im.height, pl->row_pitch)) != CLMEM_OK)
+        return s;
+    if ((s = check_dedicated(b, image, f, path)) != CLMEM_OK)
         return s;
     req.row_pitch = (uint32_t)pl->row_pitch;
     req.image = as_image ? &im : NULL;

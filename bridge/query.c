@@ -31,3 +31,11 @@ void clmem__vk_device_identity(const struct vkfn *vk, VkPhysicalDevice pd, unsig
     memcpy(uuid, id.deviceUUID, VK_UUID_SIZE);
     memcpy(name, props.properties.deviceName, VK_MAX_PHYSICAL_DEVICE_NAME_SIZE);
 }
+
+uint32_t clmem__vk_vendor_id(const struct vkfn *vk, VkPhysicalDevice pd)
+{
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+
+    vk->GetPhysicalDeviceProperties2(pd, &props);
+    return props.properties.vendorID;
+}

@@ -14,5 +14,8 @@
 bool clmem__vk_device_has_extension(const struct vkfn *vk, VkPhysicalDevice pd, const char *name);
 
 /* deviceUUID and deviceName (VkPhysicalDeviceIDProperties, Vulkan 1.1). */
+/* VkPhysicalDeviceProperties.vendorID (0x10de: NVIDIA). */
+uint32_t clmem__vk_vendor_id(const struct vkfn *vk, VkPhysicalDevice pd);
+
 void clmem__vk_device_identity(const struct vkfn *vk, VkPhysicalDevice pd, unsigned char uuid[VK_UUID_SIZE], char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE]);
 #endif

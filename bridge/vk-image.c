@@ -162,8 +162,15 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat
                                (unsigned)property_flags, f->name, tiling_name(tiling),
                                (unsigned)req.memoryRequirements.memoryTypeBits);
     }
+    /* Exported images always get a dedicated allocation. On NVIDIA 580 a
+     * linear RGBA8 or BGRA8 image in non-dedicated exported memory, written
+     * in place by OpenCL, read back wrong through Vulkan for some data
+     * (texel bytes that vary within a texel) and right for other data,
+     * while OpenCL read its own writes right; with a dedicated allocation it
+     * read back exact every time (docs/probes/img-diff-probe.c,
+     * docs/driver-notes.md). Vulkan said neither "requires" nor "prefers". */
     use_dedicated = dedicated_req.requiresDedicatedAllocation || dedicated_req.prefersDedicatedAllocation ||
-                    dedicated_only;
+                    dedicated_only || export_types != 0;
     if (export_types)
         alloc.pNext = &export_info;
     if (use_dedicated) {
