@@ -24,11 +24,17 @@ void cl_fixture_open_paired(struct cl_fixture *f, struct vkctx *vk)
 
 clmem_bridge *bridge_open(struct vkctx *vk, struct cl_fixture *f, uint32_t flags)
 {
+    return bridge_open_with(vk, f, flags, NULL);
+}
+
+clmem_bridge *bridge_open_with(struct vkctx *vk, struct cl_fixture *f, uint32_t flags,
+                               PFN_vkGetInstanceProcAddr get_instance_proc_addr)
+{
     clmem_bridge_info info = {.size = sizeof info,
                               .instance = vk->instance,
                               .physical_device = vk->physical_device,
                               .device = vk->device,
-                              .get_instance_proc_addr = NULL,
+                              .get_instance_proc_addr = get_instance_proc_addr,
                               .context = f->context,
                               .cl_device = f->device,
                               .flags = flags};

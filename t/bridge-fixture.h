@@ -22,6 +22,11 @@ void cl_fixture_open_paired(struct cl_fixture *f, struct vkctx *vk);
  * the one reference. */
 clmem_bridge *bridge_open(struct vkctx *vk, struct cl_fixture *f, uint32_t flags);
 
+/* The same with the bridge's entry points taken through
+ * get_instance_proc_addr (fd-watch.h's, to watch its exported fds). */
+clmem_bridge *bridge_open_with(struct vkctx *vk, struct cl_fixture *f, uint32_t flags,
+                               PFN_vkGetInstanceProcAddr get_instance_proc_addr);
+
 /* The path a test exercises on b: opaque fd where the bridge offers it (the
  * GPU machine), else host-mapped (the CPU machines). */
 clmem_bridge_path bridge_test_path(const clmem_bridge *b);

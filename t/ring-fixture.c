@@ -479,3 +479,10 @@ void ring_run_close(struct ring_run *r)
     free(r->cbs);
     free(r->fences);
 }
+
+int ring_test_passes(void)
+{
+    const char *v = getenv("CLMEM_TEST_RING_PASSES");
+    int n = v ? atoi(v) : 3;
+    return n < 2 ? 2 : n > RING_TEST_MAX_PASSES ? RING_TEST_MAX_PASSES : n;
+}
