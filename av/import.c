@@ -35,10 +35,9 @@ static uint32_t queue_families(const AVVulkanDeviceContext *vk, uint32_t qfs[5])
  * exportable as. FFmpeg 5.1's pool (vulkan_pool_alloc) exports every frame
  * as each type its device enabled the extension for and for which
  * vkGetPhysicalDeviceImageFormatProperties2 accepts plane 0's format with
- * the frames context's tiling, usage (and modifiers): ask the same. When
- * the answer is none, *why says why. */
+ * the frames context's tiling, usage (and modifiers): ask the same. */
 static clmem_status ffmpeg_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
-                                        VkExternalMemoryHandleTypeFlags *types_out, const char **why)
+                                        VkExternalMemoryHandleTypeFlags *types_out)
 {
     const AVVulkanFramesContext *fc = frames->hwctx;
     const VkImageDrmFormatModifierListCreateInfoEXT *mods = NULL;
@@ -52,11 +51,8 @@ static clmem_status ffmpeg_export_types(const AVVulkanDeviceContext *vk, const A
     uint32_t qfs[5];
 
     *types_out = 0;
-    if (!fd && !dma_buf) {
-        *why = "FFmpeg's Vulkan device did not enable VK_KHR_external_memory_fd, so its pool allocated the "
-               "frame's memory without export";
+    if (!fd && !dma_buf)
         return CLMEM_OK;
-    }
     query = (PFN_vkGetPhysicalDeviceImageFormatProperties2)clmem__av_instance_proc(
         vk, "vkGetPhysicalDeviceImageFormatProperties2");
     if (!query)
@@ -96,11 +92,44 @@ static clmem_status ffmpeg_export_types(const AVVulkanDeviceContext *vk, const A
                 *types_out |= candidates[t];
         }
     }
-    if (!*types_out)
-        *why = "Vulkan exports no images of the frame's format, tiling and usage "
-               "(vkGetPhysicalDeviceImageFormatProperties2), so FFmpeg's pool allocated the frame's memory "
-               "without export";
     return CLMEM_OK;
+}
+
+/* Can the frame's memory go through `path`? CLMEM_ERR_UNSUPPORTED, saying
+ * why FFmpeg allocated it without that export, where an fd path is asked
+ * for (or BEST would have to take one) and the memory lacks it. */
+static clmem_status check_export(clmem_bridge *b, const AVVulkanDeviceContext *vk, clmem_bridge_path path,
+                                 VkExternalMemoryHandleTypeFlags types)
+{
+    VkExternalMemoryHandleTypeFlagBits need;
+    const char *extension;
+
+    if (path == CLMEM_BRIDGE_PATH_BEST) {
+        if (types || clmem_bridge_check_path(b, CLMEM_BRIDGE_PATH_HOST_MAPPED) == CLMEM_OK)
+            return CLMEM_OK; /* the bridge picks among what is left */
+        path = CLMEM_BRIDGE_PATH_OPAQUE_FD;
+    }
+    if (path == CLMEM_BRIDGE_PATH_OPAQUE_FD) {
+        need = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+        extension = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+    } else if (path == CLMEM_BRIDGE_PATH_DMA_BUF) {
+        need = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
+        extension = VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME;
+    } else {
+        return CLMEM_OK; /* host-mapped needs no export; an unknown path is the bridge's to refuse */
+    }
+    if (types & need)
+        return CLMEM_OK;
+    if (!clmem__av_has_device_extension(vk, extension))
+        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                               "The frame's memory cannot go through the %s path: FFmpeg's Vulkan device did "
+                               "not enable %s, so its pool allocated the frame's memory without that export.",
+                               clmem_bridge_path_name(path), extension);
+    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                           "The frame's memory cannot go through the %s path: Vulkan exports no images of the "
+                           "frame's format, tiling and usage that way (vkGetPhysicalDeviceImageFormatProperties2), "
+                           "so FFmpeg's pool allocated the frame's memory without that export.",
+                           clmem_bridge_path_name(path));
 }
 
 /* The frame's tiling, checked: linear, or the linear DRM modifier. Sets
@@ -208,7 +237,6 @@ CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *
     const AVVulkanDeviceContext *vk;
     VkImageAspectFlags aspect = VK_IMAGE_ASPECT_COLOR_BIT;
     VkExternalMemoryHandleTypeFlags export_types;
-    const char *no_export = NULL;
     PFN_vkGetImageMemoryRequirements2 get_requirements;
     PFN_vkGetImageSubresourceLayout get_layout;
     AVFrame *ref;
@@ -230,16 +258,9 @@ CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *
                                "frame's device context (clmem_av_bridge_create()).");
     if ((s = check_tiling(vk, vkf, &aspect)) != CLMEM_OK)
         return s;
-    if ((s = ffmpeg_export_types(vk, frames, &export_types, &no_export)) != CLMEM_OK)
+    if ((s = ffmpeg_export_types(vk, frames, &export_types)) != CLMEM_OK ||
+        (s = check_export(b, vk, path, export_types)) != CLMEM_OK)
         return s;
-    if (no_export &&
-        (path == CLMEM_BRIDGE_PATH_OPAQUE_FD || path == CLMEM_BRIDGE_PATH_DMA_BUF ||
-         (path == CLMEM_BRIDGE_PATH_BEST && clmem_bridge_check_path(b, CLMEM_BRIDGE_PATH_HOST_MAPPED) != CLMEM_OK)))
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "The frame's memory cannot go through %s: %s.",
-                               path == CLMEM_BRIDGE_PATH_BEST ? "this bridge's fd paths (it has no other)"
-                                                              : clmem_bridge_path_name(path),
-                               no_export);
     get_requirements = (PFN_vkGetImageMemoryRequirements2)clmem__av_device_proc(vk, "vkGetImageMemoryRequirements2");
     get_layout = (PFN_vkGetImageSubresourceLayout)clmem__av_device_proc(vk, "vkGetImageSubresourceLayout");
     if (!get_requirements || !get_layout)

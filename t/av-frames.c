@@ -513,15 +513,20 @@ static void bad_input(void)
     av_buffer_unref(&frames);
     av_buffer_unref(&other_dev);
 
-    /* Memory FFmpeg did not allocate exportable: a device context of the
-     * same VkDevice that lists no device extensions, so FFmpeg's pool
-     * exports nothing. */
+    /* Memory FFmpeg did not allocate exportable as an opaque fd: a device
+     * context of the same VkDevice that lists no external-memory extension
+     * (it keeps VK_EXT_image_drm_format_modifier where FFmpeg's has it, so
+     * that frames can be linear and device-local on a GPU). */
     plain_dev = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_VULKAN);
     {
+        static const char *drm_only[] = {VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME};
         AVVulkanDeviceContext *pv = ((AVHWDeviceContext *)plain_dev->data)->hwctx;
+        bool drm = false;
+        for (int i = 0; i < vk->nb_enabled_dev_extensions; i++)
+            drm = drm || strcmp(vk->enabled_dev_extensions[i], drm_only[0]) == 0;
         *pv = *vk;
-        pv->enabled_dev_extensions = NULL;
-        pv->nb_enabled_dev_extensions = 0;
+        pv->enabled_dev_extensions = drm ? drm_only : NULL;
+        pv->nb_enabled_dev_extensions = drm ? 1 : 0;
         if ((r = av_hwdevice_ctx_init(plain_dev)) < 0)
             tap_bail("av_hwdevice_ctx_init of FFmpeg's device without extensions: %d", r);
     }
