@@ -334,6 +334,10 @@ clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem
  *                                 frame's contents are undefined.
  * @retval CLMEM_ERR_VULKAN        vkSignalSemaphore failed; sem_value is
  *                                 left at the value not signalled.
+ * @par Threads
+ *      It writes the frame's AVVkFrame (sem_value, access), as FFmpeg's
+ *      own calls do: do not call it while another thread hands the same
+ *      frame to FFmpeg.
  * @par Blocks
  *      On the release and everything enqueued on queue before it
  *      (clWaitForEvents).
