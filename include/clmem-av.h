@@ -239,7 +239,14 @@ typedef struct clmem_av_frame_planes {
  * @par Threads
  *      The frame reference is dropped (av_frame_free) where the imports'
  *      Vulkan keepalives are: possibly on an OpenCL driver thread, or in
- *      clmem_bridge_finish() (clmem-bridge.h).
+ *      clmem_bridge_finish() (clmem-bridge.h). That returns the frame to
+ *      FFmpeg's pool, which is thread-safe; but when it was the last
+ *      reference to an unreffed frames context, FFmpeg frees the pool
+ *      there, calling vkDeviceWaitIdle, which Vulkan wants externally
+ *      synchronised with every queue of the device. So drop a frames
+ *      context whose frames were imported only after
+ *      clmem_bridge_finish() returned CLMEM_OK, or while no thread
+ *      submits to FFmpeg's device.
  * @par Blocks
  *      On the Vulkan layout queries and the driver imports; on the
  *      host-mapped path also a blocking clEnqueueMapBuffer on queue.
