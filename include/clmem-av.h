@@ -195,6 +195,13 @@ typedef struct clmem_av_frame_planes {
  * and the handles in, and a frames context torn down while frames are
  * imported lives on until then.
  *
+ * The host-mapped path maps the plane's memory (vkMapMemory) while it is
+ * imported, and FFmpeg maps linear host-visible frames itself to transfer
+ * them (av_hwframe_transfer_data, av_hwframe_map); Vulkan allows one
+ * mapping of a memory at a time. On that path, drop the planes and let
+ * clmem_bridge_finish() return CLMEM_OK before FFmpeg transfers the frame.
+ * The fd paths map nothing.
+ *
  * Cost: importing a frame whose planes are still imported (a handle of
  * them is alive) is a cache hit per plane: a lock, a lookup and an
  * allocation, plus the layout queries (a few microseconds). Otherwise one
