@@ -48,6 +48,9 @@ static const struct image_format table[FORMAT_COUNT] = {
      PLANES_ONLY, COMPONENT_UNORM10X6, 2,
      {{{CL_R, CL_UNORM_INT16}, "CL_R, CL_UNORM_INT16", 2, 1, 0, 0, VK_IMAGE_ASPECT_PLANE_0_BIT},
       {{CL_RG, CL_UNORM_INT16}, "CL_RG, CL_UNORM_INT16", 4, 2, 1, 1, VK_IMAGE_ASPECT_PLANE_1_BIT}}},
+    /* FFmpeg's image of P010's chroma plane (libclmem-av: one image per plane) */
+    {VK_FORMAT_R16G16_UNORM, "VK_FORMAT_R16G16_UNORM", 1, ALL, COMPONENT_UNORM16, 2,
+     {{{CL_RG, CL_UNORM_INT16}, "CL_RG, CL_UNORM_INT16", 4, 2, 0, 0, COLOR}}},
 };
 
 const struct image_format *clmem__format_find(VkFormat f)

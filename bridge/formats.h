@@ -57,7 +57,7 @@ struct image_format {
 
 /* The number of entries; the table's index of a format is stable for the
  * life of the process (the bridge keeps live-check results by it). */
-#define FORMAT_COUNT 10
+#define FORMAT_COUNT 11
 
 /* The entry for f, or NULL when the bridge does not know the format. */
 const struct image_format *clmem__format_find(VkFormat f);

@@ -780,7 +780,7 @@ typedef struct clmem_bridge_vk_image_plane {
  *    CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR),
  *    so nothing but a live check can say OpenCL reads Vulkan's pixels.
  *
- * Formats (clmem_bridge_image_formats()): R8, R8G8, R16, R8G8B8A8,
+ * Formats (clmem_bridge_image_formats()): R8, R8G8, R16, R16G16, R8G8B8A8,
  * B8G8R8A8 (UNORM), R32 and R32G32B32A32 SFLOAT, R16G16B16A16 SFLOAT, and
  * the two-plane 4:2:0 formats NV12 (VK_FORMAT_G8_B8R8_2PLANE_420_UNORM) and
  * P010 (VK_FORMAT_G10X6_B10X6R10X6_2PLANE_420_UNORM_3PACK16): plane 0 is Y

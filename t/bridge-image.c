@@ -54,6 +54,7 @@ static const struct fmt fmts[] = {
     {VK_FORMAT_R32G32B32A32_SFLOAT, "RGBA32F", 1, K_FLOAT, 4, {4, 0}, {0, 0}, true},
     {VK_FORMAT_G8_B8R8_2PLANE_420_UNORM, "NV12", 2, K_U8, 1, {1, 2}, {0, 1}, false},
     {VK_FORMAT_G10X6_B10X6R10X6_2PLANE_420_UNORM_3PACK16, "P010", 2, K_10X6, 2, {1, 2}, {0, 1}, false},
+    {VK_FORMAT_R16G16_UNORM, "RG16", 1, K_U16, 2, {2, 0}, {0, 0}, true},
 };
 #define NFMTS (sizeof fmts / sizeof fmts[0])
 

@@ -2,7 +2,7 @@
 # Runs the examples the README quotes and checks what they print.
 b=${top_builddir:-.}
 run() { "$b/libtool" --mode=execute "$@"; }
-echo 1..3
+echo 1..4
 out=$(run "$b/examples/handle-example" 2>&1); rc=$?
 if [ $rc -eq 0 ] && echo "$out" | grep -q "consumer got 7680-byte rows"; then
     echo "ok 1 - handle-example runs: $out"
@@ -15,11 +15,13 @@ built=${CLMEM_BRIDGE_BUILT:-}
 if [ -z "$built" ]; then
     echo "not ok 2 - bridge-example: CLMEM_BRIDGE_BUILT is unset (run through make check)"
     echo "not ok 3 - ring-example: CLMEM_BRIDGE_BUILT is unset (run through make check)"
+    echo "not ok 4 - ffmpeg-example: CLMEM_BRIDGE_BUILT is unset (run through make check)"
     exit 0
 fi
 if [ "$built" != yes ]; then
     echo "ok 2 - bridge-example # SKIP $built"
     echo "ok 3 - ring-example # SKIP $built"
+    echo "ok 4 - ffmpeg-example # SKIP $built"
     exit 0
 fi
 # The examples share through the best path the bridge's capabilities offer
@@ -41,4 +43,16 @@ if [ $rc -eq 0 ] && echo "$out" | grep -q "OpenCL saw every frame as Vulkan wrot
     echo "ok 3 - ring-example runs through the best path ($best):" $out
 else
     echo "not ok 3 - ring-example exited $rc, want the $best path:" $out
+fi
+# The README's FFmpeg example (libclmem-av), where configure built it.
+av=${CLMEM_AV_BUILT:-"CLMEM_AV_BUILT is unset (run through make check)"}
+if [ "$av" != yes ]; then
+    echo "ok 4 - ffmpeg-example # SKIP $av"
+    exit 0
+fi
+out=$(run "$b/examples/ffmpeg-example" 2>&1); rc=$?
+if [ $rc -eq 0 ] && echo "$out" | grep -q "frame planes through the" && echo "$out" | grep -q "match the CPU"; then
+    echo "ok 4 - ffmpeg-example runs:" $out
+else
+    echo "not ok 4 - ffmpeg-example exited $rc:" $out
 fi

@@ -2,7 +2,8 @@
 # The dynamic symbols libclmem defines are exactly the names in the global:
 # sections of lib/clmem.sym, and all of them carry the clmem_ prefix; the
 # same for libclmem-bridge against bridge/clmem-bridge.sym when configure
-# built the bridge. -fvisibility=hidden and the version script are two
+# built the bridge, and for libclmem-av against av/clmem-av.sym when it
+# built that. -fvisibility=hidden and the version script are two
 # guards on each ABI; this checks that they agree with each other and with
 # the list a reviewer reads. The lists are read from the .sym files at run
 # time, so a new symbol needs no edit here.
@@ -16,8 +17,8 @@
 #
 # Run by make check from the build directory: Makefile.am exports NM,
 # top_builddir and top_srcdir (which differ under make distcheck), and
-# CLMEM_BRIDGE_BUILT: "yes", or the sentence saying why the bridge was not
-# built.
+# CLMEM_BRIDGE_BUILT and CLMEM_AV_BUILT: "yes", or the sentence saying why
+# that library was not built.
 : "${NM:=nm}"
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"
@@ -140,7 +141,7 @@ check_lib() {
     fi
 }
 
-echo "1..9"
+echo "1..13"
 
 # Points 1-5: libclmem, always built.
 check_lib libclmem lib/clmem.sym
@@ -173,6 +174,19 @@ yes)
     skip "$why" "bridge/clmem-bridge.sym lists symbols"
     skip "$why" "libclmem-bridge exports exactly the symbols in bridge/clmem-bridge.sym"
     skip "$why" "every symbol libclmem-bridge exports starts with clmem_"
+    ;;
+esac
+# Points 10-13: libclmem-av, when configure built it (the same rule).
+case ${CLMEM_AV_BUILT-} in
+yes)
+    check_lib libclmem-av av/clmem-av.sym
+    ;;
+*)
+    why=${CLMEM_AV_BUILT:-"CLMEM_AV_BUILT is not set (make check sets it from configure)"}
+    skip "$why" "libclmem-av exports function and data symbols"
+    skip "$why" "av/clmem-av.sym lists symbols"
+    skip "$why" "libclmem-av exports exactly the symbols in av/clmem-av.sym"
+    skip "$why" "every symbol libclmem-av exports starts with clmem_"
     ;;
 esac
 exit $failed

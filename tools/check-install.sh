@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs into a temporary prefix, as a user of a release would (the
 # tarball from `make dist`, ./configure --prefix, make install), then builds
-# and runs the bridge example (or, without the bridge, the handle example)
-# with nothing but pkg-config. Run from a configured tree.
+# and runs the bridge example (or, without the bridge, the handle example),
+# and the FFmpeg example where libclmem-av was built, with nothing but
+# pkg-config. Run from a configured tree.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/clmem-install.XXXXXX)
@@ -26,6 +27,13 @@ else
     cc -std=gnu11 -Wall -Werror -o example "$src/examples/handle-example.c" $(pkg-config --cflags --libs clmem)
     ./example
     echo "check-install: handle example built with pkg-config clmem $(pkg-config --modversion clmem) and ran"
+fi
+# libclmem-av, where configure found libavutil: its example through
+# pkg-config clmem-av alone (which brings clmem-bridge and libavutil).
+if pkg-config --exists clmem-av; then
+    cc -std=gnu11 -Wall -Werror -o ffmpeg-example "$src/examples/ffmpeg-example.c" $(pkg-config --cflags --libs clmem-av)
+    ./ffmpeg-example
+    echo "check-install: ffmpeg example built with pkg-config clmem-av $(pkg-config --modversion clmem-av) and ran"
 fi
 test -f "$prefix/include/clmem.h" && test -f "$prefix/bin/clmem-info"
 # The manual pages: clmem-bench(1) only where the tool is installed.

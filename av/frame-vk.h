@@ -1,0 +1,50 @@
+/* What every part of libclmem-av asks of an FFmpeg Vulkan frame or device
+ * context: the contexts behind an AVBufferRef, the Vulkan entry points
+ * through FFmpeg's get_proc_addr, and which software formats are imported
+ * and how FFmpeg 5.1 lays them out (one VkImage per plane). */
+#ifndef CLMEM_AV_FRAME_VK_H
+#define CLMEM_AV_FRAME_VK_H
+
+#include "clmem-av.h"
+
+#include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_vulkan.h>
+#include <stdbool.h>
+
+/* A software format libclmem-av imports: FFmpeg's per-plane image formats
+ * and the 4:2:0 subsampling of planes after the first. */
+struct av_format {
+    enum AVPixelFormat sw_format;
+    const char *name;
+    uint32_t planes;
+    bool subsampled; /* planes 1.. are half width and half height (rounded up, as FFmpeg makes them) */
+};
+
+/* The format's row, or NULL (with CLMEM_ERR_UNSUPPORTED recorded, naming
+ * those imported) for any other. */
+const struct av_format *clmem__av_format(enum AVPixelFormat sw_format);
+
+/* The Vulkan device context of a device or frames context buffer, or NULL
+ * when it is not of AV_HWDEVICE_TYPE_VULKAN. */
+AVVulkanDeviceContext *clmem__av_vk_device(const AVHWDeviceContext *dev);
+
+/* Does FFmpeg's device context list `name` among its enabled device
+ * extensions? */
+bool clmem__av_has_device_extension(const AVVulkanDeviceContext *vk, const char *name);
+
+/* A device entry point through FFmpeg's loader (get_proc_addr, then
+ * vkGetDeviceProcAddr), or NULL with CLMEM_ERR_UNSUPPORTED recorded. */
+PFN_vkVoidFunction clmem__av_device_proc(const AVVulkanDeviceContext *vk, const char *name);
+
+/* An instance entry point through FFmpeg's loader, or NULL with
+ * CLMEM_ERR_UNSUPPORTED recorded. */
+PFN_vkVoidFunction clmem__av_instance_proc(const AVVulkanDeviceContext *vk, const char *name);
+
+/* The frame's AVVkFrame, frames context and software format row, checked:
+ * CLMEM_ERR_INVALID_VALUE for a frame of another pix_fmt or without its
+ * AVVkFrame or frames context, CLMEM_ERR_UNSUPPORTED for a software format
+ * not imported. */
+clmem_status clmem__av_frame_parts(const AVFrame *frame, AVVkFrame **vkf_out, AVHWFramesContext **frames_out,
+                                   const struct av_format **format_out);
+
+#endif

@@ -1,0 +1,296 @@
+/* clmem_av_frame_import(): an AVVkFrame's planes into OpenCL through the
+ * bridge's image import, one handle per plane with its row pitch. */
+#include "config.h"
+#include "export.h"
+#include "frame-vk.h"
+
+#include <string.h>
+
+/* The frame reference the imports hold as their Vulkan keepalive. */
+static void frame_release(void *user)
+{
+    AVFrame *frame = user;
+    av_frame_free(&frame);
+}
+
+/* The queue families FFmpeg made its images with (its p->qfs): the
+ * distinct families of the device context. */
+static uint32_t queue_families(const AVVulkanDeviceContext *vk, uint32_t qfs[5])
+{
+    const int all[5] = {vk->queue_family_index, vk->queue_family_tx_index, vk->queue_family_comp_index,
+                        vk->queue_family_encode_index, vk->queue_family_decode_index};
+    uint32_t n = 0;
+
+    for (int i = 0; i < 5; i++) {
+        bool seen = all[i] < 0;
+        for (uint32_t j = 0; j < n && !seen; j++)
+            seen = qfs[j] == (uint32_t)all[i];
+        if (!seen)
+            qfs[n++] = (uint32_t)all[i];
+    }
+    return n;
+}
+
+/* Vulkan cannot be asked which handle types memory was allocated
+ * exportable as. FFmpeg 5.1's pool (vulkan_pool_alloc) exports every frame
+ * as each type its device enabled the extension for and for which
+ * vkGetPhysicalDeviceImageFormatProperties2 accepts plane 0's format with
+ * the frames context's tiling, usage (and modifiers): ask the same. */
+static clmem_status ffmpeg_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
+                                        VkExternalMemoryHandleTypeFlags *types_out)
+{
+    const AVVulkanFramesContext *fc = frames->hwctx;
+    const VkImageDrmFormatModifierListCreateInfoEXT *mods = NULL;
+    PFN_vkGetPhysicalDeviceImageFormatProperties2 query;
+    bool fd = clmem__av_has_device_extension(vk, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+    bool dma_buf = clmem__av_has_device_extension(vk, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME) ||
+                   clmem__av_has_device_extension(vk, VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME);
+    const VkExternalMemoryHandleTypeFlagBits candidates[2] = {VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+                                                              VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT};
+    const bool enabled[2] = {fd, dma_buf};
+    uint32_t qfs[5];
+
+    *types_out = 0;
+    if (!fd && !dma_buf)
+        return CLMEM_OK;
+    query = (PFN_vkGetPhysicalDeviceImageFormatProperties2)clmem__av_instance_proc(
+        vk, "vkGetPhysicalDeviceImageFormatProperties2");
+    if (!query)
+        return CLMEM_ERR_UNSUPPORTED;
+    if (fc->tiling == VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT)
+        for (const VkBaseInStructure *in = fc->create_pnext; in && !mods; in = in->pNext)
+            if (in->sType == VK_STRUCTURE_TYPE_IMAGE_DRM_FORMAT_MODIFIER_LIST_CREATE_INFO_EXT)
+                mods = (const VkImageDrmFormatModifierListCreateInfoEXT *)in;
+
+    for (int t = 0; t < 2; t++) {
+        uint32_t count = mods ? mods->drmFormatModifierCount : 1;
+        if (!enabled[t])
+            continue;
+        for (uint32_t m = 0; m < count && !(*types_out & candidates[t]); m++) {
+            VkPhysicalDeviceImageDrmFormatModifierInfoEXT mod = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT};
+            VkPhysicalDeviceExternalImageFormatInfo ext = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
+            VkPhysicalDeviceImageFormatInfo2 info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2};
+            VkExternalImageFormatProperties eprops = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
+            VkImageFormatProperties2 props = {.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2, .pNext = &eprops};
+
+            if (mods) {
+                mod.drmFormatModifier = mods->pDrmFormatModifiers[m];
+                mod.queueFamilyIndexCount = queue_families(vk, qfs);
+                mod.pQueueFamilyIndices = qfs;
+                mod.sharingMode =
+                    mod.queueFamilyIndexCount > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE;
+                ext.pNext = &mod;
+            }
+            ext.handleType = candidates[t];
+            info.pNext = &ext;
+            info.format = av_vkfmt_from_pixfmt(frames->sw_format)[0];
+            info.type = VK_IMAGE_TYPE_2D;
+            info.tiling = fc->tiling;
+            info.usage = fc->usage;
+            info.flags = VK_IMAGE_CREATE_ALIAS_BIT;
+            if (query(vk->phys_dev, &info, &props) == VK_SUCCESS)
+                *types_out |= candidates[t];
+        }
+    }
+    return CLMEM_OK;
+}
+
+/* Can the frame's memory go through `path`? CLMEM_ERR_UNSUPPORTED, saying
+ * why FFmpeg allocated it without that export, where an fd path is asked
+ * for (or BEST would have to take one) and the memory lacks it. */
+static clmem_status check_export(clmem_bridge *b, const AVVulkanDeviceContext *vk, clmem_bridge_path path,
+                                 VkExternalMemoryHandleTypeFlags types)
+{
+    VkExternalMemoryHandleTypeFlagBits need;
+    const char *extension;
+
+    if (path == CLMEM_BRIDGE_PATH_BEST) {
+        if (types || clmem_bridge_check_path(b, CLMEM_BRIDGE_PATH_HOST_MAPPED) == CLMEM_OK)
+            return CLMEM_OK; /* the bridge picks among what is left */
+        path = CLMEM_BRIDGE_PATH_OPAQUE_FD;
+    }
+    if (path == CLMEM_BRIDGE_PATH_OPAQUE_FD) {
+        need = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+        extension = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+    } else if (path == CLMEM_BRIDGE_PATH_DMA_BUF) {
+        need = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
+        extension = VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME;
+    } else {
+        return CLMEM_OK; /* host-mapped needs no export; an unknown path is the bridge's to refuse */
+    }
+    if (types & need)
+        return CLMEM_OK;
+    if (!clmem__av_has_device_extension(vk, extension))
+        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                               "The frame's memory cannot go through the %s path: FFmpeg's Vulkan device did "
+                               "not enable %s, so its pool allocated the frame's memory without that export.",
+                               clmem_bridge_path_name(path), extension);
+    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                           "The frame's memory cannot go through the %s path: Vulkan exports no images of the "
+                           "frame's format, tiling and usage that way (vkGetPhysicalDeviceImageFormatProperties2), "
+                           "so FFmpeg's pool allocated the frame's memory without that export.",
+                           clmem_bridge_path_name(path));
+}
+
+/* The frame's tiling, checked: linear, or the linear DRM modifier. Sets
+ * *aspect to the aspect its plane layouts are read with. */
+static clmem_status check_tiling(const AVVulkanDeviceContext *vk, const AVVkFrame *vkf, VkImageAspectFlags *aspect)
+{
+    PFN_vkGetImageDrmFormatModifierPropertiesEXT get_modifier;
+    VkImageDrmFormatModifierPropertiesEXT props = {.sType = VK_STRUCTURE_TYPE_IMAGE_DRM_FORMAT_MODIFIER_PROPERTIES_EXT};
+    VkResult r;
+
+    if (vkf->tiling == VK_IMAGE_TILING_LINEAR) {
+        *aspect = VK_IMAGE_ASPECT_COLOR_BIT;
+        return CLMEM_OK;
+    }
+    if (vkf->tiling != VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT)
+        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                               "The frame's images have %s tiling, whose layout is the driver's: set its frames "
+                               "context up with clmem_av_frames_setup() before av_hwframe_ctx_init().",
+                               vkf->tiling == VK_IMAGE_TILING_OPTIMAL ? "optimal" : "an unknown");
+    get_modifier = (PFN_vkGetImageDrmFormatModifierPropertiesEXT)clmem__av_device_proc(
+        vk, "vkGetImageDrmFormatModifierPropertiesEXT");
+    if (!get_modifier)
+        return CLMEM_ERR_UNSUPPORTED;
+    if ((r = get_modifier(vk->act_dev, vkf->img[0], &props)) != VK_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkGetImageDrmFormatModifierPropertiesEXT", r,
+                               "Reading the frame's DRM format modifier failed.");
+    if (props.drmFormatModifier != 0)
+        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                               "The frame's images have the tiled DRM format modifier 0x%llx, whose layout is "
+                               "the driver's: set its frames context up with clmem_av_frames_setup() before "
+                               "av_hwframe_ctx_init() to get DRM_FORMAT_MOD_LINEAR.",
+                               (unsigned long long)props.drmFormatModifier);
+    *aspect = VK_IMAGE_ASPECT_MEMORY_PLANE_0_BIT_EXT;
+    return CLMEM_OK;
+}
+
+/* Plane p of the frame as the bridge's image description: FFmpeg's image
+ * of plane p alone (a one-plane format), its memory, and its layout. */
+static void describe_plane(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
+                           const struct av_format *format, const AVVkFrame *vkf, uint32_t p,
+                           VkImageAspectFlags aspect, VkExternalMemoryHandleTypeFlags export_types,
+                           PFN_vkGetImageMemoryRequirements2 get_requirements,
+                           PFN_vkGetImageSubresourceLayout get_layout, clmem_bridge_vk_image *desc)
+{
+    const AVVulkanFramesContext *fc = frames->hwctx;
+    bool contiguous = (fc->flags & AV_VK_FRAME_FLAG_CONTIGUOUS_MEMORY) || !vkf->mem[p];
+    uint32_t m = contiguous ? 0 : p; /* FFmpeg's one allocation holds every plane at offset[p] */
+    VkImageMemoryRequirementsInfo2 req_info = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2, NULL,
+                                               vkf->img[p]};
+    VkMemoryDedicatedRequirements dedicated = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    VkMemoryRequirements2 req = {.sType = VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, .pNext = &dedicated};
+    VkImageSubresource sub = {aspect, 0, 0};
+    VkSubresourceLayout layout = {0};
+    uint32_t w = (uint32_t)frames->width, h = (uint32_t)frames->height;
+
+    if (p > 0 && format->subsampled) {
+        w = (w + 1) / 2;
+        h = (h + 1) / 2;
+    }
+    get_requirements(vk->act_dev, &req_info, &req);
+    get_layout(vk->act_dev, vkf->img[p], &sub, &layout);
+
+    memset(desc, 0, sizeof *desc);
+    desc->image = vkf->img[p];
+    desc->memory.device = vk->act_dev;
+    desc->memory.memory = vkf->mem[m];
+    desc->memory.allocation_size = vkf->size[m];
+    desc->memory.property_flags = vkf->flags;
+    desc->memory.export_types = export_types;
+    /* FFmpeg allocates dedicated memory where Vulkan prefers or requires it,
+     * except in its one contiguous allocation. */
+    desc->memory.dedicated = !contiguous && (dedicated.prefersDedicatedAllocation ||
+                                             dedicated.requiresDedicatedAllocation);
+    desc->memory_offset = (VkDeviceSize)vkf->offset[p];
+    desc->size = req.memoryRequirements.size;
+    desc->format = av_vkfmt_from_pixfmt(frames->sw_format)[p];
+    desc->extent.width = w;
+    desc->extent.height = h;
+    desc->tiling = VK_IMAGE_TILING_LINEAR; /* the linear DRM modifier's layout is linear too */
+    desc->usage = fc->usage;
+    desc->plane_count = 1;
+    desc->planes[0].offset = desc->memory_offset + layout.offset;
+    desc->planes[0].size = layout.size;
+    desc->planes[0].row_pitch = layout.rowPitch;
+    desc->planes[0].width = w;
+    desc->planes[0].height = h;
+}
+
+CLMEM_EXPORT void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes)
+{
+    if (!planes)
+        return;
+    for (uint32_t i = 0; i < planes->count && i < CLMEM_AV_MAX_PLANES; i++)
+        clmem_handle_unref(planes->planes[i]);
+    memset(planes, 0, sizeof *planes);
+}
+
+CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
+                                                cl_command_queue queue, cl_mem_flags flags,
+                                                clmem_av_frame_planes *out)
+{
+    AVVkFrame *vkf;
+    AVHWFramesContext *frames;
+    const struct av_format *format;
+    const AVVulkanDeviceContext *vk;
+    VkImageAspectFlags aspect = VK_IMAGE_ASPECT_COLOR_BIT;
+    VkExternalMemoryHandleTypeFlags export_types;
+    PFN_vkGetImageMemoryRequirements2 get_requirements;
+    PFN_vkGetImageSubresourceLayout get_layout;
+    AVFrame *ref;
+    clmem_keepalive *keepalive;
+    clmem_av_frame_planes planes = {0};
+    clmem_status s;
+
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!b || !frame || !queue || !out)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "%s is NULL.",
+                               !b ? "b" : !frame ? "frame" : !queue ? "queue" : "out");
+    if ((s = clmem__av_frame_parts(frame, &vkf, &frames, &format)) != CLMEM_OK)
+        return s;
+    vk = clmem__av_vk_device(frames->device_ctx);
+    if (vk->act_dev != clmem_bridge_vk_device(b))
+        return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
+                               "The frame is on another VkDevice than the bridge's: make the bridge from the "
+                               "frame's device context (clmem_av_bridge_create()).");
+    if ((s = check_tiling(vk, vkf, &aspect)) != CLMEM_OK)
+        return s;
+    if ((s = ffmpeg_export_types(vk, frames, &export_types)) != CLMEM_OK ||
+        (s = check_export(b, vk, path, export_types)) != CLMEM_OK)
+        return s;
+    get_requirements = (PFN_vkGetImageMemoryRequirements2)clmem__av_device_proc(vk, "vkGetImageMemoryRequirements2");
+    get_layout = (PFN_vkGetImageSubresourceLayout)clmem__av_device_proc(vk, "vkGetImageSubresourceLayout");
+    if (!get_requirements || !get_layout)
+        return CLMEM_ERR_UNSUPPORTED;
+
+    if (!(ref = av_frame_clone(frame)))
+        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, "av_frame_clone", 0,
+                               "Taking a reference on the frame failed.");
+    if (!(keepalive = clmem_keepalive_new(frame_release, ref))) {
+        av_frame_free(&ref);
+        return CLMEM_ERR_NO_MEMORY;
+    }
+
+    for (uint32_t p = 0; p < format->planes; p++) {
+        clmem_bridge_vk_image desc;
+
+        describe_plane(vk, frames, format, vkf, p, aspect, export_types, get_requirements, get_layout, &desc);
+        s = clmem_bridge_import_vk_image(b, &desc, 0, path, keepalive, queue, flags, 0, &planes.planes[p]);
+        if (s != CLMEM_OK)
+            break;
+        planes.formats[p] = desc.format;
+        planes.widths[p] = desc.extent.width;
+        planes.heights[p] = desc.extent.height;
+        planes.count = p + 1;
+    }
+    clmem_keepalive_unref(keepalive); /* the imports hold it now, or it goes here */
+    if (s != CLMEM_OK) {
+        clmem_av_frame_planes_unref(&planes);
+        return s;
+    }
+    *out = planes;
+    return CLMEM_OK;
+}

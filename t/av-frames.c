@@ -1,0 +1,608 @@
+/* libclmem-av (issue 18): FFmpeg's own Vulkan frames into OpenCL.
+ *
+ * On FFmpeg's Vulkan device (lavapipe on the CPU machines, the GPU on the
+ * H200): frames pools set up by clmem_av_frames_setup() for NV12, P010,
+ * RGBA and BGRA; a frame uploaded with av_hwframe_transfer_data, imported
+ * plane by plane, changed by an OpenCL kernel through each plane's row
+ * pitch between clmem_av_frame_acquire and _release, and downloaded with
+ * av_hwframe_transfer_data, which must see OpenCL's writes; the timeline
+ * semaphores (acquire waits for work another thread signals later,
+ * release waits for a kernel held behind a user event another thread opens
+ * later); the frame's reference held while OpenCL uses it, a frame dropped
+ * by FFmpeg and a frames context torn down while imported; a re-import is
+ * a cache hit; bad input, with nothing leaked.
+ *
+ * Skips, naming why, only where FFmpeg cannot make a Vulkan device. Built
+ * twice: plain (host-mapped on the CPU machines) and with t/fake-fd.c
+ * (t/fakefd-av-frames, the opaque-fd path on the CPU machines). */
+#include "cl-fixture.h"
+#include "clmem-av.h"
+#include "fd-count.h"
+#include "tap.h"
+
+#include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_vulkan.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define W 64
+#define H 32
+
+static AVBufferRef *device_ref;
+static AVVulkanDeviceContext *vk;
+static struct cl_fixture cl;
+static clmem_bridge *bridge;
+static clmem_bridge_path path;
+static cl_kernel invert;
+
+static const char *invert_src =
+    "__kernel void invert(__global uchar *p, uint pitch, uint row_bytes) {\n"
+    "    size_t x = get_global_id(0), y = get_global_id(1);\n"
+    "    if (x < row_bytes) p[y * pitch + x] = (uchar)(255 - p[y * pitch + x]);\n"
+    "}\n";
+
+/* The error record's sentence after a failure, for a test point's text. */
+static const char *why_not(clmem_status s)
+{
+    return s == CLMEM_OK ? "CLMEM_OK" : clmem_error_message();
+}
+
+static PFN_vkVoidFunction device_proc(const char *name)
+{
+    PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)vk->get_proc_addr(vk->inst, "vkGetDeviceProcAddr");
+    PFN_vkVoidFunction f = gdpa(vk->act_dev, name);
+    if (!f)
+        tap_bail("FFmpeg's Vulkan device has no %s", name);
+    return f;
+}
+
+static uint64_t counter(VkSemaphore sem)
+{
+    PFN_vkGetSemaphoreCounterValue get = (PFN_vkGetSemaphoreCounterValue)device_proc("vkGetSemaphoreCounterValue");
+    uint64_t v = 0;
+    get(vk->act_dev, sem, &v);
+    return v;
+}
+
+/* A frames context of `sw` at W x H, set up (or not) and initialised. */
+static AVBufferRef *frames_new(AVBufferRef *dev, enum AVPixelFormat sw, bool setup)
+{
+    AVBufferRef *ref = av_hwframe_ctx_alloc(dev);
+    AVHWFramesContext *fc;
+    clmem_status s;
+    int r;
+
+    if (!ref)
+        tap_bail("av_hwframe_ctx_alloc failed");
+    fc = (AVHWFramesContext *)ref->data;
+    fc->format = AV_PIX_FMT_VULKAN;
+    fc->sw_format = sw;
+    fc->width = W;
+    fc->height = H;
+    if (setup && (s = clmem_av_frames_setup(ref)) != CLMEM_OK)
+        tap_bail("clmem_av_frames_setup(%s): %s", av_get_pix_fmt_name(sw), clmem_error_message());
+    if ((r = av_hwframe_ctx_init(ref)) < 0)
+        tap_bail("av_hwframe_ctx_init(%s, %s): %d", av_get_pix_fmt_name(sw), setup ? "set up" : "FFmpeg's default",
+                 r);
+    return ref;
+}
+
+static AVFrame *frame_get(AVBufferRef *frames)
+{
+    AVFrame *f = av_frame_alloc();
+    int r;
+    if (!f || (r = av_hwframe_get_buffer(frames, f, 0)) < 0)
+        tap_bail("av_hwframe_get_buffer failed");
+    return f;
+}
+
+static size_t plane_rows(enum AVPixelFormat sw, int p)
+{
+    return p > 0 && av_pix_fmt_desc_get(sw)->log2_chroma_h ? (H + 1) / 2 : H;
+}
+
+/* A software frame of `sw` with a pattern that differs by plane, row and
+ * byte. */
+static AVFrame *sw_pattern(enum AVPixelFormat sw, unsigned salt)
+{
+    AVFrame *f = av_frame_alloc();
+    f->format = sw;
+    f->width = W;
+    f->height = H;
+    if (av_frame_get_buffer(f, 0) < 0)
+        tap_bail("av_frame_get_buffer failed");
+    for (int p = 0; p < 4 && f->data[p]; p++)
+        for (size_t y = 0; y < plane_rows(sw, p); y++)
+            for (int x = 0; x < f->linesize[p]; x++)
+                f->data[p][y * (size_t)f->linesize[p] + x] = (uint8_t)(x * 7 + y * 13 + p * 101 + salt * 29 + 1);
+    return f;
+}
+
+static size_t plane_row_bytes(enum AVPixelFormat sw, int p)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(sw);
+    int max_step[4] = {0};
+
+    av_image_fill_max_pixsteps(max_step, NULL, d);
+    return (size_t)max_step[p] * (p > 0 && d->log2_chroma_w ? (W + 1) / 2 : W);
+}
+
+static void run_invert(const clmem_av_frame_planes *planes)
+{
+    for (uint32_t p = 0; p < planes->count; p++) {
+        uint32_t texel = 0;
+        cl_mem mem = clmem_handle_mem(planes->planes[p]);
+        cl_uint pitch = clmem_handle_row_pitch(planes->planes[p]);
+        cl_uint row_bytes;
+        size_t global[2];
+        cl_int err;
+
+        clmem_bridge_image_plane_format(planes->formats[p], 0, NULL, &texel);
+        row_bytes = texel * planes->widths[p];
+        global[0] = row_bytes;
+        global[1] = planes->heights[p];
+        clSetKernelArg(invert, 0, sizeof mem, &mem);
+        clSetKernelArg(invert, 1, sizeof pitch, &pitch);
+        clSetKernelArg(invert, 2, sizeof row_bytes, &row_bytes);
+        if ((err = clEnqueueNDRangeKernel(cl.queue, invert, 2, NULL, global, NULL, 0, NULL, NULL)) != CL_SUCCESS)
+            tap_bail("clEnqueueNDRangeKernel: %d", err);
+    }
+}
+
+/* Does `got` hold the inverse of `want` in every used byte? */
+static bool inverted(const AVFrame *want, const AVFrame *got, enum AVPixelFormat sw, char *why, size_t len)
+{
+    for (int p = 0; p < 4 && want->data[p]; p++)
+        for (size_t y = 0; y < plane_rows(sw, p); y++)
+            for (size_t x = 0; x < plane_row_bytes(sw, p); x++) {
+                uint8_t a = want->data[p][y * want->linesize[p] + x], b = got->data[p][y * got->linesize[p] + x];
+                if ((unsigned)b + (unsigned)a != 255u) {
+                    snprintf(why, len, "plane %d byte (%zu, %zu): got 0x%02x, want 0x%02x", p, x, y, b, 255 - a);
+                    return false;
+                }
+            }
+    return true;
+}
+
+/* ------------------------------------------------------------ round trip */
+
+static void round_trip(enum AVPixelFormat sw, uint32_t want_planes)
+{
+    const char *name = av_get_pix_fmt_name(sw);
+    AVBufferRef *frames = frames_new(device_ref, sw, true);
+    AVFrame *hw = frame_get(frames), *up = sw_pattern(sw, 1), *down = sw_pattern(sw, 2);
+    AVVkFrame *vkf = (AVVkFrame *)hw->data[0];
+    clmem_av_frame_planes planes;
+    uint64_t before[4] = {0};
+    bool pitch_ok = true, sem_ok = true;
+    char why[160] = "";
+    clmem_status s;
+    int r;
+
+    if ((r = av_hwframe_transfer_data(hw, up, 0)) < 0)
+        tap_bail("%s: upload with av_hwframe_transfer_data: %d", name, r);
+    tap_ok(vkf->tiling == VK_IMAGE_TILING_LINEAR || vkf->tiling == VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT,
+           "%s: clmem_av_frames_setup made the pool's frames linear (tiling %d)", name, (int)vkf->tiling);
+
+    s = clmem_av_frame_import(bridge, hw, path, cl.queue, CL_MEM_READ_WRITE, &planes);
+    if (!tap_ok(s == CLMEM_OK && planes.count == want_planes, "%s: clmem_av_frame_import -> %u planes on %s",
+                name, want_planes, clmem_bridge_path_name(path)))
+        tap_bail("%s: %s", name, clmem_error_message());
+    for (uint32_t p = 0; p < planes.count; p++) {
+        uint32_t texel = 0;
+        clmem_bridge_image_plane_format(planes.formats[p], 0, NULL, &texel);
+        pitch_ok = pitch_ok && clmem_handle_row_pitch(planes.planes[p]) >= texel * planes.widths[p] &&
+                   planes.widths[p] * texel == plane_row_bytes(sw, (int)p) &&
+                   planes.heights[p] == plane_rows(sw, (int)p);
+        before[p] = vkf->sem_value[p];
+    }
+    tap_ok(pitch_ok, "%s: each plane's row pitch holds a row of its width, and its extent is the plane's", name);
+
+    s = clmem_av_frame_acquire(bridge, hw, &planes, cl.queue, UINT64_MAX, NULL);
+    tap_ok(s == CLMEM_OK, "%s: clmem_av_frame_acquire (%s)", name, why_not(s));
+    run_invert(&planes);
+    s = clmem_av_frame_release(bridge, hw, &planes, cl.queue, 0, NULL);
+    tap_ok(s == CLMEM_OK, "%s: clmem_av_frame_release (%s)", name, why_not(s));
+    for (uint32_t p = 0; p < planes.count; p++)
+        sem_ok = sem_ok && vkf->sem_value[p] == before[p] + 1 && counter(vkf->sem[p]) == before[p] + 1;
+    tap_ok(sem_ok, "%s: release signalled each plane's timeline semaphore at sem_value + 1 and stored it", name);
+
+    /* Hand everything back before FFmpeg maps the frame to download it
+     * (the host-mapped path holds the memory's one mapping while imported). */
+    clmem_av_frame_planes_unref(&planes);
+    s = clmem_bridge_finish(bridge, 10000000000ull);
+    tap_ok(s == CLMEM_OK, "%s: the imports' teardowns are done (%s)", name, why_not(s));
+
+    if ((r = av_hwframe_transfer_data(down, hw, 0)) < 0)
+        tap_bail("%s: download with av_hwframe_transfer_data: %d", name, r);
+    tap_ok(inverted(up, down, sw, why, sizeof why), "%s: FFmpeg's download sees the kernel's writes %s", name, why);
+
+    av_frame_free(&up);
+    av_frame_free(&down);
+    av_frame_free(&hw);
+    av_buffer_unref(&frames);
+}
+
+/* ------------------------------------------------------------ sync */
+
+struct later {
+    VkSemaphore sem;
+    uint64_t value;
+    cl_event user;
+    uint64_t counter_before; /* the semaphore's value just before the event opened */
+    atomic_bool done;
+};
+
+static void sleep_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+static void *signal_later(void *arg)
+{
+    struct later *l = arg;
+    PFN_vkSignalSemaphore sig = (PFN_vkSignalSemaphore)device_proc("vkSignalSemaphore");
+    VkSemaphoreSignalInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = l->sem,
+                                  .value = l->value};
+    sleep_ms(200);
+    atomic_store(&l->done, true);
+    sig(vk->act_dev, &info);
+    return NULL;
+}
+
+static void *open_later(void *arg)
+{
+    struct later *l = arg;
+    sleep_ms(200);
+    l->counter_before = counter(l->sem);
+    atomic_store(&l->done, true);
+    clSetUserEventStatus(l->user, CL_COMPLETE);
+    return NULL;
+}
+
+static void sync_order(void)
+{
+    AVBufferRef *frames = frames_new(device_ref, AV_PIX_FMT_RGBA, true);
+    AVFrame *hw = frame_get(frames);
+    AVVkFrame *vkf = (AVVkFrame *)hw->data[0];
+    clmem_av_frame_planes planes;
+    struct later l = {0};
+    pthread_t t;
+    cl_event kernel_done = NULL;
+    uint64_t v;
+    clmem_status s;
+
+    if (clmem_av_frame_import(bridge, hw, path, cl.queue, CL_MEM_READ_WRITE, &planes) != CLMEM_OK)
+        tap_bail("sync: import: %s", clmem_error_message());
+
+    /* As if FFmpeg had submitted work that signals sem_value + 1 later. */
+    v = ++vkf->sem_value[0];
+    s = clmem_av_frame_acquire(bridge, hw, &planes, cl.queue, 0, NULL);
+    tap_ok(s == CLMEM_ERR_TIMEOUT, "sync: acquire with timeout 0 before FFmpeg's work signalled -> "
+                                   "CLMEM_ERR_TIMEOUT (%s)", clmem_status_name(s));
+    l.sem = vkf->sem[0];
+    l.value = v;
+    pthread_create(&t, NULL, signal_later, &l);
+    s = clmem_av_frame_acquire(bridge, hw, &planes, cl.queue, UINT64_MAX, NULL);
+    tap_ok(s == CLMEM_OK && atomic_load(&l.done),
+           "sync: acquire returned only after another thread signalled sem_value, 200 ms later (%s)", why_not(s));
+    pthread_join(t, NULL);
+
+    /* A kernel held behind a user event another thread opens later: the
+     * release must not signal FFmpeg before it ran. */
+    memset(&l, 0, sizeof l);
+    l.sem = vkf->sem[0];
+    l.user = clCreateUserEvent(cl.context, NULL);
+    {
+        cl_mem mem = clmem_handle_mem(planes.planes[0]);
+        cl_uint pitch = clmem_handle_row_pitch(planes.planes[0]), row_bytes = 4 * W;
+        size_t global[2] = {4 * W, H};
+        clSetKernelArg(invert, 0, sizeof mem, &mem);
+        clSetKernelArg(invert, 1, sizeof pitch, &pitch);
+        clSetKernelArg(invert, 2, sizeof row_bytes, &row_bytes);
+        clEnqueueNDRangeKernel(cl.queue, invert, 2, NULL, global, NULL, 1, &l.user, &kernel_done);
+    }
+    pthread_create(&t, NULL, open_later, &l);
+    s = clmem_av_frame_release(bridge, hw, &planes, cl.queue, 0, NULL);
+    {
+        cl_int st = -1;
+        clGetEventInfo(kernel_done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+        tap_ok(s == CLMEM_OK && atomic_load(&l.done) && st == CL_COMPLETE && l.counter_before == v &&
+                   counter(vkf->sem[0]) == v + 1 && vkf->sem_value[0] == v + 1,
+               "sync: release returned after the held kernel completed; the semaphore was still at %llu while it "
+               "was held and is at %llu now (%s)",
+               (unsigned long long)l.counter_before, (unsigned long long)counter(vkf->sem[0]), why_not(s));
+    }
+    pthread_join(t, NULL);
+    clReleaseEvent(kernel_done);
+    clReleaseEvent(l.user);
+
+    clmem_av_frame_planes_unref(&planes);
+    av_frame_free(&hw);
+    av_buffer_unref(&frames);
+    clmem_bridge_finish(bridge, 10000000000ull);
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+static atomic_bool frames_freed;
+
+static void frames_free_cb(AVHWFramesContext *fc)
+{
+    (void)fc;
+    atomic_store(&frames_freed, true);
+}
+
+static void *open_event(void *arg)
+{
+    sleep_ms(200);
+    clSetUserEventStatus((cl_event)arg, CL_COMPLETE);
+    return NULL;
+}
+
+static void lifetime(void)
+{
+    AVBufferRef *frames = frames_new(device_ref, AV_PIX_FMT_NV12, true);
+    AVFrame *a = frame_get(frames), *b2;
+    AVVkFrame *pa = (AVVkFrame *)a->data[0];
+    clmem_av_frame_planes planes, again;
+    cl_event user;
+    pthread_t t;
+    clmem_status s;
+
+    if (clmem_av_frame_import(bridge, a, path, cl.queue, CL_MEM_READ_WRITE, &planes) != CLMEM_OK)
+        tap_bail("lifetime: import: %s", clmem_error_message());
+
+    /* Re-import while imported: the bridge's cache. */
+    s = clmem_av_frame_import(bridge, a, path, cl.queue, CL_MEM_READ_WRITE, &again);
+    tap_ok(s == CLMEM_OK && clmem_handle_mem(again.planes[0]) == clmem_handle_mem(planes.planes[0]) &&
+               clmem_handle_mem(again.planes[1]) == clmem_handle_mem(planes.planes[1]),
+           "lifetime: importing the frame again is a cache hit (the same cl_mem per plane)");
+    clmem_av_frame_planes_unref(&again);
+
+    /* OpenCL still uses the frame (a kernel behind a user event) when the
+     * caller drops its planes and FFmpeg's frame. */
+    if (clmem_av_frame_acquire(bridge, a, &planes, cl.queue, UINT64_MAX, NULL) != CLMEM_OK)
+        tap_bail("lifetime: acquire: %s", clmem_error_message());
+    user = clCreateUserEvent(cl.context, NULL);
+    {
+        cl_mem mem = clmem_handle_mem(planes.planes[0]);
+        cl_uint pitch = clmem_handle_row_pitch(planes.planes[0]), row_bytes = W;
+        size_t global[2] = {W, H};
+        clSetKernelArg(invert, 0, sizeof mem, &mem);
+        clSetKernelArg(invert, 1, sizeof pitch, &pitch);
+        clSetKernelArg(invert, 2, sizeof row_bytes, &row_bytes);
+        clEnqueueNDRangeKernel(cl.queue, invert, 2, NULL, global, NULL, 1, &user, NULL);
+    }
+    clFlush(cl.queue);
+    clmem_av_frame_planes_unref(&planes);
+    av_frame_free(&a);
+    b2 = frame_get(frames);
+    tap_ok((AVVkFrame *)b2->data[0] != pa,
+           "lifetime: a frame FFmpeg dropped while OpenCL uses it is not back in the pool (the next frame is "
+           "another)");
+    av_frame_free(&b2);
+
+    /* And the frames context torn down meanwhile. */
+    ((AVHWFramesContext *)frames->data)->free = frames_free_cb;
+    atomic_store(&frames_freed, false);
+    av_buffer_unref(&frames);
+    tap_ok(!atomic_load(&frames_freed), "lifetime: the frames context outlives its unref while a frame is imported");
+
+    pthread_create(&t, NULL, open_event, user);
+    s = clmem_bridge_finish(bridge, 10000000000ull);
+    pthread_join(t, NULL);
+    tap_ok(s == CLMEM_OK && atomic_load(&frames_freed),
+           "lifetime: once the held kernel ran and the teardowns were done, the frame went back and the frames "
+           "context was freed (%s)",
+           why_not(s));
+    clReleaseEvent(user);
+}
+
+/* ------------------------------------------------------------ bad input */
+
+static bool zeroed(const clmem_av_frame_planes *p)
+{
+    static const clmem_av_frame_planes zero;
+    return memcmp(p, &zero, sizeof zero) == 0;
+}
+
+static void expect(clmem_status got, clmem_status want, const char *needle, const clmem_av_frame_planes *p,
+                   const char *what)
+{
+    const char *msg = clmem_error_message();
+    tap_ok(got == want && (!needle || strstr(msg, needle)) && (!p || zeroed(p)),
+           "bad input: %s -> %s%s%s%s, nothing returned (%s: %s)", what, clmem_status_name(want),
+           needle ? ", naming \"" : "", needle ? needle : "", needle ? "\"" : "", clmem_status_name(got), msg);
+}
+
+static void bad_input(void)
+{
+    struct fd_snapshot fds;
+    clmem_av_frame_planes planes;
+    AVFrame *sw = sw_pattern(AV_PIX_FMT_NV12, 3);
+    AVBufferRef *frames, *other_dev = NULL, *plain_dev;
+    AVFrame *hw;
+    clmem_bridge *out = (clmem_bridge *)1;
+    char why[256];
+    int r;
+
+    fd_snapshot_take(&fds);
+    memset(&planes, 0x55, sizeof planes);
+    expect(clmem_av_frame_import(bridge, sw, path, cl.queue, 0, &planes), CLMEM_ERR_INVALID_VALUE, "nv12", &planes,
+           "a software NV12 frame");
+    expect(clmem_av_frame_import(NULL, sw, path, cl.queue, 0, &planes), CLMEM_ERR_NULL_POINTER, NULL, &planes,
+           "a NULL bridge");
+    expect(clmem_av_bridge_create(NULL, cl.context, 0, &out), CLMEM_ERR_NULL_POINTER, NULL, NULL,
+           "clmem_av_bridge_create of a NULL device");
+    tap_ok(out == NULL, "bad input: clmem_av_bridge_create's *out is NULL on error");
+    expect(clmem_av_frames_setup(NULL), CLMEM_ERR_NULL_POINTER, NULL, NULL, "clmem_av_frames_setup(NULL)");
+
+    /* An unsupported software format; and setup after init. */
+    {
+        AVBufferRef *ref = av_hwframe_ctx_alloc(device_ref);
+        AVHWFramesContext *fc = (AVHWFramesContext *)ref->data;
+        fc->format = AV_PIX_FMT_VULKAN;
+        fc->sw_format = AV_PIX_FMT_YUV420P;
+        fc->width = W;
+        fc->height = H;
+        expect(clmem_av_frames_setup(ref), CLMEM_ERR_UNSUPPORTED, "yuv420p", NULL,
+               "clmem_av_frames_setup of a yuv420p pool");
+        tap_ok(((AVVulkanFramesContext *)fc->hwctx)->tiling == VK_IMAGE_TILING_OPTIMAL &&
+                   !((AVVulkanFramesContext *)fc->hwctx)->create_pnext,
+               "bad input: the refused frames context is unchanged");
+        ((AVVulkanFramesContext *)fc->hwctx)->tiling = VK_IMAGE_TILING_LINEAR;
+        if (av_hwframe_ctx_init(ref) < 0)
+            tap_bail("av_hwframe_ctx_init(yuv420p, linear) failed");
+        expect(clmem_av_frames_setup(ref), CLMEM_ERR_INVALID_VALUE, "already has a pool", NULL,
+               "clmem_av_frames_setup after av_hwframe_ctx_init");
+        hw = frame_get(ref);
+        expect(clmem_av_frame_import(bridge, hw, path, cl.queue, 0, &planes), CLMEM_ERR_UNSUPPORTED, "yuv420p",
+               &planes, "a yuv420p frame");
+        av_frame_free(&hw);
+        av_buffer_unref(&ref);
+    }
+
+    /* A frame of FFmpeg's default tiling, not set up. */
+    frames = frames_new(device_ref, AV_PIX_FMT_NV12, false);
+    hw = frame_get(frames);
+    if (((AVVkFrame *)hw->data[0])->tiling == VK_IMAGE_TILING_LINEAR)
+        tap_skip("FFmpeg's default tiling is linear on this device", "bad input: a tiled frame");
+    else
+        expect(clmem_av_frame_import(bridge, hw, path, cl.queue, 0, &planes), CLMEM_ERR_UNSUPPORTED,
+               "clmem_av_frames_setup", &planes, "a frame of FFmpeg's default (tiled) pool");
+    av_frame_free(&hw);
+    av_buffer_unref(&frames);
+
+    /* Planes that do not match the frame. */
+    frames = frames_new(device_ref, AV_PIX_FMT_NV12, true);
+    hw = frame_get(frames);
+    {
+        clmem_av_frame_planes one = {0};
+        if (clmem_av_frame_import(bridge, hw, path, cl.queue, 0, &planes) != CLMEM_OK)
+            tap_bail("import: %s", clmem_error_message());
+        one.count = 1;
+        one.planes[0] = planes.planes[0];
+        expect(clmem_av_frame_acquire(bridge, hw, &one, cl.queue, 0, NULL), CLMEM_ERR_INVALID_VALUE,
+               "holds 1 planes", NULL, "acquire with one plane of an NV12 frame");
+        expect(clmem_av_frame_release(bridge, hw, &planes, cl.queue, 0, NULL), CLMEM_ERR_INVALID_VALUE, NULL, NULL,
+               "release of a frame not acquired");
+        tap_ok(((AVVkFrame *)hw->data[0])->sem_value[0] == counter(((AVVkFrame *)hw->data[0])->sem[0]),
+               "bad input: the refused release signalled nothing");
+        clmem_av_frame_planes_unref(&planes);
+    }
+    av_frame_free(&hw);
+    av_buffer_unref(&frames);
+
+    /* A frame of another device. */
+    if ((r = av_hwdevice_ctx_create(&other_dev, AV_HWDEVICE_TYPE_VULKAN, NULL, NULL, 0)) < 0)
+        tap_bail("a second FFmpeg Vulkan device: %d", r);
+    frames = frames_new(other_dev, AV_PIX_FMT_NV12, true);
+    hw = frame_get(frames);
+    expect(clmem_av_frame_import(bridge, hw, path, cl.queue, 0, &planes), CLMEM_ERR_DEVICE_MISMATCH,
+           "another VkDevice", &planes, "a frame of another FFmpeg device");
+    av_frame_free(&hw);
+    av_buffer_unref(&frames);
+    av_buffer_unref(&other_dev);
+
+    /* Memory FFmpeg did not allocate exportable as an opaque fd: a device
+     * context of the same VkDevice that lists no external-memory extension
+     * (it keeps VK_EXT_image_drm_format_modifier where FFmpeg's has it, so
+     * that frames can be linear and device-local on a GPU). */
+    plain_dev = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_VULKAN);
+    {
+        static const char *drm_only[] = {VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME};
+        AVVulkanDeviceContext *pv = ((AVHWDeviceContext *)plain_dev->data)->hwctx;
+        bool drm = false;
+        for (int i = 0; i < vk->nb_enabled_dev_extensions; i++)
+            drm = drm || strcmp(vk->enabled_dev_extensions[i], drm_only[0]) == 0;
+        *pv = *vk;
+        pv->enabled_dev_extensions = drm ? drm_only : NULL;
+        pv->nb_enabled_dev_extensions = drm ? 1 : 0;
+        if ((r = av_hwdevice_ctx_init(plain_dev)) < 0)
+            tap_bail("av_hwdevice_ctx_init of FFmpeg's device without extensions: %d", r);
+    }
+    frames = frames_new(plain_dev, AV_PIX_FMT_NV12, true);
+    hw = frame_get(frames);
+    expect(clmem_av_frame_import(bridge, hw, CLMEM_BRIDGE_PATH_OPAQUE_FD, cl.queue, 0, &planes),
+           CLMEM_ERR_UNSUPPORTED, "VK_KHR_external_memory_fd", &planes,
+           "opaque fd for a frame FFmpeg allocated without export");
+    av_frame_free(&hw);
+    av_buffer_unref(&frames);
+    av_buffer_unref(&plain_dev);
+
+    av_frame_free(&sw);
+    {
+        clmem_status s = clmem_bridge_finish(bridge, 10000000000ull);
+        tap_ok(s == CLMEM_OK, "bad input: no import is left behind (%s)", why_not(s));
+    }
+    fd_describe_new(&fds, why, sizeof why);
+    tap_ok(strcmp(why, "none") == 0, "bad input: no fd is left open (new: %s)", why);
+}
+
+int main(void)
+{
+    cl_platform_id platform;
+    cl_device_id device;
+    clmem_bridge *paired = NULL;
+    clmem_status s;
+    int r;
+
+    /* FFmpeg's device, two more, and a dozen frames pools: valgrind and the
+     * sanitizers slow them many times over. */
+    tap_watchdog("av-frames", getenv("CLMEM_TEST_INSTRUMENTED") ? 1800 : 300);
+    av_log_set_level(AV_LOG_QUIET);
+    if ((r = av_hwdevice_ctx_create(&device_ref, AV_HWDEVICE_TYPE_VULKAN, NULL, NULL, 0)) < 0)
+        tap_skip_all("FFmpeg cannot make a Vulkan device here (av_hwdevice_ctx_create returned %d)", r);
+    vk = ((AVHWDeviceContext *)device_ref->data)->hwctx;
+    if (clmem_bridge_pair(vk->inst, vk->get_proc_addr, vk->phys_dev, &platform, &device) == CLMEM_OK)
+        cl_fixture_open_on(&cl, platform, device);
+    else
+        cl_fixture_open(&cl);
+    invert = cl_fixture_kernel(&cl, invert_src, "invert");
+
+    /* The bridge, paired by UUID with no context given. */
+    s = clmem_av_bridge_create(device_ref, NULL, 0, &paired);
+    if (s == CLMEM_OK)
+        tap_ok(clmem_bridge_vk_device(paired) == vk->act_dev && clmem_bridge_context(paired) != NULL,
+               "clmem_av_bridge_create without a context pairs FFmpeg's device by UUID in a context of its own");
+    else
+        tap_ok((s == CLMEM_ERR_UNSUPPORTED && strstr(clmem_error_message(), "cl_khr_device_uuid")) ||
+                   s == CLMEM_ERR_DEVICE_MISMATCH,
+               "clmem_av_bridge_create without a context: no OpenCL device to pair by UUID here -> %s, naming "
+               "why (%s)",
+               clmem_status_name(s), clmem_error_message());
+    clmem_bridge_unref(paired);
+
+    s = clmem_av_bridge_create(device_ref, cl.context, 0, &bridge);
+    if (!tap_ok(s == CLMEM_OK && clmem_bridge_vk_device(bridge) == vk->act_dev,
+                "clmem_av_bridge_create on FFmpeg's device and %s", cl.device_name))
+        tap_bail("%s", clmem_error_message());
+    path = clmem_bridge_check_path(bridge, CLMEM_BRIDGE_PATH_OPAQUE_FD) == CLMEM_OK ? CLMEM_BRIDGE_PATH_OPAQUE_FD
+                                                                                   : CLMEM_BRIDGE_PATH_HOST_MAPPED;
+    tap_diag("path: %s", clmem_bridge_path_name(path));
+
+    round_trip(AV_PIX_FMT_NV12, 2);
+    round_trip(AV_PIX_FMT_P010, 2);
+    round_trip(AV_PIX_FMT_RGBA, 1);
+    round_trip(AV_PIX_FMT_BGRA, 1);
+    sync_order();
+    lifetime();
+    bad_input();
+
+    s = clmem_bridge_finish(bridge, 10000000000ull);
+    tap_ok(s == CLMEM_OK, "finish: everything handed back (%s)", why_not(s));
+    clmem_bridge_unref(bridge);
+    clReleaseKernel(invert);
+    cl_fixture_close(&cl);
+    av_buffer_unref(&device_ref);
+    return tap_done();
+}
