@@ -1224,7 +1224,7 @@ clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uin
  *      Never (enqueues only).
  * @since 0.2
  */
-clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
+clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, clmem_handle *const *handles,
                                        cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
                                        cl_event *event_out);
 
@@ -1289,7 +1289,7 @@ clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, const clm
  *      Never (enqueues only).
  * @since 0.2
  */
-clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
+clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, clmem_handle *const *handles,
                                        cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
                                        cl_event *event_out);
 
