@@ -15,8 +15,8 @@ clmem_status clmem__versioned_size_check(const void *info, size_t size, size_t f
 
     if (size < first_version)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "info->size is %zu, less than the first %s (%zu bytes); set it to sizeof(%s) (%zu "
-                               "here).",
+                               "info->size is %zu, less than the first version of %s (%zu bytes); set it to "
+                               "sizeof(%s) (%zu here).",
                                size, type, first_version, type, known);
     if (size > VERSIONED_MAX_SIZE)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,

@@ -761,7 +761,7 @@ int main(void)
     clmem_bridge *b;
     clmem_bridge_path path;
 
-    tap_watchdog("t/bridge-rules", 300);
+    tap_watchdog("bridge-rules", 300);
     bridge_open_vulkan(&vk);
     cl_fixture_open_paired(&f, &vk);
     cl_fixture_open_on(&other, f.platform, f.device);
