@@ -64,13 +64,13 @@ static clmem_status choose_cl_device(const struct vkfn *vk, VkPhysicalDevice pd,
 
 static clmem_status read_info(const clmem_bridge_info *info, clmem_bridge_info *copy)
 {
-    const size_t required = offsetof(clmem_bridge_info, flags); /* flags may be absent */
+    const size_t first_version = offsetof(clmem_bridge_info, flags); /* flags may be absent */
+    clmem_status s;
 
     memset(copy, 0, sizeof *copy);
-    if (info->size < required)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "info->size is %zu; set it to sizeof(clmem_bridge_info) (%zu).", info->size,
-                               sizeof *info);
+    if ((s = clmem__versioned_size_check(info, info->size, first_version, sizeof *info, "clmem_bridge_info")) !=
+        CLMEM_OK)
+        return s;
     memcpy(copy, info, info->size < sizeof *copy ? info->size : sizeof *copy);
     if (!copy->instance || !copy->physical_device || !copy->device || !copy->context)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "info->%s is NULL.",

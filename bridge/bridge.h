@@ -69,4 +69,13 @@ void clmem__bridge_semaphore_count(clmem_bridge *b, int delta);
 /* CLMEM_OK when queue is a valid queue of b's context; else
  * CLMEM_ERR_OPENCL or CLMEM_ERR_CONTEXT_MISMATCH, recorded. */
 clmem_status clmem__bridge_check_queue(const clmem_bridge *b, cl_command_queue queue);
+
+/* clmem-bridge.h's size rule of a versioned struct (versioned.c): `info`
+ * of `size` bytes, whose first version was `first_version` bytes and of
+ * which this library knows `known` (its sizeof). CLMEM_ERR_INVALID_VALUE
+ * for a size below the first version or absurdly large,
+ * CLMEM_ERR_UNSUPPORTED for a non-zero byte past `known`; recorded, naming
+ * `type`. */
+clmem_status clmem__versioned_size_check(const void *info, size_t size, size_t first_version, size_t known,
+                                         const char *type);
 #endif

@@ -166,10 +166,12 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_
     if (!b || !info || !out)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !b ? "bridge" : !info ? "info" : "out");
-    if (info->size < info_min)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "info->size is %zu; set it to sizeof(clmem_bridge_ring_info) (%zu).", info->size,
-                               sizeof *info);
+    if ((s = clmem__versioned_size_check(info, info->size, info_min, sizeof *info, "clmem_bridge_ring_info")) !=
+        CLMEM_OK)
+        return s;
+    if (!info->frames || !info->ready || !info->done || !info->queue)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "info->%s is NULL.",
+                               !info->frames ? "frames" : !info->ready ? "ready" : !info->done ? "done" : "queue");
     if (info->flags)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown ring flags 0x%x.",
                                (unsigned)info->flags);
@@ -177,9 +179,6 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "frame_count (%u) must be a non-zero multiple of batch_size (%u).",
                                (unsigned)info->frame_count, (unsigned)info->batch_size);
-    if (!info->frames || !info->ready || !info->done || !info->queue)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "info->%s is NULL.",
-                               !info->frames ? "frames" : !info->ready ? "ready" : !info->done ? "done" : "queue");
     depth = info->frame_count / info->batch_size;
     if ((s = check_queue(b, info->queue)) != CLMEM_OK ||
         (s = check_semaphores(b, info, depth, &host_ordered)) != CLMEM_OK)

@@ -299,18 +299,24 @@ static clmem_status handoff_many(bool to_opencl, clmem_bridge *b, cl_uint count,
     return s;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
+CLMEM_EXPORT clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, clmem_handle *const *handles,
                                                     cl_command_queue queue, cl_uint num_events,
                                                     const cl_event *wait_list, cl_event *event_out)
 {
-    return handoff_many(true, b, count, handles, queue, num_events, wait_list, event_out);
+    /* The public type is the one callers' arrays convert to; the handles are
+     * only read. */
+    return handoff_many(true, b, count, (const clmem_handle *const *)handles, queue, num_events, wait_list,
+                        event_out);
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
+CLMEM_EXPORT clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, clmem_handle *const *handles,
                                                     cl_command_queue queue, cl_uint num_events,
                                                     const cl_event *wait_list, cl_event *event_out)
 {
-    return handoff_many(false, b, count, handles, queue, num_events, wait_list, event_out);
+    /* The public type is the one callers' arrays convert to; the handles are
+     * only read. */
+    return handoff_many(false, b, count, (const clmem_handle *const *)handles, queue, num_events, wait_list,
+                        event_out);
 }
 
 /* The one-handle calls: a count of 1 on the handle's own queue. */

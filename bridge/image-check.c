@@ -391,6 +391,12 @@ CLMEM_EXPORT clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkForma
     if (!b || !vk_queue || !queue)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !b ? "bridge" : !vk_queue ? "vk_queue" : "queue");
+    /* In clmem-bridge.h's order ("Which error wins"): the arguments on
+     * their own (the path's value, the format table), then the queue's
+     * context, then what this bridge can do. */
+    if (path != CLMEM_BRIDGE_PATH_BEST && path != CLMEM_BRIDGE_PATH_OPAQUE_FD && path != CLMEM_BRIDGE_PATH_DMA_BUF &&
+        path != CLMEM_BRIDGE_PATH_HOST_MAPPED)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown path %d.", (int)path);
     if (!(f = clmem__format_find(format)))
         return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
                                "clmem-bridge does not share images of VkFormat %d; it shares %s.", (int)format,
@@ -400,10 +406,10 @@ CLMEM_EXPORT clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkForma
                                "%s offers no optimal-tiling import (core OpenCL has no image of %u planes to import "
                                "it into); nothing to check.",
                                f->name, f->plane_count);
-    if ((s = clmem__image_optimal_path(b, NULL, path, &fd_path)) != CLMEM_OK ||
+    if ((s = clmem__bridge_check_queue(b, queue)) != CLMEM_OK ||
+        (s = clmem__image_optimal_path(b, NULL, path, &fd_path)) != CLMEM_OK ||
         (s = clmem__caps_report(&b->caps.image_from_fd)) != CLMEM_OK ||
-        (s = clmem__image_cl_format_supported(b, f, 0, CL_MEM_READ_WRITE, CHECK_WIDTH, CHECK_HEIGHT)) != CLMEM_OK ||
-        (s = clmem__bridge_check_queue(b, queue)) != CLMEM_OK)
+        (s = clmem__image_cl_format_supported(b, f, 0, CL_MEM_READ_WRITE, CHECK_WIDTH, CHECK_HEIGHT)) != CLMEM_OK)
         return s;
 
     pthread_mutex_lock(&b->check_lock);

@@ -172,8 +172,10 @@ static clmem_status check_description(const clmem_bridge_vk_image *image, uint32
                                image->extent.width, image->extent.height);
     if (f->plane_count > 1 && (image->extent.width % 2 || image->extent.height % 2))
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "%s is 4:2:0: its extent must be even, not %ux%u.", f->name, image->extent.width,
-                               image->extent.height);
+                               "%s is 4:2:0: its chroma plane has one texel per 2x2 block of luma, so its width and "
+                               "height must be even (Vulkan's VUID-VkImageCreateInfo-format-04712 and -04713); this "
+                               "extent is %ux%u.",
+                               f->name, image->extent.width, image->extent.height);
     *format_out = f;
     return CLMEM_OK;
 }
@@ -236,6 +238,16 @@ static clmem_status import_linear(clmem_bridge *b, const clmem_bridge_vk_image *
                                "multiple of %u and fit in 32 bits.",
                                (unsigned long long)pl->row_pitch, plane, im.width, im.texel_bytes,
                                (unsigned long long)row_bytes, im.texel_bytes);
+    span = (uint64_t)(im.height - 1) * pl->row_pitch + row_bytes;
+    if (pl->size < span)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "Plane %u is %llu bytes, less than the %llu bytes its %u rows of pitch %llu span.",
+                               plane, (unsigned long long)pl->size, (unsigned long long)span, im.height,
+                               (unsigned long long)pl->row_pitch);
+    /* Then the request's own checks and whether it fits the bridge, before
+     * what the device can do (clmem-bridge.h, "Which error wins"). */
+    if ((s = clmem__import_check_own(&req, path)) != CLMEM_OK || (s = clmem__import_check_fits(b, &req)) != CLMEM_OK)
+        return s;
     if (pl->offset % b->caps.base_align_bytes != 0)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "Plane %u of this %s image starts at offset %llu of its memory, which is not a "
@@ -243,12 +255,6 @@ static clmem_status import_linear(clmem_bridge *b, const clmem_bridge_vk_image *
                                "sub-buffer that covers the plane must be.",
                                plane, f->name, (unsigned long long)pl->offset, b->caps.base_align_bytes,
                                b->caps.cl_device_name);
-    span = (uint64_t)(im.height - 1) * pl->row_pitch + row_bytes;
-    if (pl->size < span)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "Plane %u is %llu bytes, less than the %llu bytes its %u rows of pitch %llu span.",
-                               plane, (unsigned long long)pl->size, (unsigned long long)span, im.height,
-                               (unsigned long long)pl->row_pitch);
     if (as_image && (s = view_possible(b, f, plane, flags, im.width, im.height, pl->row_pitch)) != CLMEM_OK)
         return s;
     if ((s = check_dedicated(b, image, f, path)) != CLMEM_OK)
@@ -310,6 +316,7 @@ static clmem_status import_optimal_checked(clmem_bridge *b, const clmem_bridge_v
                                            clmem_keepalive *vk_keepalive, cl_command_queue queue, cl_mem_flags flags,
                                            bool as_image, clmem_handle **out)
 {
+    struct import_request req = {&image->memory, -1, 0, 0, image->memory.allocation_size, queue, flags, 0, NULL};
     clmem_bridge_path fd_path;
     clmem_status s;
 
@@ -319,6 +326,15 @@ static clmem_status import_optimal_checked(clmem_bridge *b, const clmem_bridge_v
                                "driver puts them): ask for CLMEM_BRIDGE_IMAGE_AS_IMAGE, or make the image with "
                                "linear tiling.");
     if ((s = optimal_offered(f)) != CLMEM_OK)
+        return s;
+    if (image->memory_offset != 0)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "An optimal-tiling image is imported from the fd of its whole allocation, so it must "
+                               "be bound at offset 0 (memory_offset is %llu).",
+                               (unsigned long long)image->memory_offset);
+    /* The request's own checks and whether it fits the bridge, before what
+     * the device can do (clmem-bridge.h, "Which error wins"). */
+    if ((s = clmem__import_check_own(&req, path)) != CLMEM_OK || (s = clmem__import_check_fits(b, &req)) != CLMEM_OK)
         return s;
     if ((s = clmem__image_optimal_path(b, &image->memory, path, &fd_path)) != CLMEM_OK)
         return s;
@@ -346,6 +362,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk_image(clmem_bridge *b, const cl
                                !image->memory.device ? "device" : "memory");
     if ((s = check_description(image, plane, image_flags, &f)) != CLMEM_OK)
         return s;
+    /* The tiling is the last argument to check on its own; each branch then
+     * keeps clmem-bridge.h's order ("Which error wins"). */
     switch (image->tiling) {
     case VK_IMAGE_TILING_LINEAR:
         return import_linear(b, image, f, plane, path, vk_keepalive, queue, flags, as_image, out);

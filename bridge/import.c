@@ -159,15 +159,22 @@ static clmem_status check_range(uint64_t allocation_size, uint64_t offset, uint6
     return CLMEM_OK;
 }
 
+static clmem_status check_flags(cl_mem_flags flags)
+{
+    if (flags & HOST_PTR_FLAGS)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                               "flags 0x%llx hold a host-pointer flag; the bridge chooses how memory is shared.",
+                               (unsigned long long)flags);
+    return CLMEM_OK;
+}
+
 /* What every import needs checked before anything is touched. */
 static clmem_status check_target(clmem_bridge *b, const struct import_request *req)
 {
     clmem_status s;
 
-    if (req->flags & HOST_PTR_FLAGS)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "flags 0x%llx hold a host-pointer flag; the bridge chooses how memory is shared.",
-                               (unsigned long long)req->flags);
+    if ((s = check_flags(req->flags)) != CLMEM_OK)
+        return s;
     if ((s = check_range(req->allocation_size, req->offset, req->size)) != CLMEM_OK)
         return s;
     if ((s = clmem__bridge_check_queue(b, req->queue)) != CLMEM_OK)
@@ -357,6 +364,33 @@ static void cache_key_of(const struct import_request *req, clmem_bridge_path pat
     }
 }
 
+clmem_status clmem__import_check_own(struct import_request *req, clmem_bridge_path path)
+{
+    clmem_status s = check_flags(req->flags);
+
+    if (s != CLMEM_OK)
+        return s;
+    if (path != CLMEM_BRIDGE_PATH_BEST && !ops_of(path))
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown path %d.", (int)path);
+    req->allocation_size = req->memory->allocation_size;
+    return check_range(req->allocation_size, req->offset, req->size);
+}
+
+static clmem_status check_device(const clmem_bridge *b, const clmem_bridge_vk_memory *memory)
+{
+    if (memory->device != b->device)
+        return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
+                               "The memory belongs to VkDevice %p, not to the bridge's VkDevice %p.",
+                               (void *)memory->device, (void *)b->device);
+    return CLMEM_OK;
+}
+
+clmem_status clmem__import_check_fits(clmem_bridge *b, const struct import_request *req)
+{
+    clmem_status s = check_device(b, req->memory);
+    return s != CLMEM_OK ? s : clmem__bridge_check_queue(b, req->queue);
+}
+
 clmem_status clmem__import_vk_request(clmem_bridge *b, struct import_request *req, clmem_bridge_path path,
                                       clmem_keepalive *vk_keepalive, clmem_handle **out)
 {
@@ -367,12 +401,9 @@ clmem_status clmem__import_vk_request(clmem_bridge *b, struct import_request *re
     struct cache_key key;
     clmem_status s;
 
-    if (memory->device != b->device)
-        return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                               "The memory belongs to VkDevice %p, not to the bridge's VkDevice %p.",
-                               (void *)memory->device, (void *)b->device);
-    req->allocation_size = memory->allocation_size;
-    if ((s = check_range(memory->allocation_size, req->offset, req->size)) != CLMEM_OK)
+    /* The arguments on their own before whether they fit the bridge
+     * (clmem-bridge.h, "Which error wins"). */
+    if ((s = clmem__import_check_own(req, path)) != CLMEM_OK || (s = check_device(b, memory)) != CLMEM_OK)
         return s;
 
     /* A live import of the same range needs no driver call, and no repeat of
@@ -463,8 +494,9 @@ CLMEM_EXPORT clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_
 {
     struct bridge_import *rec = clmem__import_of_handle(h);
 
-    if (!path_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "path_out is NULL.");
+    if (!h || !path_out)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
+                               !h ? "handle" : "path_out");
     if (!rec)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "The handle did not come from clmem-bridge.");

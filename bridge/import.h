@@ -157,6 +157,15 @@ cl_mem clmem__import_handed_mem(const struct bridge_import *rec);
 clmem_status clmem__import_vk_request(clmem_bridge *b, struct import_request *req, clmem_bridge_path path,
                                       clmem_keepalive *vk_keepalive, clmem_handle **out);
 
+/* The checks of clmem__import_vk_request in the order clmem-bridge.h's
+ * "Which error wins" gives them, for a caller (image.c) that has checks of
+ * its own to put between them: check_own is step 2, req's arguments on
+ * their own (host-pointer flags, an unknown path, the range; it sets
+ * req->allocation_size), check_fits step 3 (the memory's VkDevice, the
+ * queue's context). Recorded when they fail. */
+clmem_status clmem__import_check_own(struct import_request *req, clmem_bridge_path path);
+clmem_status clmem__import_check_fits(clmem_bridge *b, const struct import_request *req);
+
 /* The handoff of records already known to be distinct imports of one
  * bridge, each with `queue` in its queue list (handoff.c). All or nothing:
  * flips every record's `acquired` (CLMEM_ERR_INVALID_VALUE, nothing

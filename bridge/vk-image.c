@@ -138,8 +138,10 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat
                                (int)tiling);
     if (f->plane_count > 1 && (extent.width % 2 || extent.height % 2))
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "%s is 4:2:0: its extent must be even, not %ux%u.", f->name, extent.width,
-                               extent.height);
+                               "%s is 4:2:0: its chroma plane has one texel per 2x2 block of luma, so its width and "
+                               "height must be even (Vulkan's VUID-VkImageCreateInfo-format-04712 and -04713); this "
+                               "extent is %ux%u.",
+                               f->name, extent.width, extent.height);
     if ((s = clmem__vk_image_supported(b, f, tiling, usage, export_types, &extent, &dedicated_only)) != CLMEM_OK)
         return s;
 

@@ -25,15 +25,82 @@
  * paths. Errors are reported as in clmem.h: a clmem_status, with the failing
  * call, its raw native code and a sentence in clmem_error_*().
  *
- * Threads and blocking, for every function below: any function may be
- * called from any thread; the "Blocks" paragraph of each says on what it
- * can wait. A keepalive passed to the bridge (vk_keepalive, keepalive) has
- * its last reference dropped, and so its callback run, on one of: the
- * thread that dropped the last handle (PoCL, whose destruction is
- * synchronous), an OpenCL driver thread (an event or destructor callback),
- * or the thread in clmem_bridge_finish(). Its callback must therefore be
- * thread-safe and must not call blocking OpenCL functions (clFinish,
- * clWaitForEvents).
+ * Rules every function below follows (each function's comment adds its
+ * own; t/bridge-rules checks these):
+ *
+ * Threads and blocking: any function may be called from any thread; the
+ * "Blocks" paragraph of each says on what it can wait.
+ *
+ * Where a keepalive's callback runs: a keepalive passed to the bridge
+ * (vk_keepalive, keepalive) has its last reference dropped, and so its
+ * callback run, on whichever thread completes its import's teardown, and
+ * no thread is promised: an OpenCL driver thread (the teardown's marker
+ * or destructor callbacks; on PoCL 3.1 this was always one of PoCL's own
+ * threads, as t/bridge-lifetime prints), the thread in
+ * clmem_bridge_finish(), or the thread that dropped the last handle when
+ * the device work was already done and the driver ran the callbacks
+ * inside that call. Never inside a function of this library that holds a
+ * lock of the bridge: the callback may call this library again.
+ *
+ * What a keepalive's callback may call: it runs in an OpenCL callback, so
+ * OpenCL's rule for those holds: it must return promptly, must be
+ * thread-safe, and must not call blocking OpenCL functions (clFinish,
+ * clWaitForEvents, a blocking read, write or map) nor create contexts or
+ * queues. Non-blocking OpenCL calls are fine: clGet*Info (e.g.
+ * clGetEventInfo), clRetain* and clRelease* of events, queues and memory
+ * objects (clReleaseMemObject: NVIDIA's blocks while a kernel using the
+ * buffer runs, so release there only a cl_mem whose commands completed),
+ * clSetUserEventStatus. Of this library it may call the functions whose
+ * "Blocks" paragraph says Never (clmem_keepalive_unref(),
+ * clmem_handle_unref(), clmem_bridge_unref(), clmem_bridge_caps(), ...),
+ * but not clmem_bridge_finish(), which waits for the very teardown the
+ * callback is part of.
+ *
+ * NULL arguments: a NULL where a function needs an object, an array or an
+ * out-pointer gets CLMEM_ERR_NULL_POINTER, in every function that returns
+ * a clmem_status, naming the argument. Functions that return a value
+ * rather than a status give a NULL object their "none" value (NULL, 0,
+ * VK_NULL_HANDLE), and the _unref and _destroy functions do nothing with
+ * NULL. A non-NULL pointer that is not what it should be (a handle that
+ * did not come from the bridge) is CLMEM_ERR_INVALID_VALUE.
+ *
+ * Which error wins: a call checks its arguments in this order and returns
+ * the first failure:
+ *  1. NULL arguments (CLMEM_ERR_NULL_POINTER);
+ *  2. each argument on its own, as the library knows it whatever the
+ *     bridge: sizes (CLMEM_ERR_ZERO_SIZE), unknown enum values and flag
+ *     bits, ranges and descriptions that contradict themselves
+ *     (CLMEM_ERR_INVALID_VALUE), and a VkFormat that the bridge never
+ *     shares, or never with that tiling (CLMEM_ERR_UNSUPPORTED: the
+ *     format table, not the device, says so);
+ *  3. whether the objects belong together: a queue of another context
+ *     (CLMEM_ERR_CONTEXT_MISMATCH, or CLMEM_ERR_OPENCL when it is not a
+ *     queue at all), memory of another VkDevice
+ *     (CLMEM_ERR_DEVICE_MISMATCH), a handle of another bridge
+ *     (CLMEM_ERR_INVALID_VALUE);
+ *  4. what this bridge's pair can do: CLMEM_ERR_UNSUPPORTED,
+ *     CLMEM_ERR_DEVICE_MISMATCH for an fd path on a pair whose device
+ *     UUIDs differ, and CLMEM_ERR_INVALID_VALUE for the device's own
+ *     rules (CL_DEVICE_MEM_BASE_ADDR_ALIGN);
+ *  5. the driver calls themselves (CLMEM_ERR_OPENCL, CLMEM_ERR_VULKAN,
+ *     CLMEM_ERR_NO_MEMORY), and the state of the objects (an import
+ *     already acquired).
+ * Within one step the order is the function's own; the one exception to
+ * the order is a versioned struct's `size`, checked before its other
+ * fields since it says which of them may be read. So another context's
+ * queue is always CLMEM_ERR_CONTEXT_MISMATCH, whatever the device lacks.
+ *
+ * Versioned structs (those with a `size` field: clmem_bridge_info,
+ * clmem_bridge_ring_info): set size to sizeof the struct of the header you
+ * build with. A smaller size (an older header) means the fields past it
+ * are absent and read as zero; below the struct's first version it is
+ * CLMEM_ERR_INVALID_VALUE. A larger size (a newer header than the library)
+ * is accepted when every byte past this library's struct is zero: fields
+ * a newer header added and left zero ask for nothing. A non-zero byte
+ * there asks for something this library does not know, and gets
+ * CLMEM_ERR_UNSUPPORTED naming the byte, rather than being ignored. A size
+ * above 4096 bytes is no struct's and gets CLMEM_ERR_INVALID_VALUE (an
+ * uninitialised field). Structs without a size field are frozen.
  *
  * This is the only clmem header that includes <vulkan/vulkan.h>. Every
  * symbol here is part of libclmem-bridge's 0.2 ABI (symbol version
@@ -133,8 +200,10 @@ enum clmem_bridge_flag {
 /**
  * What a bridge is made from.
  *
- * Set `size` to sizeof(clmem_bridge_info): fields added later go at the
- * end, and a smaller size means they are absent (zero). The bridge borrows
+ * Set `size` to sizeof(clmem_bridge_info): fields added later go past the
+ * end (never in its tail padding), a smaller size means they are absent
+ * (zero), and a larger one is read as the file's description says
+ * ("Versioned structs"). The bridge borrows
  * the Vulkan objects (they must outlive it: call clmem_bridge_finish()
  * before vkDestroyDevice) and retains the cl_context.
  * @since 0.2
@@ -165,12 +234,16 @@ typedef struct clmem_bridge_info {
  *                 borrows the Vulkan objects.
  * @retval CLMEM_OK                  *out is the bridge.
  * @retval CLMEM_ERR_NULL_POINTER    info, out, or a handle in info is NULL.
- * @retval CLMEM_ERR_INVALID_VALUE   info->size is too small, or flags has
- *                                   unknown bits.
+ * @retval CLMEM_ERR_INVALID_VALUE   info->size is too small or above 4096,
+ *                                   or flags has unknown bits.
  * @retval CLMEM_ERR_DEVICE_MISMATCH cl_device is not in the context, or the
  *                                   context has several devices and none has
  *                                   Vulkan's UUID.
- * @retval CLMEM_ERR_UNSUPPORTED     A Vulkan 1.1 entry point is missing.
+ * @retval CLMEM_ERR_UNSUPPORTED     A Vulkan 1.1 entry point is missing;
+ *                                   or info->size is larger than this
+ *                                   library's sizeof(clmem_bridge_info) and
+ *                                   a byte past it is not zero (a field of a
+ *                                   newer header is set).
  * @retval CLMEM_ERR_OPENCL          An OpenCL query or the retain failed.
  * @retval CLMEM_ERR_NO_MEMORY       An allocation failed.
  * @par On error
@@ -208,8 +281,17 @@ clmem_bridge *clmem_bridge_ref(clmem_bridge *b);
 void clmem_bridge_unref(clmem_bridge *b);
 
 /**
- * What an application calls before vkDestroyDevice: wait until every
- * Vulkan keepalive of this bridge's dropped imports has been released.
+ * What an application calls before vkDestroyDevice: wait until the
+ * teardown of every dropped import of this bridge is complete.
+ *
+ * Every import counts, whether it was given a keepalive or NULL: an
+ * import's teardown is complete when all three conditions of
+ * clmem_bridge_import_vk() hold, that is when OpenCL has destroyed its
+ * cl_mem (and the sub-buffer or image made from it), after the commands
+ * enqueued before its last handle went completed; its keepalives, if any,
+ * are dropped then. So after CLMEM_OK the application may destroy what the
+ * imports used without a keepalive too (a buffer whose memory it frees
+ * itself, as examples/ring-example.c does).
  *
  * While waiting it also does the teardown work itself whenever its
  * conditions are met (so that it does not depend on when the driver runs
@@ -219,8 +301,10 @@ void clmem_bridge_unref(clmem_bridge *b);
  * @param timeout_ns How long to wait at most, in nanoseconds; 0 just
  *                   checks.
  * @retval CLMEM_OK               Nothing of this bridge holds Vulkan memory
- *                                any more: every keepalive given to its
- *                                imports has been dropped.
+ *                                any more: the cl_mem of every dropped
+ *                                import, with or without a keepalive, has
+ *                                been destroyed, and every keepalive given
+ *                                to its imports has been dropped.
  * @retval CLMEM_ERR_IN_USE       Returned at once, releasing nothing: imports
  *                                still have handles or semaphores are still
  *                                alive (the sentence gives the counts).
@@ -567,9 +651,32 @@ void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clme
  * Before OpenCL touches the memory, and before Vulkan touches it again, pass
  * ownership with clmem_bridge_acquire() / clmem_bridge_release().
  *
- * Cost: a driver import (about 0.2 ms to 15 ms on an H200, by size) unless
- * the bridge's import cache holds a live import of the same memory, offset,
- * size, flags and path; then one lock, one lookup and one allocation.
+ * The import cache: the key of an import is (memory, offset, size, flags,
+ * path, row pitch), where the row pitch is 0 for this function and the
+ * plane's pitch for a buffer handle of clmem_bridge_import_vk_image() (an
+ * image view adds its format and extent). A call whose key equals that of
+ * a live import (one with a handle left) is a cache hit: it makes no new
+ * import, and the new handle carries the same cl_mem, the same anchor and
+ * the same acquire state (clmem_bridge_acquire()). Unless the bridge was
+ * made with CLMEM_BRIDGE_NO_IMPORT_CACHE, where every call is a new import.
+ * A cache hit's vk_keepalive is held by the import too, as if it had made
+ * the import: each distinct anchor once (passing one the import already
+ * holds takes no second reference), all of them dropped together at the
+ * import's teardown, never replaced and never dropped early.
+ *
+ * Two imports of the same bytes: calls whose keys differ are different
+ * imports even where their ranges overlap or are equal (a buffer range and
+ * a pitched plane handle of that exact range; BEST and a named path; other
+ * flags). Each has its own cl_mem, anchor, teardown and acquire state, and
+ * they alias the same memory. The bridge does not track aliases: acquiring
+ * one acquires only that one, and acquiring the other while the first is
+ * acquired is allowed (as two entries of one clmem_bridge_acquire_many()
+ * too). Hand over every alias a command uses, and order commands on them
+ * as you would on two buffers over the same bytes: on one in-order queue,
+ * or with events; OpenCL does not know they alias.
+ *
+ * Cost: a driver import (about 0.2 ms to 15 ms on an H200, by size), or on
+ * a cache hit one lock, one lookup and one allocation.
  *
  * @param b            The bridge.
  * @param memory       The Vulkan memory; memory->device must be the
@@ -583,13 +690,15 @@ void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clme
  *                     allows.
  * @param vk_keepalive The anchor that keeps the Vulkan memory alive, or
  *                     NULL; the bridge takes its own reference and drops it
- *                     as above.
+ *                     as above (on a cache hit too: see the import cache).
  * @param queue        A queue of the bridge's context, which the handle is
  *                     paired with.
  * @param flags        cl_mem_flags for the buffer (no host-pointer flags).
  * @param[out] out     A new handle, one reference, the caller's, whose
- *                     cl_mem is in the bridge's context and whose keepalive
- *                     is the import's.
+ *                     cl_mem is in the bridge's context and covers exactly
+ *                     [offset, offset + size): its byte 0 is byte `offset`
+ *                     of the memory (clmem.h, clmem_handle), and whose
+ *                     keepalive is the import's; row_pitch 0.
  * @retval CLMEM_OK                   *out is the handle.
  * @retval CLMEM_ERR_NULL_POINTER     b, memory, memory->device,
  *                                    memory->memory, queue or out is NULL.
@@ -708,9 +817,10 @@ clmem_status clmem_bridge_handle_for_queue(const clmem_handle *h, cl_command_que
  * @param h             The handle (borrowed).
  * @param[out] path_out The path (never BEST).
  * @retval CLMEM_OK                *path_out is the path.
- * @retval CLMEM_ERR_NULL_POINTER  path_out is NULL.
- * @retval CLMEM_ERR_INVALID_VALUE h is NULL or did not come from the
- *                                 bridge.
+ * @retval CLMEM_ERR_NULL_POINTER  h or path_out is NULL (a NULL h was
+ *                                 CLMEM_ERR_INVALID_VALUE before: README,
+ *                                 "Changes").
+ * @retval CLMEM_ERR_INVALID_VALUE h did not come from the bridge.
  * @par Blocks
  *      Never.
  * @since 0.2
@@ -758,8 +868,11 @@ typedef struct clmem_bridge_vk_image_plane {
  * The way that works on every path is a LINEAR VkImage whose memory is
  * imported as a buffer: each plane becomes its own handle whose cl_mem is a
  * buffer (a sub-buffer where the plane does not start the allocation)
- * covering exactly the plane's bytes, and whose row_pitch (clmem.h) is the
- * plane's VkSubresourceLayout.rowPitch. The row-pitch contract: texel
+ * covering exactly the plane's bytes (byte 0 of the cl_mem is the plane's
+ * first byte, so a consumer's offset is 0), and whose row_pitch (clmem.h)
+ * is the plane's VkSubresourceLayout.rowPitch, always a multiple of the
+ * plane's texel size (the import refuses another). The row-pitch
+ * contract: texel
  * (x, y) of the plane starts at byte y * row_pitch + x * texel_bytes of
  * that buffer (clmem_bridge_image_plane_format() gives texel_bytes and the
  * plane's cl_image_format); the bytes between a row's last texel and the
@@ -815,6 +928,13 @@ typedef struct clmem_bridge_vk_image {
 
 /**
  * The formats the bridge shares.
+ *
+ * They are those listed at clmem_bridge_vk_image. The two-plane 4:2:0
+ * formats (NV12, P010) need an even width and height: the chroma plane
+ * has one texel per 2x2 block of luma, and Vulkan refuses odd extents for
+ * them. clmem_bridge_vk_image_create() and clmem_bridge_import_vk_image()
+ * refuse an odd extent with CLMEM_ERR_INVALID_VALUE and a sentence saying
+ * so, before anything is allocated or imported.
  *
  * @param[out] count_out Gets their number: the array has no terminator, so
  *                       pass it (NULL is tolerated and left alone).
@@ -978,6 +1098,7 @@ enum clmem_bridge_image_flag {
  * @param b            The bridge.
  * @param image        The image's description; image->memory.device must
  *                     be the bridge's VkDevice. Read during the call only.
+ *                     Its extent must be even for NV12 and P010.
  * @param plane        The plane: 0, or 1 for a two-plane format.
  * @param path         As for clmem_bridge_import_vk(): BEST picks opaque
  *                     fd, dma-buf, host-mapped, the first that
@@ -1178,8 +1299,11 @@ clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkFormat format, clm
  * completed (fence, vkQueueWaitIdle, or a semaphore passed through the
  * bridge) before the acquire runs.
  *
- * The state belongs to the imported memory (cached handles share it); do
- * not race acquire against release on one import.
+ * The state belongs to the import (the handles of a cache hit and of
+ * clmem_bridge_handle_for_queue() share it); do not race acquire against
+ * release on one import. Another import of the same bytes (an alias: see
+ * "Two imports of the same bytes" at clmem_bridge_import_vk()) has its own
+ * state, which this call neither reads nor changes.
  *
  * @param b          The bridge h's import was made by.
  * @param h          The handle (borrowed).
@@ -1270,7 +1394,10 @@ clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uin
  * @param count      How many handles; 0 is a valid call (above).
  * @param handles    `count` handles (borrowed); not looked at when count is
  *                   0. Two handles of one import count as the same entry:
- *                   they share its state.
+ *                   they share its state. The type is the one an array of
+ *                   handles (`clmem_handle *hs[n]`) and a ring's batch
+ *                   (clmem_bridge_ring_batch::frames) convert to without a
+ *                   cast; neither the array nor the handles are written.
  * @param queue      A queue of the bridge's context that a handle of EACH
  *                   import was made for (the handle's own queue, or one from
  *                   clmem_bridge_handle_for_queue()), so that each import's
@@ -1315,7 +1442,7 @@ clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uin
  *      Never (enqueues only).
  * @since 0.2
  */
-clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
+clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, clmem_handle *const *handles,
                                        cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
                                        cl_event *event_out);
 
@@ -1380,7 +1507,7 @@ clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, const clm
  *      Never (enqueues only).
  * @since 0.2
  */
-clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
+clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, clmem_handle *const *handles,
                                        cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
                                        cl_event *event_out);
 
@@ -1640,9 +1767,11 @@ typedef struct clmem_bridge_ring clmem_bridge_ring;
 /**
  * What a ring is made from.
  *
- * Set `size` to sizeof(clmem_bridge_ring_info): fields added later go at
- * the end. Everything is read during clmem_bridge_ring_create() only; the
- * ring takes its own references on what it keeps.
+ * Set `size` to sizeof(clmem_bridge_ring_info): fields added later go past
+ * the end (never in its tail padding), and a larger size is read as the
+ * file's description says ("Versioned structs"). Everything is read
+ * during clmem_bridge_ring_create() only; the ring takes its own
+ * references on what it keeps.
  * @since 0.2
  */
 typedef struct clmem_bridge_ring_info {
@@ -1676,9 +1805,12 @@ typedef struct clmem_bridge_ring_info {
  *                                    info->ready, info->done or info->queue
  *                                    is NULL; or an entry of one of the
  *                                    lists is NULL.
- * @retval CLMEM_ERR_INVALID_VALUE    info->size is too small; flags is not
- *                                    0; a count of 0, or N not a multiple of
- *                                    K; an out-of-order queue; a frame that
+ * @retval CLMEM_ERR_INVALID_VALUE    info->size is too small or above 4096
+ *                                    (checked before the other fields,
+ *                                    since it says which may be read);
+ *                                    flags is not 0; a count of 0, or N not
+ *                                    a multiple of K; an out-of-order queue;
+ *                                    a frame that
  *                                    did not come from clmem-bridge, of
  *                                    another bridge, listed twice (two
  *                                    handles of one import count as one),
@@ -1692,7 +1824,10 @@ typedef struct clmem_bridge_ring_info {
  *                                    mixed modes.
  * @retval CLMEM_ERR_CONTEXT_MISMATCH info->queue is not in the bridge's
  *                                    context.
- * @retval CLMEM_ERR_UNSUPPORTED      A semaphore was imported as a sync fd.
+ * @retval CLMEM_ERR_UNSUPPORTED      A semaphore was imported as a sync fd;
+ *                                    or info->size is larger than this
+ *                                    library's sizeof(clmem_bridge_ring_info)
+ *                                    and a byte past it is not zero.
  * @retval CLMEM_ERR_OPENCL           The queue's context or properties
  *                                    cannot be queried, or retaining it
  *                                    failed.

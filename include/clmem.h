@@ -256,7 +256,8 @@ typedef struct clmem_keepalive clmem_keepalive;
  * @par Threads
  *      release runs on whichever thread drops the last reference; for an
  *      anchor given to libclmem-bridge, that can be an OpenCL driver
- *      thread (see clmem-bridge.h).
+ *      thread, inside an OpenCL callback: clmem-bridge.h says which
+ *      calls release may then make.
  * @par Blocks
  *      Never (one allocation).
  * @since 0.2
@@ -335,6 +336,21 @@ clmem_keepalive *clmem_keepalive_new_cl(cl_mem mem, cl_command_queue queue);
  * One immutable, reference-counted value: a cl_mem, the queue it was
  * produced on, its row pitch, and the anchor that keeps it alive. Opaque;
  * any thread may ref, unref and read it concurrently.
+ *
+ * What a consumer reads from a handle, to compute the arguments of a BLAS
+ * or FFT call:
+ *  - The data starts at byte 0 of clmem_handle_mem(): a handle has no
+ *    offset, so a consumer passes offset 0 (in elements too). A producer
+ *    that shares part of a buffer hands over a sub-buffer of that part;
+ *    libclmem-bridge always does (a handle of an import of [offset, +size)
+ *    carries a cl_mem of exactly those bytes).
+ *  - The row pitch, when not 0, is a multiple of the element size for the
+ *    element type the producer documents, so that row_pitch / element size
+ *    is the leading dimension in elements. Every handle libclmem-bridge
+ *    makes keeps this for the texel size of its format
+ *    (clmem_bridge_image_plane_format()); clmem_handle_wrap() knows no
+ *    element size and does not check it, so a producer that wraps keeps
+ *    it itself.
  * @since 0.2
  */
 typedef struct clmem_handle clmem_handle;
@@ -438,8 +454,9 @@ void clmem_handle_unref(clmem_handle *h);
  * The handle's memory object.
  *
  * @param h The handle, or NULL.
- * @return The cl_mem, borrowed (the handle holds no reference on it); NULL
- *         for a NULL handle.
+ * @return The cl_mem, borrowed (the handle holds no reference on it), whose
+ *         byte 0 is the data's first byte (see clmem_handle); NULL for a
+ *         NULL handle.
  * @par Blocks
  *      Never.
  * @since 0.2
@@ -461,7 +478,9 @@ cl_command_queue clmem_handle_queue(const clmem_handle *h);
  * The handle's row pitch.
  *
  * @param h The handle, or NULL.
- * @return The row stride in bytes given at wrap; 0 for a NULL handle.
+ * @return The row stride in bytes given at wrap (a multiple of the
+ *         element size, and 0 for packed data and images: see
+ *         clmem_handle); 0 for a NULL handle.
  * @par Blocks
  *      Never.
  * @since 0.2

@@ -987,6 +987,10 @@ static void check_bad_input(struct env *e, clmem_bridge_path path)
     if (e->base_align > 1) {
         d = img.desc;
         d.planes[0].offset += e->base_align / 2;
+        /* Room for the moved plane, so that its offset is the one fault: a
+         * range past the allocation would be reported first
+         * (clmem-bridge.h, "Which error wins"). Refused before any import. */
+        d.memory.allocation_size += e->base_align;
         snprintf(text, sizeof text, "offset %llu", (unsigned long long)d.planes[0].offset);
         st = clmem_bridge_import_vk_image(e->b, &d, 0, path, counted, e->f->queue, CL_MEM_READ_WRITE, 0, &out);
         refused(st, CLMEM_ERR_INVALID_VALUE, out, text, "CL_DEVICE_MEM_BASE_ADDR_ALIGN",

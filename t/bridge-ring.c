@@ -116,7 +116,7 @@ static void buf_drop(struct buf *x)
 static void many_round_trip(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, cl_kernel k, struct buf **bufs,
                             cl_uint n, const char *label, cl_command_type want_type)
 {
-    const clmem_handle *hs[8];
+    clmem_handle *hs[8];
     cl_event acq = NULL, rel = NULL;
     char why[256] = "";
     bool good = true, all_acquired = true;
@@ -227,7 +227,7 @@ static void check_acquire_many(clmem_bridge *b, clmem_bridge *b2, struct vkctx *
 
     /* ---- a NULL entry, a NULL list */
     {
-        const clmem_handle *hs[3] = {h[0].h, NULL, h[2].h};
+        clmem_handle *hs[3] = {h[0].h, NULL, h[2].h};
         s = clmem_bridge_acquire_many(b, 3, hs, f->queue, 1, &gate, NULL);
         tap_ok(s == CLMEM_ERR_NULL_POINTER && strstr(clmem_error_message(), "Entry 1"),
                "acquire_many with a NULL entry -> CLMEM_ERR_NULL_POINTER naming entry 1 (%s)", clmem_error_message());
@@ -244,7 +244,7 @@ static void check_acquire_many(clmem_bridge *b, clmem_bridge *b2, struct vkctx *
 
     /* ---- handles of another bridge, and not of a bridge at all */
     {
-        const clmem_handle *hs[3] = {h[0].h, x2.h, h[2].h};
+        clmem_handle *hs[3] = {h[0].h, x2.h, h[2].h};
         clmem_handle *plain = NULL;
         cl_mem m = cl_fixture_buffer(f, 64);
 
@@ -270,8 +270,8 @@ static void check_acquire_many(clmem_bridge *b, clmem_bridge *b2, struct vkctx *
 
     /* ---- an already acquired handle in the list: nothing changes */
     {
-        const clmem_handle *hs[3] = {h[0].h, h[1].h, h[2].h};
-        const clmem_handle *rs[2] = {h[1].h, h[0].h};
+        clmem_handle *hs[3] = {h[0].h, h[1].h, h[2].h};
+        clmem_handle *rs[2] = {h[1].h, h[0].h};
         s = clmem_bridge_acquire(b, h[1].h, 0, NULL, NULL);
         tap_is_int(s, CLMEM_OK, "acquire entry 1 alone");
         s = clmem_bridge_acquire_many(b, 3, hs, f->queue, 1, &gate, NULL);
@@ -294,7 +294,7 @@ static void check_acquire_many(clmem_bridge *b, clmem_bridge *b2, struct vkctx *
 
     /* ---- duplicates */
     {
-        const clmem_handle *hs[3] = {h[0].h, h[1].h, h[0].h};
+        clmem_handle *hs[3] = {h[0].h, h[1].h, h[0].h};
         s = clmem_bridge_acquire_many(b, 3, hs, f->queue, 1, &gate, NULL);
         tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "Entries 0 and 2"),
                "acquire_many listing one handle twice -> CLMEM_ERR_INVALID_VALUE naming both entries (%s)",
@@ -311,7 +311,7 @@ static void check_acquire_many(clmem_bridge *b, clmem_bridge *b2, struct vkctx *
 
     /* ---- a queue the import has no handle for */
     {
-        const clmem_handle *hs[1] = {h[0].h};
+        clmem_handle *hs[1] = {h[0].h};
         s = clmem_bridge_acquire_many(b, 1, hs, q2, 0, NULL, NULL);
         tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "handle_for_queue"),
                "acquire_many on a queue no handle of the import was made for -> CLMEM_ERR_INVALID_VALUE (%s)",

@@ -1058,7 +1058,7 @@ static clmem_status do_op(struct run *r, struct op op)
     case OP_ACQUIRE_MANY:
     case OP_RELEASE_MANY: {
         cl_event ev = JUNK_EVENT;
-        const clmem_handle *const *hs = (const clmem_handle *const *)&r->h[op.slot];
+        clmem_handle *const *hs = &r->h[op.slot]; /* the array converts without a cast */
         s = op.kind == OP_ACQUIRE_MANY ? clmem_bridge_acquire_many(r->b, (cl_uint)op.count, hs, queue, 0, NULL, &ev)
                                        : clmem_bridge_release_many(r->b, (cl_uint)op.count, hs, queue, 0, NULL, &ev);
         if (s != CLMEM_OK) {
