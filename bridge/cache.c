@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* glibc: pthread_rwlockattr_setkind_np */
 #include "config.h"
 #include "cache.h"
 #include "keepalive-private.h"
@@ -68,13 +69,24 @@ static bool key_equal(const struct cache_key *a, const struct cache_key *b)
 
 void clmem__cache_init(struct import_cache *c, bool enabled)
 {
+    pthread_rwlockattr_t attr;
+
+    /* glibc's default rwlock lets readers in while a writer waits, so a
+     * shard under a stream of hits could keep an import (or a teardown's
+     * forget) waiting indefinitely; prefer the writer. Safe because no
+     * thread takes a shard's read lock twice. */
+    pthread_rwlockattr_init(&attr);
+#ifdef __GLIBC__
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
     c->enabled = enabled;
     for (unsigned i = 0; i < CACHE_SHARDS; i++) {
-        pthread_rwlock_init(&c->shards[i].lock, NULL);
+        pthread_rwlock_init(&c->shards[i].lock, &attr);
         c->shards[i].buckets = NULL;
         c->shards[i].bucket_count = 0;
         c->shards[i].entry_count = 0;
     }
+    pthread_rwlockattr_destroy(&attr);
 }
 
 void clmem__cache_destroy(struct import_cache *c)
@@ -163,26 +175,23 @@ void clmem__cache_insert(struct import_cache *c, const struct cache_key *key, st
 
 void clmem__cache_forget(struct import_cache *c, struct cache_entry **entry)
 {
-    struct cache_entry *e;
+    /* Read before taking a lock, to find the shard: *entry was written
+     * (under the shard's lock) before the import's first handle was
+     * returned, and only the anchor's release, which runs once, forgets
+     * it. */
+    struct cache_entry *e = *entry, **p;
     struct cache_shard *s;
 
-    /* *entry is written only under the lock of the shard of its entry,
-     * and it is never moved to another: reading the pointer first to find
-     * the shard is safe as long as only this import's release forgets it,
-     * which is the case (the anchor's release runs once). */
-    e = *entry;
     if (!e)
         return;
     s = shard_of(c, e->hash);
     pthread_rwlock_wrlock(&s->lock);
-    {
-        struct cache_entry **p = &s->buckets[bucket_of(s, e->hash)];
-        while (*p != e)
-            p = &(*p)->next;
-        *p = e->next;
-        s->entry_count--;
-        *entry = NULL;
-    }
+    p = &s->buckets[bucket_of(s, e->hash)];
+    while (*p != e)
+        p = &(*p)->next;
+    *p = e->next;
+    s->entry_count--;
+    *entry = NULL;
     pthread_rwlock_unlock(&s->lock);
     free(e);
 }
