@@ -53,8 +53,9 @@ static bool import_has_queue(struct bridge_import *rec, cl_command_queue queue)
 
 /* The duplicate check of a call's records. Up to HANDOFF_STACK entries a
  * pairwise scan as each entry is checked (at most 120 comparisons, no
- * allocation); above that, one sort of (record, entry) pairs, so that
- * K = 256 costs a few microseconds rather than K * K / 2 comparisons. */
+ * allocation); above that, one pass through an open-addressing table of
+ * the records seen, so that K = 256 costs a few microseconds rather than
+ * K * K / 2 comparisons. */
 
 /* Is rec among recs[0, i)? *k_out: where. */
 static bool duplicate_before(struct bridge_import *const *recs, cl_uint i, const struct bridge_import *rec,
@@ -68,29 +69,25 @@ static bool duplicate_before(struct bridge_import *const *recs, cl_uint i, const
     return false;
 }
 
-struct rec_entry {
-    uintptr_t rec;
-    cl_uint entry;
+struct seen_rec {
+    const struct bridge_import *rec; /* NULL: a free slot */
+    cl_uint entry;                   /* where it was first */
 };
-
-static int by_rec_then_entry(const void *a, const void *b)
-{
-    const struct rec_entry *x = a, *y = b;
-    if (x->rec != y->rec)
-        return x->rec < y->rec ? -1 : 1;
-    return x->entry < y->entry ? -1 : x->entry > y->entry;
-}
 
 /* Is any record in recs[0, count) twice? Then *i_out is the lowest entry
  * that repeats an earlier one and *k_out that record's first entry: what
- * the pairwise scan reports. When the sort's list cannot be allocated, the
+ * the pairwise scan reports. The table holds at least twice as many slots
+ * as entries, so probes stay short. When it cannot be allocated, the
  * pairwise scan itself (slow, but the answer is the same). */
 static bool first_duplicate(struct bridge_import *const *recs, cl_uint count, cl_uint *k_out, cl_uint *i_out)
 {
-    struct rec_entry *sorted = malloc(count * sizeof *sorted);
+    size_t slots = 32;
+    struct seen_rec *seen;
     bool found = false;
 
-    if (!sorted) {
+    while (slots < 2 * (size_t)count)
+        slots *= 2;
+    if (!(seen = calloc(slots, sizeof *seen))) {
         for (cl_uint i = 1; i < count; i++)
             if (duplicate_before(recs, i, recs[i], k_out)) {
                 *i_out = i;
@@ -98,19 +95,20 @@ static bool first_duplicate(struct bridge_import *const *recs, cl_uint count, cl
             }
         return false;
     }
-    for (cl_uint i = 0; i < count; i++)
-        sorted[i] = (struct rec_entry){(uintptr_t)recs[i], i};
-    qsort(sorted, count, sizeof *sorted, by_rec_then_entry);
-    /* In each run of one record, its first entry comes first and the
-     * second is the lowest that repeats it. */
-    for (cl_uint j = 1; j < count; j++)
-        if (sorted[j].rec == sorted[j - 1].rec && (j < 2 || sorted[j - 2].rec != sorted[j].rec) &&
-            (!found || sorted[j].entry < *i_out)) {
-            *k_out = sorted[j - 1].entry;
-            *i_out = sorted[j].entry;
+    for (cl_uint i = 0; i < count && !found; i++) {
+        /* records are heap pointers: drop the alignment bits, then spread */
+        size_t j = (size_t)(((uint64_t)(uintptr_t)recs[i] >> 4) * 0x9E3779B97F4A7C15ull >> 32) & (slots - 1);
+        while (seen[j].rec && seen[j].rec != recs[i])
+            j = (j + 1) & (slots - 1);
+        if (seen[j].rec) {
+            *k_out = seen[j].entry;
+            *i_out = i;
             found = true;
+        } else {
+            seen[j] = (struct seen_rec){recs[i], i};
         }
-    free(sorted);
+    }
+    free(seen);
     return found;
 }
 
@@ -163,8 +161,8 @@ clmem_status clmem__handoff_check(const clmem_bridge *b, cl_uint count, const cl
             return duplicate_error(k, i);
         recs_out[i] = rec;
     }
-    /* Longer lists: the duplicates all at once, in O(K log K). The first
-     * reported is the one the pairwise scan above would have found (but
+    /* Longer lists: the duplicates in one pass, O(K). The first reported
+     * is the one the pairwise scan above would have found (but
      * an entry that fails its own checks is reported first, wherever it
      * is in the list). */
     if (count > HANDOFF_STACK && first_duplicate(recs_out, count, &k, &i))

@@ -1185,8 +1185,8 @@ clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uin
  * (CLMEM_ERR_NULL_POINTER, CLMEM_ERR_CONTEXT_MISMATCH, CLMEM_ERR_OPENCL).
  *
  * Cost: one lock per entry, and for the duplicate check up to 16 entries
- * count^2/2 pointer comparisons, above 16 one sort (count log count) and
- * two allocations.
+ * count^2/2 pointer comparisons, above 16 one pass through a table of the
+ * entries (linear in count) and two allocations.
  *
  * @param b          The bridge every handle's import was made by.
  * @param count      How many handles; 0 is a valid call (above).
@@ -1257,8 +1257,8 @@ clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, const clm
  * count 0 is the same valid call, with the same marker.
  *
  * Cost: one lock per entry, and for the duplicate check up to 16 entries
- * count^2/2 pointer comparisons, above 16 one sort (count log count) and
- * two allocations.
+ * count^2/2 pointer comparisons, above 16 one pass through a table of the
+ * entries (linear in count) and two allocations.
  *
  * @param b          The bridge every handle's import was made by.
  * @param count      How many handles; 0 is a valid call.
