@@ -99,9 +99,12 @@ CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clm
                                !info ? "info" : "out");
     if ((s = read_info(info, &in)) != CLMEM_OK)
         return s;
-    b = FAULT("bridge_alloc") ? NULL : calloc(1, sizeof *b);
+    /* Aligned for the import cache's shards, each on its own cache lines
+     * (cache.h); sizeof *b is a multiple of CACHE_LINE because of them. */
+    b = FAULT("bridge_alloc") ? NULL : aligned_alloc(CACHE_LINE, sizeof *b);
     if (!b)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a bridge failed.");
+    memset(b, 0, sizeof *b);
     b->instance = in.instance;
     b->physical_device = in.physical_device;
     b->device = in.device;

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* glibc: pthread_rwlockattr_setkind_np */
 #include "config.h"
 #include "cache.h"
 #include "keepalive-private.h"
@@ -7,17 +8,54 @@
 
 struct cache_entry {
     struct cache_entry *next;
+    uint64_t hash; /* of key: kept so that growth and forget need not hash again */
     struct cache_key key;
     struct bridge_import *rec;
     clmem_keepalive *anchor; /* weak: valid while listed */
 };
 
-static unsigned bucket_of(const struct cache_key *k)
+/* A shard starts with this many buckets at its first insert. */
+#define FIRST_BUCKETS 8
+
+/* One 64-bit word into the running hash: a multiply and a shift, so that
+ * every bit of the word moves the high bits (the shard) and the low bits
+ * (the bucket) both. */
+static uint64_t mix(uint64_t h, uint64_t word)
 {
-    /* Non-dispatchable Vulkan handles are 64-bit values; mix the range in. */
-    uint64_t h = (uint64_t)(uintptr_t)k->memory * 0x9E3779B97F4A7C15ull;
-    h ^= k->offset * 0xC2B2AE3D27D4EB4Full ^ k->size;
-    return (unsigned)(h >> 56) % CACHE_BUCKETS;
+    h ^= word;
+    h *= 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+}
+
+/* Every field of the key: two keys that differ anywhere should differ here. */
+static uint64_t hash_of(const struct cache_key *k)
+{
+    uint64_t h = 0x243F6A8885A308D3ull;
+
+    h = mix(h, (uint64_t)(uintptr_t)k->memory);
+    h = mix(h, k->offset);
+    h = mix(h, k->size);
+    h = mix(h, (uint64_t)k->flags);
+    h = mix(h, (uint64_t)k->path << 32 | k->row_pitch);
+    h = mix(h, (uint64_t)k->image_kind << 32 | k->image_format.image_channel_order);
+    h = mix(h, (uint64_t)k->image_format.image_channel_data_type);
+    h = mix(h, (uint64_t)k->image_width << 32 | k->image_height);
+    /* Finish so that the last fields reach the top bits too. */
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    return h;
+}
+
+/* The top bits pick the shard; the low bits the bucket within it. */
+static struct cache_shard *shard_of(struct import_cache *c, uint64_t hash)
+{
+    return &c->shards[(hash >> 58) % CACHE_SHARDS];
+}
+
+static size_t bucket_of(const struct cache_shard *s, uint64_t hash)
+{
+    return (size_t)hash & (s->bucket_count - 1);
 }
 
 static bool key_equal(const struct cache_key *a, const struct cache_key *b)
@@ -31,69 +69,129 @@ static bool key_equal(const struct cache_key *a, const struct cache_key *b)
 
 void clmem__cache_init(struct import_cache *c, bool enabled)
 {
+    pthread_rwlockattr_t attr;
+
+    /* glibc's default rwlock lets readers in while a writer waits, so a
+     * shard under a stream of hits could keep an import (or a teardown's
+     * forget) waiting indefinitely; prefer the writer. Safe because no
+     * thread takes a shard's read lock twice. */
+    pthread_rwlockattr_init(&attr);
+#ifdef __GLIBC__
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
     c->enabled = enabled;
-    pthread_mutex_init(&c->lock, NULL);
-    for (unsigned i = 0; i < CACHE_BUCKETS; i++)
-        c->buckets[i] = NULL;
+    for (unsigned i = 0; i < CACHE_SHARDS; i++) {
+        pthread_rwlock_init(&c->shards[i].lock, &attr);
+        c->shards[i].buckets = NULL;
+        c->shards[i].bucket_count = 0;
+        c->shards[i].entry_count = 0;
+    }
+    pthread_rwlockattr_destroy(&attr);
 }
 
 void clmem__cache_destroy(struct import_cache *c)
 {
-    pthread_mutex_destroy(&c->lock);
+    for (unsigned i = 0; i < CACHE_SHARDS; i++) {
+        pthread_rwlock_destroy(&c->shards[i].lock);
+        free(c->shards[i].buckets);
+    }
 }
 
 struct bridge_import *clmem__cache_lookup(struct import_cache *c, const struct cache_key *key,
                                           clmem_keepalive **anchor_out)
 {
     struct bridge_import *rec = NULL;
+    struct cache_shard *s;
+    uint64_t hash;
 
     *anchor_out = NULL;
     if (!c->enabled)
         return NULL;
-    pthread_mutex_lock(&c->lock);
-    for (struct cache_entry *e = c->buckets[bucket_of(key)]; e; e = e->next)
-        if (key_equal(&e->key, key)) {
-            /* Fails when the last handle is being dropped right now: a miss. */
-            *anchor_out = clmem__keepalive_try_ref(e->anchor);
-            rec = *anchor_out ? e->rec : NULL;
-            break;
-        }
-    pthread_mutex_unlock(&c->lock);
+    hash = hash_of(key);
+    s = shard_of(c, hash);
+    pthread_rwlock_rdlock(&s->lock);
+    if (s->bucket_count)
+        for (struct cache_entry *e = s->buckets[bucket_of(s, hash)]; e; e = e->next)
+            if (e->hash == hash && key_equal(&e->key, key)) {
+                /* Fails when the last handle is being dropped right now: a
+                 * miss. An atomic on the import's own anchor: readers of
+                 * one shard need not exclude each other. */
+                *anchor_out = clmem__keepalive_try_ref(e->anchor);
+                rec = *anchor_out ? e->rec : NULL;
+                break;
+            }
+    pthread_rwlock_unlock(&s->lock);
     return rec;
+}
+
+/* Double the shard's buckets (or make its first ones), under its write
+ * lock. On an allocation failure the old buckets stay: chains get longer,
+ * lookups stay right. */
+static void shard_grow(struct cache_shard *s)
+{
+    size_t n = s->bucket_count ? s->bucket_count * 2 : FIRST_BUCKETS;
+    struct cache_entry **grown = calloc(n, sizeof *grown);
+
+    if (!grown)
+        return;
+    for (size_t i = 0; i < s->bucket_count; i++)
+        for (struct cache_entry *e = s->buckets[i], *next; e; e = next) {
+            next = e->next;
+            e->next = grown[(size_t)e->hash & (n - 1)];
+            grown[(size_t)e->hash & (n - 1)] = e;
+        }
+    free(s->buckets);
+    s->buckets = grown;
+    s->bucket_count = n;
 }
 
 void clmem__cache_insert(struct import_cache *c, const struct cache_key *key, struct bridge_import *rec,
                          clmem_keepalive *anchor, struct cache_entry **entry_out)
 {
     struct cache_entry *e;
-    unsigned b;
+    struct cache_shard *s;
 
     if (!c->enabled || !(e = malloc(sizeof *e)))
         return;
+    e->hash = hash_of(key);
     e->key = *key;
     e->rec = rec;
     e->anchor = anchor;
-    b = bucket_of(key);
-    pthread_mutex_lock(&c->lock);
-    e->next = c->buckets[b];
-    c->buckets[b] = e;
+    s = shard_of(c, e->hash);
+    pthread_rwlock_wrlock(&s->lock);
+    if (s->entry_count >= s->bucket_count)
+        shard_grow(s);
+    if (!s->bucket_count) { /* not even the first buckets: not cached */
+        pthread_rwlock_unlock(&s->lock);
+        free(e);
+        return;
+    }
+    e->next = s->buckets[bucket_of(s, e->hash)];
+    s->buckets[bucket_of(s, e->hash)] = e;
+    s->entry_count++;
     *entry_out = e;
-    pthread_mutex_unlock(&c->lock);
+    pthread_rwlock_unlock(&s->lock);
 }
 
 void clmem__cache_forget(struct import_cache *c, struct cache_entry **entry)
 {
-    struct cache_entry *e;
+    /* Read before taking a lock, to find the shard: *entry was written
+     * (under the shard's lock) before the import's first handle was
+     * returned, and only the anchor's release, which runs once, forgets
+     * it. */
+    struct cache_entry *e = *entry, **p;
+    struct cache_shard *s;
 
-    pthread_mutex_lock(&c->lock);
-    e = *entry;
-    if (e) {
-        struct cache_entry **p = &c->buckets[bucket_of(&e->key)];
-        while (*p != e)
-            p = &(*p)->next;
-        *p = e->next;
-        *entry = NULL;
-    }
-    pthread_mutex_unlock(&c->lock);
+    if (!e)
+        return;
+    s = shard_of(c, e->hash);
+    pthread_rwlock_wrlock(&s->lock);
+    p = &s->buckets[bucket_of(s, e->hash)];
+    while (*p != e)
+        p = &(*p)->next;
+    *p = e->next;
+    s->entry_count--;
+    *entry = NULL;
+    pthread_rwlock_unlock(&s->lock);
     free(e);
 }

@@ -4,13 +4,30 @@
  * points at its import's anchor weakly and the anchor's release removes it,
  * so the cache holds only live imports and never grows past them. It knows
  * nothing of imports beyond that pointer: what a hit adds to the import
- * (its queue, its Vulkan keepalive) is import.c's. */
+ * (its queue, its Vulkan keepalive) is import.c's.
+ *
+ * Costs stay flat as imports and threads are added (clmem-bench (k)):
+ *  - the hash covers the whole key, so keys that differ in one field only
+ *    (the size of ranges at offset 0, the flags, the path, the row pitch)
+ *    land in different buckets;
+ *  - the table is CACHE_SHARDS shards, each with its own lock and its own
+ *    bucket array, which doubles when the shard holds more entries than
+ *    buckets: a lookup walks about one entry whatever the number of live
+ *    imports;
+ *  - a lookup takes its shard's lock for reading only, so hits on one
+ *    shard run side by side, and a writer (an import, a teardown) blocks
+ *    only the hits of its own shard, never the whole bridge. Each shard is
+ *    on its own cache lines, so threads on different shards share nothing.
+ * Memory: CACHE_SHARDS * 64 bytes in the bridge (4 KiB), plus one bucket
+ * pointer per live entry at most twice over, plus the entries. A shard's
+ * bucket array does not shrink when imports go (it stays at its peak). */
 #ifndef CLMEM_CACHE_H
 #define CLMEM_CACHE_H
 #include "clmem-bridge.h"
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 struct bridge_import;
 struct cache_entry;
@@ -31,29 +48,43 @@ struct cache_key {
     uint32_t image_width, image_height;
 };
 
-#define CACHE_BUCKETS 64
+/* The cache-line size the shards (and handles, lib/handle.c) are laid out
+ * for: 64 bytes on x86-64 and most AArch64 cores. */
+#define CACHE_LINE 64
+#define CACHE_SHARDS 64 /* a power of two */
+
+struct cache_shard {
+    _Alignas(CACHE_LINE) pthread_rwlock_t lock; /* readers: lookups; writers: insert, forget, growth */
+    struct cache_entry **buckets;               /* bucket_count heads, or NULL before the first insert */
+    size_t bucket_count;                        /* a power of two, or 0 */
+    size_t entry_count;
+};
 
 struct import_cache {
     bool enabled;
-    pthread_mutex_t lock;
-    struct cache_entry *buckets[CACHE_BUCKETS];
+    struct cache_shard shards[CACHE_SHARDS];
 };
 
+/* The bridge that holds the cache must be allocated CACHE_LINE-aligned
+ * (bridge.c uses aligned_alloc) for the shards to sit on their own lines. */
 void clmem__cache_init(struct import_cache *c, bool enabled);
 void clmem__cache_destroy(struct import_cache *c); /* empty by then: every import took its entry */
 
 /* On a hit, returns the live import and stores a new reference on its
- * anchor in *anchor_out; NULL on a miss (or when the cache is off). */
+ * anchor in *anchor_out; NULL on a miss (or when the cache is off). Takes
+ * one shard's lock for reading. */
 struct bridge_import *clmem__cache_lookup(struct import_cache *c, const struct cache_key *key,
                                           clmem_keepalive **anchor_out);
 
 /* List a new import whose handles hold `anchor` (weakly). Best effort: when
  * the cache is off or an entry cannot be allocated, the import is just not
- * cached. *entry_out is what clmem__cache_forget takes later (NULL when not
- * listed); it is written under the cache lock. */
+ * cached (and when the shard's buckets cannot grow, they stay as they are).
+ * *entry_out is what clmem__cache_forget takes later (NULL when not
+ * listed); it is written under the shard's lock. */
 void clmem__cache_insert(struct import_cache *c, const struct cache_key *key, struct bridge_import *rec,
                          clmem_keepalive *anchor, struct cache_entry **entry_out);
 
 /* Remove the entry, if any (from the anchor's release). */
 void clmem__cache_forget(struct import_cache *c, struct cache_entry **entry);
+
 #endif

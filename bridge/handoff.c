@@ -11,6 +11,7 @@
 #include "fault.h"
 #include "import.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -50,12 +51,82 @@ static bool import_has_queue(struct bridge_import *rec, cl_command_queue queue)
     return listed;
 }
 
+/* The duplicate check of a call's records. Up to HANDOFF_STACK entries a
+ * pairwise scan as each entry is checked (at most 120 comparisons, no
+ * allocation); above that, one pass through an open-addressing table of
+ * the records seen, so that K = 256 costs a few microseconds rather than
+ * K * K / 2 comparisons. */
+
+/* Is rec among recs[0, i)? *k_out: where. */
+static bool duplicate_before(struct bridge_import *const *recs, cl_uint i, const struct bridge_import *rec,
+                             cl_uint *k_out)
+{
+    for (cl_uint k = 0; k < i; k++)
+        if (recs[k] == rec) {
+            *k_out = k;
+            return true;
+        }
+    return false;
+}
+
+struct seen_rec {
+    const struct bridge_import *rec; /* NULL: a free slot */
+    cl_uint entry;                   /* where it was first */
+};
+
+/* Is any record in recs[0, count) twice? Then *i_out is the lowest entry
+ * that repeats an earlier one and *k_out that record's first entry: what
+ * the pairwise scan reports. The table holds at least twice as many slots
+ * as entries, so probes stay short. When it cannot be allocated, the
+ * pairwise scan itself (slow, but the answer is the same). */
+static bool first_duplicate(struct bridge_import *const *recs, cl_uint count, cl_uint *k_out, cl_uint *i_out)
+{
+    size_t slots = 32;
+    struct seen_rec *seen;
+    bool found = false;
+
+    while (slots < 2 * (size_t)count)
+        slots *= 2;
+    if (!(seen = calloc(slots, sizeof *seen))) {
+        for (cl_uint i = 1; i < count; i++)
+            if (duplicate_before(recs, i, recs[i], k_out)) {
+                *i_out = i;
+                return true;
+            }
+        return false;
+    }
+    for (cl_uint i = 0; i < count && !found; i++) {
+        /* records are heap pointers: drop the alignment bits, then spread */
+        size_t j = (size_t)(((uint64_t)(uintptr_t)recs[i] >> 4) * 0x9E3779B97F4A7C15ull >> 32) & (slots - 1);
+        while (seen[j].rec && seen[j].rec != recs[i])
+            j = (j + 1) & (slots - 1);
+        if (seen[j].rec) {
+            *k_out = seen[j].entry;
+            *i_out = i;
+            found = true;
+        } else {
+            seen[j] = (struct seen_rec){recs[i], i};
+        }
+    }
+    free(seen);
+    return found;
+}
+
+static clmem_status duplicate_error(cl_uint k, cl_uint i)
+{
+    return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                           "Entries %u and %u are the same imported memory (handles of one import share one state): "
+                           "list it once.",
+                           (unsigned)k, (unsigned)i);
+}
+
 clmem_status clmem__handoff_check(const clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
                                   cl_command_queue queue, struct bridge_import **recs_out)
 {
     char label[32];
+    cl_uint k = 0, i;
 
-    for (cl_uint i = 0; i < count; i++) {
+    for (i = 0; i < count; i++) {
         const clmem_handle *h = handles[i];
         struct bridge_import *rec;
 
@@ -86,14 +157,16 @@ clmem_status clmem__handoff_check(const clmem_bridge *b, cl_uint count, const cl
                                    "clmem_bridge_handle_for_queue(), so that the import's teardown waits for that "
                                    "queue too.",
                                    entry_label(count, i, label, sizeof label), (void *)queue);
-        for (cl_uint k = 0; k < i; k++)
-            if (recs_out[k] == rec)
-                return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                       "Entries %u and %u are the same imported memory (handles of one import "
-                                       "share one state): list it once.",
-                                       (unsigned)k, (unsigned)i);
+        if (count <= HANDOFF_STACK && duplicate_before(recs_out, i, rec, &k))
+            return duplicate_error(k, i);
         recs_out[i] = rec;
     }
+    /* Longer lists: the duplicates in one pass, O(K). The first reported
+     * is the one the pairwise scan above would have found (but
+     * an entry that fails its own checks is reported first, wherever it
+     * is in the list). */
+    if (count > HANDOFF_STACK && first_duplicate(recs_out, count, &k, &i))
+        return duplicate_error(k, i);
     return CLMEM_OK;
 }
 

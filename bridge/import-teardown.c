@@ -46,7 +46,7 @@ static void record_free(struct bridge_import *rec)
         clReleaseCommandQueue(rec->queues[i]);
     free(rec->markers);
     free(rec->queues);
-    free(rec->vk_anchors);
+    clmem__anchor_set_drop_all(&rec->vk_anchors); /* empty unless (c) never came */
     pthread_mutex_destroy(&rec->lock);
     if (listed) /* off the bridge's list; drops the record's bridge reference with the count */
         clmem__bridge_import_gone(b, rec);
@@ -69,9 +69,7 @@ void clmem__import_put(struct bridge_import *rec)
 static void after_destroyed(struct bridge_import *rec)
 {
     rec->ops->after_destroy(rec);
-    for (unsigned i = 0; i < rec->vk_anchor_count; i++)
-        clmem_keepalive_unref(rec->vk_anchors[i]);
-    rec->vk_anchor_count = 0;
+    clmem__anchor_set_drop_all(&rec->vk_anchors);
     clmem__import_put(rec);
 }
 

@@ -88,31 +88,17 @@ clmem_status clmem__import_add_queue(struct bridge_import *rec, cl_command_queue
     return s;
 }
 
-/* Hold one more Vulkan keepalive until OpenCL destroyed the cl_mem (a cache
- * hit's own, so that each caller's memory is held as its import promised). */
+/* Hold a Vulkan keepalive until OpenCL destroyed the cl_mem: the import's
+ * own, and a cache hit's when it is not held already (anchor-set.h: a hit
+ * with a held anchor costs a lookup and no memory). */
 static clmem_status import_hold_vk(struct bridge_import *rec, clmem_keepalive *vk_keepalive)
 {
-    clmem_status s = CLMEM_OK;
-    bool held = false;
+    clmem_status s;
 
     if (!vk_keepalive)
         return CLMEM_OK;
     pthread_mutex_lock(&rec->lock);
-    for (unsigned i = 0; i < rec->vk_anchor_count && !held; i++)
-        held = rec->vk_anchors[i] == vk_keepalive;
-    if (!held) {
-        clmem_keepalive **grown =
-            FAULT("import_anchor_list")
-                ? NULL
-                : realloc(rec->vk_anchors, (rec->vk_anchor_count + 1) * sizeof *rec->vk_anchors);
-        if (grown) {
-            rec->vk_anchors = grown;
-            rec->vk_anchors[rec->vk_anchor_count++] = clmem_keepalive_ref(vk_keepalive);
-        } else {
-            s = clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0,
-                                "Holding the import's Vulkan keepalive failed.");
-        }
-    }
+    s = clmem__anchor_set_hold(&rec->vk_anchors, vk_keepalive);
     pthread_mutex_unlock(&rec->lock);
     return s;
 }

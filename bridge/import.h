@@ -7,6 +7,7 @@
  * import took. */
 #ifndef CLMEM_IMPORT_H
 #define CLMEM_IMPORT_H
+#include "anchor-set.h"
 #include "bridge.h"
 
 #include <pthread.h>
@@ -92,11 +93,10 @@ struct bridge_import {
     cl_command_queue acquired_on; /* the queue of that acquire (one of queues[]) */
     atomic_bool in_ring;          /* a frame of a ring (frame-ring.c), which alone hands it over */
 
-    pthread_mutex_t lock;          /* guards the two lists below */
+    pthread_mutex_t lock;          /* guards the queue list and the anchor set below */
     cl_command_queue *queues;      /* retained: every queue a handle was made for */
     unsigned queue_count;
-    clmem_keepalive **vk_anchors;  /* held until OpenCL destroyed the cl_mem */
-    unsigned vk_anchor_count;
+    struct anchor_set vk_anchors;  /* each distinct Vulkan keepalive once, held until OpenCL destroyed the cl_mem */
 
     /* path state */
     int caller_fd;             /* import_fd: the caller's fd, closed after destruction; else -1 */

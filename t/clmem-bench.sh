@@ -3,7 +3,8 @@
 # correctness check passed) and writes a CSV row for each measure and
 # variant at each size, for each 1920x1080 image frame it could make, and
 # for its small batch run (--batches 1,4 in a ring of 2) a row per handoff,
-# batch size and variant, every row with the same 10 columns. No timing is
+# batch size and variant, and (k)'s scaling rows with their verdicts, every
+# row with the same 10 columns. No timing is
 # asserted: machines are noisy. A CLMEM_VK_DEVICE that names no device is
 # an error (exit 1), not a skip.
 #
@@ -29,7 +30,7 @@ if test "$rc" -eq 77; then
     exit 0
 fi
 
-echo "1..10"
+echo "1..11"
 n=0
 check() {
     n=$((n + 1))
@@ -60,7 +61,7 @@ awk -F, 'NR > 1 {
         if (NF != 10 || $1 !~ /^[0-9]+$/ || $7 !~ /^[1-9][0-9]*$/ || $9 !~ /^[0-9]+$/ || $10 !~ /^[0-9]+$/) bad++
         num = $2 == "import_overhead" ? "^-?[0-9]+[.][0-9]+$" : "^[0-9]+[.][0-9]+$"
         for (i = 4; i <= 6; i++) if ($i !~ num) bad++
-        if ($2 ~ /^(ring_|batch_)/) next
+        if ($2 ~ /^(ring_|batch_|scaling_)/) next
         if ($9 != ($2 ~ /import/ ? 0 : 1) || $10 != 0) bad++
         if ($2 ~ /^frame_/) next
         seen[$1 "," $2 "," $3] = 1; sizes[$1] = 1
@@ -74,7 +75,7 @@ awk -F, 'NR > 1 {
 check $? "the CSV has a row for each measure and variant at each size"
 
 # Three sizes in --quick (4K, 1M, 16M), unless a size did not fit.
-rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|ring_[a-z]+|batch_staged_copy),' "$tmp/x.csv")
+rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|ring_[a-z]+|batch_staged_copy|scaling_[a-z_]+),' "$tmp/x.csv")
 skipped=$(grep -c '^size .*: skipped' "$tmp/out")
 test "$rows" -eq $(( (3 - skipped) * 9 ))
 check $? "--quick ran 3 sizes ($rows rows, $skipped sizes skipped)"
@@ -132,6 +133,26 @@ check $? "the batch table is printed"
 grep -Eq '^first \(import.s handle\) +[0-9.]+ +[0-9.]+ +[0-9.]+  (met|missed)$' "$tmp/out" &&
     grep -Eq '^last \(starts the teardown\) +[0-9.]+ +[0-9.]+ +[0-9.]+  (met|missed)$' "$tmp/out"
 check $? "the unref table (h) is printed: the first and the last unref, with the 1 ms target met or missed"
+
+# (k): every scaling row, at two points or more, its verdict in the
+# variant column (the same on each of its rows), batch and ring 0; and the
+# table names each row's verdict. No number is judged.
+awk -F, 'NR > 1 && $2 ~ /^scaling_/ {
+        if ($3 !~ /^(flat|sublinear|linear|worse|one-point)$/ || $9 != 0 || $10 != 0) bad++
+        if (($2 in verdict) && verdict[$2] != $3) bad++
+        verdict[$2] = $3; points[$2]++
+    }
+    END {
+        n = split("hit_ranges hit_sizes hit_fresh_anchor threads_one_bridge threads_own_bridge handles_adjacent " \
+                  "handles_own last_unref acquire_check acquire_many", want, " ")
+        for (i = 1; i <= n; i++)
+            if (points["scaling_" want[i]] < 2 && !(want[i] ~ /^(threads|handles)/ && points["scaling_" want[i]] == 1)) {
+                print "# missing scaling_" want[i]; bad++
+            }
+        exit bad != 0
+    }' "$tmp/x.csv" >"$tmp/bad" 2>&1 &&
+    grep -Eq '^cache hit \+ unref vs live imports, keys differing in size +(flat|sublinear|linear|worse) ' "$tmp/out"
+check $? "(k) scaling: every row in the CSV with its verdict, and in the table"
 
 # Stops in its set-up, before measuring anything.
 CLMEM_VK_DEVICE=99 "$tool" --quick --csv "$tmp/bad.csv" --png "$tmp/bad.png" >"$tmp/bad" 2>&1

@@ -62,6 +62,12 @@ static void usage(FILE *out)
             "                     device, 4K with --quick)\n"
             "  --quick            a smoke test: sizes 4K, 1M, 16M, 3 reps, 20 frames, 2 blocks, and a\n"
             "                     batch run (batches 1,4, ring size 2) unless --batches says otherwise\n"
+            "  --scaling-only     run only (k), the scaling rows (the cache against live imports, hits\n"
+            "                     with fresh anchors, threads, queues, acquire_many's count)\n"
+            "  --scale-imports N  (k)'s largest count of live imports (default 10000; 1000 on a CPU\n"
+            "                     OpenCL device; 100 with --quick)\n"
+            "  --scale-threads T  (k)'s largest thread count (default: the online CPUs, at most 16;\n"
+            "                     at most 2 with --quick; up to 64)\n"
             "  --csv FILE         where the CSV goes (default clmem-bench.csv)\n"
             "  --png FILE         where the plot goes when gnuplot is on PATH (default clmem-bench.png)\n"
             "  --validate         enable the Vulkan validation layer (off by default: it slows Vulkan calls)\n"
@@ -75,7 +81,10 @@ static void usage(FILE *out)
             "measures, 0 for the imports), ring (batches in flight; 0 outside a ring). The CSV is\n"
             "rewritten after every size. The (g) image frames add rows frame_staged_copy_WxH_FMT\n"
             "(baseline) and frame_handoff_WxH_FMT (clmem), size_bytes the frame's bytes, batch 1, ring 0;\n"
-            "--quick runs 1920x1080 only.\n"
+            "--quick runs 1920x1080 only. The (k) rows are scaling_ROW, size_bytes the point's x (live\n"
+            "imports, hits, threads, queues or handles), variant the row's verdict (flat, sublinear,\n"
+            "linear, worse), the times per operation, frames_per_rep the operations per sample, batch 0,\n"
+            "ring 0.\n"
             "\n"
             "Environment: CLMEM_VK_DEVICE picks the Vulkan device: an index (all digits), a deviceUUID\n"
             "(32 hex digits, dashes optional) or a substring of its name (tools/vkctx.h).\n"
@@ -176,6 +185,15 @@ void parse_options(int argc, char **argv, struct options *o)
                 fprintf(stderr, "clmem-bench: --batch-frame-size: '%s' is not a size of at least 8 bytes, a "
                                 "multiple of 4\n",
                         v);
+                exit(2);
+            }
+        } else if (strcmp(argv[i], "--scaling-only") == 0) {
+            o->scaling_only = true;
+        } else if ((v = option_value(argc, argv, &i, "--scale-imports"))) {
+            o->scale_imports = parse_count(v, "--scale-imports");
+        } else if ((v = option_value(argc, argv, &i, "--scale-threads"))) {
+            if ((o->scale_threads = parse_count(v, "--scale-threads")) > 64) {
+                fprintf(stderr, "clmem-bench: --scale-threads takes 1 to 64, not %s\n", v);
                 exit(2);
             }
         } else if ((v = option_value(argc, argv, &i, "--csv"))) {

@@ -96,6 +96,19 @@ struct size_result {
 
 /* ---------------------------------------------------------------- options */
 
+/* (k) scaling (scaling.c): how far each of its rows goes, and how long. */
+struct scale_plan {
+    int max_imports; /* N: live imports, 1 to this by powers of 10 */
+    int fresh_hits;  /* hits with a fresh anchor each (first and last 1000 timed) */
+    int max_threads; /* T: 1 to this by powers of 2 */
+    int max_queues;  /* Q: 1 to this by powers of 2 (at most 16) */
+    int max_batch;   /* K: 2, 16, 64, 256 up to this */
+    int ops;         /* hits per timed block (hits vs N) */
+    int thread_ops;  /* hits per thread per block (ref/unref: ten times as many) */
+    int blocks;      /* timed blocks per point */
+    int reps;        /* reps per point of the last unref (acquire_many: twice as many) */
+};
+
 struct options {
     uint64_t sizes[MAX_SIZES];
     int nsizes;        /* > 0 when --sizes was given */
@@ -113,6 +126,10 @@ struct options {
     int rings[8];
     int nrings;
     uint64_t batch_frame_size; /* 0: by device */
+    /* (k): --scaling-only, --scale-imports, --scale-threads (0: by device) */
+    bool scaling_only;
+    int scale_imports;
+    int scale_threads;
 };
 
 /* ---------------------------------------------------------------- state */
@@ -378,6 +395,11 @@ void print_frames(void);
 /* unref.c */
 void run_unref(struct bench *b, int reps);
 void print_unref(void);
+
+/* scaling.c */
+void run_scaling(struct bench *b, const struct scale_plan *plan);
+void print_scaling(void);
+void write_scaling_csv(FILE *f);
 
 /* batches.c */
 VkQueue handoff_queue(const struct batch_ctx *c);

@@ -58,5 +58,6 @@ bool write_csv(const char *path, const struct size_result *res, int n, const str
                                 x->frames_per_rep, br->points[i].batch, br->points[i].ring);
                 }
     }
+    write_scaling_csv(f);
     return fclose(f) == 0;
 }

@@ -26,6 +26,10 @@
  * (clmem_bridge_import_vk_image), interleaved rep by rep.
  * Then (h) clmem_handle_unref while a kernel on the memory is pending
  * (target: under 1 ms each, tools/bench/unref.c).
+ * Then (k) scaling: how a cache hit's cost grows with the live imports and
+ * the re-imports, hits and handle references with threads, the last unref
+ * with queues, and acquire_many with its count (tools/bench/scaling.c;
+ * --scaling-only runs it alone).
  * Then the ratios (a)/(d), (a)/(e) and clmem vs raw, a CSV and, when
  * gnuplot is on PATH, a PNG.
  *
@@ -66,6 +70,32 @@ static const char *size_unfit(const struct bench *b, uint64_t size, char *why, s
     return why;
 }
 
+/* (k)'s reach: the issue's figures on a GPU (N = 10 000, 16 threads), a
+ * few seconds' worth on a CPU OpenCL device, a smoke test with --quick. */
+static struct scale_plan scale_plan_for(const struct bench *b, const struct options *o)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus;
+    struct scale_plan p = {.max_imports = b->cpu_device ? 1000 : 10000,
+                           .fresh_hits = b->cpu_device ? 2000 : 10000,
+                           .max_threads = threads,
+                           .max_queues = 16,
+                           .max_batch = 256,
+                           .ops = b->cpu_device ? 5000 : 20000,
+                           .thread_ops = b->cpu_device ? 5000 : 20000,
+                           .blocks = 5,
+                           .reps = b->cpu_device ? 10 : 20};
+    if (o->quick)
+        p = (struct scale_plan){.max_imports = 100, .fresh_hits = 200, .max_threads = threads < 2 ? threads : 2,
+                                .max_queues = 4, .max_batch = 64, .ops = 500, .thread_ops = 500, .blocks = 3,
+                                .reps = 3};
+    if (o->scale_imports)
+        p.max_imports = o->scale_imports;
+    if (o->scale_threads)
+        p.max_threads = o->scale_threads;
+    return p;
+}
+
 int main(int argc, char **argv)
 {
     static struct bench b;
@@ -102,7 +132,7 @@ int main(int argc, char **argv)
     results = calloc((size_t)(nsizes ? nsizes : 1), sizeof *results);
     if (!results)
         die("out of memory");
-    for (int i = 0; i < nsizes; i++) {
+    for (int i = 0; i < nsizes && !o.scaling_only; i++) {
         struct size_run s = {.size = sizes[i]};
         if (size_unfit(&b, sizes[i], why, sizeof why)) {
             printf("\nsize %s: skipped, %s\n", size_text(sizes[i], sz, sizeof sz), why);
@@ -121,14 +151,23 @@ int main(int argc, char **argv)
         write_csv(o.csv, results, nresults, NULL);
     }
 
-    run_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : 20);
-    write_csv(o.csv, results, nresults, NULL); /* as after a size: the frames survive a batch run that dies */
-    run_unref(&b, o.quick ? 20 : 200);
-    print_tables(results, nresults);
-    print_import_overhead(results, nresults);
-    print_frames();
-    print_unref();
-    if (o.nbatches) {
+    if (!o.scaling_only) {
+        run_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : 20);
+        write_csv(o.csv, results, nresults, NULL); /* as after a size: the frames survive a batch run that dies */
+        run_unref(&b, o.quick ? 20 : 200);
+    }
+    {
+        struct scale_plan plan = scale_plan_for(&b, &o);
+        run_scaling(&b, &plan);
+    }
+    if (!o.scaling_only) {
+        print_tables(results, nresults);
+        print_import_overhead(results, nresults);
+        print_frames();
+        print_unref();
+    }
+    print_scaling();
+    if (o.nbatches && !o.scaling_only) {
         run_batches(&b, &o, &batches);
         print_batch_table(&batches);
     }
@@ -138,6 +177,8 @@ int main(int argc, char **argv)
         fail(&b, "writing the CSV %s failed", o.csv);
     if (!on_path("gnuplot"))
         printf("PNG: skipped, gnuplot is not on PATH (tools/bench-plot.sh plots the CSV elsewhere)\n");
+    else if (o.scaling_only)
+        printf("PNG: none for --scaling-only\n");
     else if (write_png(&b, o.png, results, nresults))
         printf("PNG: %s\n", o.png);
     else

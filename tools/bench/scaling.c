@@ -1,0 +1,563 @@
+/* clmem-bench: (k) how the bridge's costs grow with the work: live
+ * imports, re-imports, threads, queues and handles per call (issue 20).
+ *
+ * Each row is one cost measured at several points x, and its verdict is
+ * the shape of the cost against x: the slope s of log(cost) against
+ * log(x) between the first and last point. flat: s < 0.15 (the cost does
+ * not grow); sublinear: s < 0.8; linear: s <= 1.2 (the cost grows as x);
+ * worse: s > 1.2. Every cost is per operation, so that "flat" is the goal
+ * for every row but acquire_many's whole call, which handles K entries
+ * and is expected to be linear (quadratic reads "worse"):
+ *   hit_ranges        a cache hit plus its unref with N imports of distinct
+ *                     ranges live (the hits cycle through the N keys);
+ *   hit_sizes         the same where the N keys differ only in size (one
+ *                     allocation, offset 0);
+ *   hit_fresh_anchor  a hit (plus its unref) passing a new vk_keepalive each
+ *                     time, over the first 1000 hits and over the last 1000
+ *                     of N hits on one import;
+ *   threads_one_bridge   hits (plus unref) from T threads, each on its own
+ *                     import and queue, all on one bridge: the time per hit
+ *                     that each thread sees (flat when throughput grows as
+ *                     T; the table shows the throughput's scale too);
+ *   threads_own_bridge   the same with a bridge per thread;
+ *   handles_adjacent  clmem_handle_ref + unref from T threads, each on its own
+ *                     handle, the handles allocated one after another;
+ *   handles_own       the same, each thread's handle allocated by the thread;
+ *   last_unref        the last clmem_handle_unref of an import with handles on
+ *                     Q queues (the teardown's start; nothing pending);
+ *   acquire_check     acquire_many of K handles whose last entry repeats the
+ *                     first: rejected after every entry was checked, nothing
+ *                     enqueued (the check alone);
+ *   acquire_many      acquire_many of K distinct handles (release_many untimed).
+ * Targets (the issue's, for the H200) are printed beside the rows they
+ * belong to; on another machine they are a reference, not a verdict. */
+#include "bench.h"
+
+#include <math.h>
+#include <pthread.h>
+
+#define MAX_POINTS 8
+#define MAX_THREADS 64
+#define MAX_QUEUES 16
+
+struct scale_row {
+    const char *key;   /* CSV measure: scaling_<key> */
+    const char *label; /* the table's */
+    const char *x_name;
+    const char *target;
+    bool throughput;   /* threads: also print the throughput's scale against x = 1 */
+    int n;
+    int x[MAX_POINTS];
+    struct summary s[MAX_POINTS]; /* microseconds per operation */
+};
+
+enum { R_HIT_RANGES, R_HIT_SIZES, R_FRESH, R_THREADS_ONE, R_THREADS_OWN, R_HANDLES_ADJ, R_HANDLES_OWN,
+       R_LAST_UNREF, R_ACQ_CHECK, R_ACQ_MANY, R_COUNT };
+
+static struct scale_row rows[R_COUNT] = {
+    {"hit_ranges", "cache hit + unref vs live imports, distinct ranges", "N", "<= 0.2 us at N = 10000", false, 0, {0}, {{0}}},
+    {"hit_sizes", "cache hit + unref vs live imports, keys differing in size", "N", "<= 0.2 us at N = 10000", false, 0, {0}, {{0}}},
+    {"hit_fresh_anchor", "cache hit with a fresh anchor, by hit count", "hits", "last = first", false, 0, {0}, {{0}}},
+    {"threads_one_bridge", "cache hit + unref per thread, one bridge", "T", ">= x12 at T = 16", true, 0, {0}, {{0}}},
+    {"threads_own_bridge", "cache hit + unref per thread, a bridge each", "T", "", true, 0, {0}, {{0}}},
+    {"handles_adjacent", "handle ref + unref per thread, adjacent handles", "T", ">= x14 at T = 16", true, 0, {0}, {{0}}},
+    {"handles_own", "handle ref + unref per thread, own handles", "T", "", true, 0, {0}, {{0}}},
+    {"last_unref", "last unref with handles on Q queues", "Q", "<= 20 us at Q = 16", false, 0, {0}, {{0}}},
+    {"acquire_check", "acquire_many rejected at its duplicate check", "K", "<= 5 us at K = 256", false, 0, {0}, {{0}}},
+    {"acquire_many", "acquire_many of K handles", "K", "linear", false, 0, {0}, {{0}}},
+};
+static bool scaling_ran;
+
+/* ----------------------------------------------------------- verdicts */
+
+static double slope_of(const struct scale_row *r)
+{
+    double c0 = r->s[0].median, c1 = r->s[r->n - 1].median;
+    if (r->n < 2 || r->x[r->n - 1] <= r->x[0] || c0 <= 0 || c1 <= 0)
+        return 0;
+    return log(c1 / c0) / log((double)r->x[r->n - 1] / r->x[0]);
+}
+
+static const char *verdict_of(const struct scale_row *r)
+{
+    double s = slope_of(r);
+    if (r->n < 2)
+        return "one-point";
+    return s < 0.15 ? "flat" : s < 0.8 ? "sublinear" : s <= 1.2 ? "linear" : "worse";
+}
+
+static void add_point(int row, int x, double *v, int n, int ops_per_sample)
+{
+    struct scale_row *r = &rows[row];
+    if (r->n == MAX_POINTS)
+        return;
+    r->x[r->n] = x;
+    r->s[r->n] = summarize(v, n, ops_per_sample);
+    r->n++;
+}
+
+/* --------------------------------------------------------------- setup */
+
+struct scale_ctx {
+    struct bench *b;
+    struct scale_plan plan;
+    clmem_bridge *bridge;        /* (k)'s own, with the cache: clmem_bridge_finish settles it between rows
+                                    (the bench's has the semaphores of (e)) */
+    uint64_t align;              /* bytes between ranges: CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least 256 */
+    struct anchored_buf *mem[2]; /* [0] distinct ranges, [1] sizes; owned by their anchors */
+    clmem_keepalive *anchor[2];
+    cl_command_queue queues[MAX_THREADS > MAX_QUEUES ? MAX_THREADS : MAX_QUEUES];
+    int nqueues;
+};
+
+static void noop_release(void *user)
+{
+    (void)user;
+}
+
+static void scale_buf(struct scale_ctx *c, int i, uint64_t size)
+{
+    struct anchored_buf *a = calloc(1, sizeof *a);
+    if (!a)
+        die("out of memory");
+    shared_buf_create(c->b, &a->buf, size);
+    a->bridge = c->b->bridge; /* the bench's, which outlives every anchor */
+    atomic_init(&a->freed, 0);
+    c->mem[i] = a;
+    if (!(c->anchor[i] = clmem_keepalive_new(anchored_buf_release, a)))
+        die("clmem_keepalive_new failed");
+}
+
+/* Key i of memory `which`. 0: [i * align, +align); 1: [0, (i + 1) * align). */
+static clmem_status import_key(struct scale_ctx *c, clmem_bridge *br, int which, int i, clmem_keepalive *anchor,
+                               cl_command_queue q, clmem_handle **out)
+{
+    uint64_t offset = which ? 0 : (uint64_t)i * c->align, size = which ? (uint64_t)(i + 1) * c->align : c->align;
+    return clmem_bridge_import_vk(br, &c->mem[which]->buf.mem, offset, size, c->b->path, anchor, q,
+                                  CL_MEM_READ_WRITE, out);
+}
+
+static void settle(clmem_bridge *br)
+{
+    check_clmem(clmem_bridge_finish(br, FINISH_TIMEOUT_NS), "clmem_bridge_finish((k) scaling)");
+}
+
+/* ------------------------------------------------- hits vs live imports */
+
+static void hits_vs_live(struct scale_ctx *c, int which, int row)
+{
+    int max_n = c->plan.max_imports, ops = c->plan.ops, blocks = c->plan.blocks;
+    clmem_handle **live = calloc((size_t)max_n, sizeof *live);
+    double *v = calloc((size_t)blocks, sizeof *v);
+    int have = 0;
+
+    if (!live || !v)
+        die("out of memory");
+    for (int n = 1;; n = n * 10 < max_n ? n * 10 : max_n) {
+        for (; have < n; have++)
+            check_clmem(import_key(c, c->bridge, which, have, c->anchor[which], c->b->queue, &live[have]),
+                        "clmem_bridge_import_vk((k) live import)");
+        for (int k = 0; k < blocks; k++) {
+            double t0 = now_us();
+            for (int r = 0; r < ops; r++) {
+                /* a stride through the keys, so that consecutive hits are not neighbours */
+                int i = (int)(((long long)r * 7919) % n);
+                clmem_handle *h = NULL;
+                check_clmem(import_key(c, c->bridge, which, i, c->anchor[which], c->b->queue, &h),
+                            "clmem_bridge_import_vk((k) hit)");
+                if (clmem_handle_mem(h) != clmem_handle_mem(live[i]))
+                    fail(c->b, "(k): a re-import of key %d with %d live was not a hit on its import", i, n);
+                clmem_handle_unref(h);
+            }
+            v[k] = (now_us() - t0) / ops;
+        }
+        add_point(row, n, v, blocks, ops);
+        if (n == max_n)
+            break;
+    }
+    for (int i = 0; i < have; i++)
+        clmem_handle_unref(live[i]);
+    settle(c->bridge);
+    free(live);
+    free(v);
+}
+
+/* `total` hits on one import, each with a new anchor: the first 1000 and
+ * the last 1000 timed, in 10 slices each. */
+static void hits_fresh_anchors(struct scale_ctx *c)
+{
+    int total = c->plan.fresh_hits, window = total / 2 < 1000 ? total / 2 : 1000, slice = window / 10;
+    double v[2][10];
+    clmem_handle *h0 = NULL;
+
+    check_clmem(import_key(c, c->bridge, 0, 0, c->anchor[0], c->b->queue, &h0), "clmem_bridge_import_vk((k))");
+    for (int done = 0, s = 0; done + slice <= total; done += slice, s++) {
+        int w = done < window ? 0 : done >= total - window ? 1 : -1;
+        double t0 = now_us();
+        for (int r = 0; r < slice; r++) {
+            clmem_keepalive *fresh = clmem_keepalive_new(noop_release, NULL);
+            clmem_handle *h = NULL;
+            if (!fresh)
+                die("clmem_keepalive_new failed");
+            check_clmem(import_key(c, c->bridge, 0, 0, fresh, c->b->queue, &h),
+                        "clmem_bridge_import_vk((k) fresh anchor)");
+            clmem_keepalive_unref(fresh);
+            clmem_handle_unref(h);
+        }
+        if (w >= 0)
+            v[w][w == 0 ? s : s - (total - window) / slice] = (now_us() - t0) / slice;
+    }
+    add_point(R_FRESH, window, v[0], 10, slice);
+    add_point(R_FRESH, total, v[1], 10, slice);
+    clmem_handle_unref(h0);
+    settle(c->bridge);
+}
+
+/* --------------------------------------------------------------- threads */
+
+struct worker {
+    pthread_t thread;
+    struct scale_ctx *c;
+    clmem_bridge *bridge;  /* hits: the bridge they go through */
+    cl_command_queue queue;
+    int key;               /* hits: the thread's own key (a live import) */
+    clmem_handle *handle;  /* ref/unref: the thread's handle; NULL: the thread makes its own */
+    cl_mem mem;            /* what an own handle wraps */
+    int ops;
+    pthread_barrier_t *start;
+    double t_start, t_end; /* the thread's own clock around its loop */
+};
+
+static void *worker_run(void *arg)
+{
+    struct worker *w = arg;
+    clmem_handle *own = NULL;
+
+    if (!w->bridge && !w->handle) {
+        check_clmem(clmem_handle_wrap(w->mem, w->queue, 0, NULL, &own), "clmem_handle_wrap((k) own handle)");
+        w->handle = own;
+    }
+    pthread_barrier_wait(w->start);
+    w->t_start = now_us();
+    for (int r = 0; r < w->ops; r++) {
+        if (w->bridge) {
+            clmem_handle *h = NULL;
+            check_clmem(import_key(w->c, w->bridge, 0, w->key, w->c->anchor[0], w->queue, &h),
+                        "clmem_bridge_import_vk((k) thread hit)");
+            clmem_handle_unref(h);
+        } else {
+            clmem_handle_unref(clmem_handle_ref(w->handle));
+        }
+    }
+    w->t_end = now_us();
+    pthread_barrier_wait(w->start);
+    if (own)
+        clmem_handle_unref(own);
+    return NULL;
+}
+
+/* T threads doing w[i]'s work; the time per operation each thread saw:
+ * from the first thread's start to the last one's end, over ops. Taken by
+ * the threads themselves: the main thread may be descheduled after the
+ * barrier on a machine with fewer cores than threads. */
+static double run_workers(struct worker *w, int t)
+{
+    pthread_barrier_t start;
+    double t0, t1;
+
+    pthread_barrier_init(&start, NULL, (unsigned)t + 1);
+    for (int i = 0; i < t; i++) {
+        w[i].start = &start;
+        if (pthread_create(&w[i].thread, NULL, worker_run, &w[i]) != 0)
+            die("pthread_create failed");
+    }
+    pthread_barrier_wait(&start);
+    pthread_barrier_wait(&start);
+    for (int i = 0; i < t; i++)
+        pthread_join(w[i].thread, NULL);
+    pthread_barrier_destroy(&start);
+    t0 = w[0].t_start;
+    t1 = w[0].t_end;
+    for (int i = 1; i < t; i++) {
+        t0 = w[i].t_start < t0 ? w[i].t_start : t0;
+        t1 = w[i].t_end > t1 ? w[i].t_end : t1;
+    }
+    return (t1 - t0) / w[0].ops;
+}
+
+static clmem_bridge *bridge_like(struct bench *b)
+{
+    clmem_bridge_info info = {.size = sizeof info,
+                              .instance = b->vk.instance,
+                              .physical_device = b->vk.physical_device,
+                              .device = b->vk.device,
+                              .get_instance_proc_addr = b->vk.get_instance_proc_addr,
+                              .context = b->context,
+                              .cl_device = b->device,
+                              .flags = 0};
+    clmem_bridge *br = NULL;
+    check_clmem(clmem_bridge_create(&info, &br), "clmem_bridge_create((k) a bridge per thread)");
+    return br;
+}
+
+/* Hits from T threads, each on its own key and queue: through one bridge
+ * (own_bridge false) or a bridge each. */
+static void threads_hits(struct scale_ctx *c, bool own_bridge)
+{
+    int max_t = c->plan.max_threads, blocks = c->plan.blocks;
+    struct worker w[MAX_THREADS];
+    clmem_bridge *bridges[MAX_THREADS];
+    clmem_handle *live[MAX_THREADS];
+    double v[16];
+
+    for (int i = 0; i < max_t; i++) {
+        bridges[i] = own_bridge ? bridge_like(c->b) : clmem_bridge_ref(c->bridge);
+        check_clmem(import_key(c, bridges[i], 0, i, c->anchor[0], c->queues[i], &live[i]),
+                    "clmem_bridge_import_vk((k) thread's import)");
+    }
+    for (int t = 1; t <= max_t; t = t * 2 <= max_t ? t * 2 : max_t) {
+        for (int k = 0; k < blocks && k < 16; k++) {
+            for (int i = 0; i < t; i++)
+                w[i] = (struct worker){.c = c, .bridge = bridges[i], .queue = c->queues[i], .key = i,
+                                       .ops = c->plan.thread_ops};
+            v[k] = run_workers(w, t);
+        }
+        add_point(own_bridge ? R_THREADS_OWN : R_THREADS_ONE, t, v, blocks < 16 ? blocks : 16, c->plan.thread_ops);
+        if (t == max_t)
+            break;
+    }
+    for (int i = 0; i < max_t; i++)
+        clmem_handle_unref(live[i]);
+    for (int i = 0; i < max_t; i++) {
+        settle(bridges[i]);
+        clmem_bridge_unref(bridges[i]);
+    }
+}
+
+/* ref + unref from T threads on handles allocated one after another here
+ * (adjacent), or each by its thread (own). */
+static void threads_handles(struct scale_ctx *c, bool adjacent, cl_mem mem)
+{
+    int max_t = c->plan.max_threads, blocks = c->plan.blocks;
+    struct worker w[MAX_THREADS];
+    clmem_handle *h[MAX_THREADS] = {NULL};
+    double v[16];
+
+    for (int i = 0; adjacent && i < max_t; i++)
+        check_clmem(clmem_handle_wrap(mem, c->queues[i], 0, NULL, &h[i]), "clmem_handle_wrap((k) adjacent)");
+    for (int t = 1; t <= max_t; t = t * 2 <= max_t ? t * 2 : max_t) {
+        for (int k = 0; k < blocks && k < 16; k++) {
+            for (int i = 0; i < t; i++)
+                w[i] = (struct worker){.c = c, .queue = c->queues[i], .handle = h[i], .mem = mem,
+                                       .ops = c->plan.thread_ops * 10};
+            v[k] = run_workers(w, t);
+        }
+        add_point(adjacent ? R_HANDLES_ADJ : R_HANDLES_OWN, t, v, blocks < 16 ? blocks : 16, c->plan.thread_ops * 10);
+        if (t == max_t)
+            break;
+    }
+    for (int i = 0; i < max_t; i++)
+        clmem_handle_unref(h[i]);
+}
+
+/* ------------------------------------------------------ queues, batches */
+
+/* The last unref of an import with handles on Q queues (each rep a new
+ * import: the last one was torn down); the teardown finished, untimed. */
+static void last_unref_vs_queues(struct scale_ctx *c)
+{
+    int reps = c->plan.reps;
+    double *v = calloc((size_t)reps, sizeof *v);
+    if (!v)
+        die("out of memory");
+    for (int q = 1; q <= c->plan.max_queues; q = q * 2 <= c->plan.max_queues ? q * 2 : c->plan.max_queues) {
+        for (int r = 0; r < reps; r++) {
+            clmem_handle *h[MAX_QUEUES];
+            double t0;
+            check_clmem(import_key(c, c->bridge, 0, 0, c->anchor[0], c->queues[0], &h[0]),
+                        "clmem_bridge_import_vk((k) last unref)");
+            for (int i = 1; i < q; i++)
+                check_clmem(clmem_bridge_handle_for_queue(h[0], c->queues[i], &h[i]),
+                            "clmem_bridge_handle_for_queue((k))");
+            for (int i = 1; i < q; i++)
+                clmem_handle_unref(h[i]);
+            t0 = now_us();
+            clmem_handle_unref(h[0]);
+            v[r] = now_us() - t0;
+            settle(c->bridge);
+        }
+        add_point(R_LAST_UNREF, q, v, reps, 1);
+        if (q == c->plan.max_queues)
+            break;
+    }
+    free(v);
+}
+
+static void acquire_vs_count(struct scale_ctx *c)
+{
+    static const int counts[] = {2, 16, 64, 256};
+    int max_k = c->plan.max_batch, reps = c->plan.reps * 2;
+    clmem_handle **h = calloc((size_t)max_k, sizeof *h);
+    const clmem_handle **list = calloc((size_t)max_k, sizeof *list);
+    double *v = calloc((size_t)reps, sizeof *v), *v2 = calloc((size_t)reps, sizeof *v2);
+
+    if (!h || !list || !v || !v2)
+        die("out of memory");
+    for (int i = 0; i < max_k; i++) {
+        check_clmem(import_key(c, c->bridge, 0, i, c->anchor[0], c->b->queue, &h[i]),
+                    "clmem_bridge_import_vk((k) acquire_many)");
+        list[i] = h[i];
+    }
+    /* The rejected calls first, for every K: nothing runs on the device
+     * then (a CPU OpenCL device's worker threads, busy after the handoffs
+     * below, would take the cores from the timed thread). */
+    for (unsigned p = 0; p < sizeof counts / sizeof counts[0] && counts[p] <= max_k; p++) {
+        int k = counts[p];
+        for (int r = 0; r < reps; r++) {
+            double t0;
+            clmem_status s;
+            list[k - 1] = h[0];
+            t0 = now_us();
+            s = clmem_bridge_acquire_many(c->bridge, (cl_uint)k, list, c->b->queue, 0, NULL, NULL);
+            v[r] = now_us() - t0;
+            list[k - 1] = h[k - 1];
+            if (s != CLMEM_ERR_INVALID_VALUE)
+                fail(c->b, "(k): acquire_many of %d handles with a duplicate returned %s", k, clmem_status_name(s));
+        }
+        add_point(R_ACQ_CHECK, k, v, reps, 1);
+    }
+    for (unsigned p = 0; p < sizeof counts / sizeof counts[0] && counts[p] <= max_k; p++) {
+        int k = counts[p];
+        for (int r = 0; r < reps; r++) {
+            double t0;
+            clmem_status s;
+            t0 = now_us();
+            s = clmem_bridge_acquire_many(c->bridge, (cl_uint)k, list, c->b->queue, 0, NULL, NULL);
+            v2[r] = now_us() - t0;
+            check_clmem(s, "clmem_bridge_acquire_many((k))");
+            check_clmem(clmem_bridge_release_many(c->bridge, (cl_uint)k, list, c->b->queue, 0, NULL, NULL),
+                        "clmem_bridge_release_many((k))");
+            check_cl(clFinish(c->b->queue), "clFinish((k) acquire_many)");
+        }
+        add_point(R_ACQ_MANY, k, v2, reps, 1);
+    }
+    for (int i = 0; i < max_k; i++)
+        clmem_handle_unref(h[i]);
+    settle(c->bridge);
+    free(h);
+    free(list);
+    free(v);
+    free(v2);
+}
+
+/* ------------------------------------------------------------------ run */
+
+void run_scaling(struct bench *b, const struct scale_plan *plan)
+{
+    struct scale_ctx c = {.b = b, .plan = *plan};
+    cl_uint align_bits = 0;
+    int nq = plan->max_threads > plan->max_queues ? plan->max_threads : plan->max_queues;
+    uint64_t span;
+    cl_int err;
+    double deadline;
+
+    if (plan->max_threads > MAX_THREADS || plan->max_queues > MAX_QUEUES)
+        die("(k): at most %d threads and %d queues", MAX_THREADS, MAX_QUEUES);
+    clGetDeviceInfo(b->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
+    c.align = align_bits / 8 > 256 ? align_bits / 8 : 256;
+    span = (uint64_t)(plan->max_imports > plan->max_batch ? plan->max_imports : plan->max_batch) * c.align;
+    if (span < (uint64_t)plan->max_threads * c.align)
+        span = (uint64_t)plan->max_threads * c.align;
+    printf("\n(k) scaling on the %s path: cost per operation against live imports N (up to %d), hits with a\n"
+           "    fresh anchor (%d), threads T (up to %d), queues Q (up to %d) and acquire_many's K (up to %d);\n"
+           "    ranges of %llu bytes in allocations of %llu KiB\n",
+           clmem_bridge_path_name(b->path), plan->max_imports, plan->fresh_hits, plan->max_threads,
+           plan->max_queues, plan->max_batch, (unsigned long long)c.align, (unsigned long long)(span / KIB));
+    fflush(stdout);
+    scale_buf(&c, 0, span);
+    scale_buf(&c, 1, (uint64_t)plan->max_imports * c.align);
+    c.bridge = bridge_like(b);
+    for (int i = 0; i < nq; i++) {
+        c.queues[i] = clCreateCommandQueueWithProperties(b->context, b->device, NULL, &err);
+        check_cl(err, "clCreateCommandQueueWithProperties((k))");
+    }
+    c.nqueues = nq;
+
+    watchdog("(k) cache hits vs live imports", "");
+    hits_vs_live(&c, 0, R_HIT_RANGES);
+    hits_vs_live(&c, 1, R_HIT_SIZES);
+    watchdog("(k) hits with fresh anchors", "");
+    hits_fresh_anchors(&c);
+    watchdog("(k) threads", "");
+    threads_hits(&c, false);
+    threads_hits(&c, true);
+    {
+        clmem_handle *h = NULL;
+        check_clmem(import_key(&c, c.bridge, 0, 0, c.anchor[0], b->queue, &h), "clmem_bridge_import_vk((k))");
+        threads_handles(&c, true, clmem_handle_mem(h));
+        threads_handles(&c, false, clmem_handle_mem(h));
+        clmem_handle_unref(h);
+        settle(c.bridge);
+    }
+    watchdog("(k) last unref vs queues", "");
+    last_unref_vs_queues(&c);
+    watchdog("(k) acquire_many vs K", "");
+    acquire_vs_count(&c);
+    alarm(0);
+
+    clmem_bridge_unref(c.bridge);
+    for (int i = 0; i < nq; i++)
+        clReleaseCommandQueue(c.queues[i]);
+    for (int i = 0; i < 2; i++) {
+        struct anchored_buf *a = c.mem[i];
+        clmem_keepalive_unref(c.anchor[i]);
+        deadline = now_us() + DESTROY_WAIT_S * 1e6;
+        while (!atomic_load(&a->freed) && now_us() < deadline) {
+            struct timespec pause = {0, 100000};
+            nanosleep(&pause, NULL);
+        }
+        if (atomic_load(&a->freed))
+            free(a);
+        else
+            fail(b, "(k): a buffer's anchor was not released %d s after its last import went", DESTROY_WAIT_S);
+    }
+    scaling_ran = true;
+}
+
+/* ---------------------------------------------------------------- report */
+
+void print_scaling(void)
+{
+    if (!scaling_ran)
+        return;
+    printf("\n(k) scaling: microseconds per operation at each x (median of the samples), the verdict the shape of\n"
+           "    cost against x (flat, sublinear, linear, worse); for threads also the throughput against T = 1\n");
+    for (int i = 0; i < R_COUNT; i++) {
+        const struct scale_row *r = &rows[i];
+        if (!r->n)
+            continue;
+        printf("%-60s %-9s (slope %.2f)%s%s\n", r->label, verdict_of(r), slope_of(r), *r->target ? "  target: " : "",
+               r->target);
+        for (int p = 0; p < r->n; p++) {
+            printf("    %-5s = %-6d %10.3f us  (min %.3f, max %.3f)", r->x_name, r->x[p], r->s[p].median, r->s[p].min,
+                   r->s[p].max);
+            if (r->throughput && r->s[p].median > 0)
+                printf("  throughput x%.2f", r->x[p] * r->s[0].median / r->s[p].median);
+            printf("\n");
+        }
+    }
+}
+
+/* The CSV's scaling_ rows: size_bytes is the point's x, the variant the
+ * row's verdict, batch and ring 0. */
+void write_scaling_csv(FILE *f)
+{
+    if (!scaling_ran)
+        return;
+    for (int i = 0; i < R_COUNT; i++)
+        for (int p = 0; p < rows[i].n; p++) {
+            const struct summary *x = &rows[i].s[p];
+            fprintf(f, "%d,scaling_%s,%s,%.3f,%.3f,%.3f,%d,%d,0,0\n", rows[i].x[p], rows[i].key, verdict_of(&rows[i]),
+                    x->median, x->min, x->max, x->reps, x->frames_per_rep);
+        }
+}
