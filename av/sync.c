@@ -57,7 +57,7 @@ CLMEM_EXPORT clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame
     if (r != VK_SUCCESS)
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkWaitSemaphores", r,
                                "Waiting for FFmpeg's work on the frame failed.");
-    return clmem_bridge_acquire_many(b, planes->count, (const clmem_handle *const *)planes->planes, queue, 0,
+    return clmem_bridge_acquire_many(b, planes->count, planes->planes, queue, 0,
                                      NULL, event_out);
 }
 
@@ -76,7 +76,7 @@ CLMEM_EXPORT clmem_status clmem_av_frame_release(clmem_bridge *b, AVFrame *frame
         return s;
     if (!(signal = (PFN_vkSignalSemaphore)clmem__av_device_proc(vk, "vkSignalSemaphore")))
         return CLMEM_ERR_UNSUPPORTED;
-    if ((s = clmem_bridge_release_many(b, planes->count, (const clmem_handle *const *)planes->planes, queue,
+    if ((s = clmem_bridge_release_many(b, planes->count, planes->planes, queue,
                                        num_events, wait_list, &released)) != CLMEM_OK)
         return s;
 

@@ -209,7 +209,7 @@ int main(void)
     /* ---- acquire_many above 16 entries: the sorted duplicate check */
     {
         clmem_handle *h[MANY], *other = NULL;
-        const clmem_handle *list[MANY];
+        clmem_handle *list[MANY];
         int failed = 0, still = 0;
 
         for (int i = 0; i < MANY; i++)

@@ -398,7 +398,7 @@ static void acquire_vs_count(struct scale_ctx *c)
     static const int counts[] = {2, 16, 64, 256};
     int max_k = c->plan.max_batch, reps = c->plan.reps * 2;
     clmem_handle **h = calloc((size_t)max_k, sizeof *h);
-    const clmem_handle **list = calloc((size_t)max_k, sizeof *list);
+    clmem_handle **list = calloc((size_t)max_k, sizeof *list);
     double *v = calloc((size_t)reps, sizeof *v), *v2 = calloc((size_t)reps, sizeof *v2);
 
     if (!h || !list || !v || !v2)
