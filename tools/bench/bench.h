@@ -12,6 +12,7 @@
  *   measures.c    (a) to (f) at one size
  *   frames.c      (g) image frames
  *   unref.c       (h) clmem_handle_unref with a kernel pending
+ *   consumer.c    (i) a consumer library (CLBlast) in the pipeline
  *   batches.c     the batch run's setup and teardown
  *   batch-run.c   the batch run measured
  *   report.c      the header and the text tables
@@ -357,6 +358,12 @@ void print_frames(void);
 /* unref.c */
 void run_unref(struct bench *b, int reps);
 void print_unref(void);
+
+/* consumer.c: (i); without CLBlast, print_consumer says why it did not run
+ * and the CSV gets no rows */
+void run_consumer(struct bench *b, bool quick, int reps);
+void print_consumer(void);
+void write_consumer_csv(FILE *f);
 
 /* batches.c */
 VkQueue handoff_queue(const struct batch_ctx *c);

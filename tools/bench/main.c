@@ -26,6 +26,9 @@
  * (clmem_bridge_import_vk_image), interleaved rep by rep.
  * Then (h) clmem_handle_unref while a kernel on the memory is pending
  * (target: under 1 ms each, tools/bench/unref.c).
+ * Then (i) a consumer library in the pipeline (tools/bench/consumer.c,
+ * with CLBlast only): Vulkan holds A and B, CLBlast SGEMM, Vulkan gets C,
+ * staged against zero-copy against the floor (plain OpenCL buffers).
  * Then the ratios (a)/(d), (a)/(e) and clmem vs raw, a CSV and, when
  * gnuplot is on PATH, a PNG.
  *
@@ -121,9 +124,12 @@ int main(int argc, char **argv)
     run_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : 20);
     write_csv(o.csv, results, nresults, NULL); /* as after a size: the frames survive a batch run that dies */
     run_unref(&b, o.quick ? 20 : 200);
+    run_consumer(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : b.cpu_device ? 5 : 20);
+    write_csv(o.csv, results, nresults, NULL);
     print_tables(results, nresults);
     print_frames();
     print_unref();
+    print_consumer();
     if (o.nbatches) {
         run_batches(&b, &o, &batches);
         print_batch_table(&batches);
