@@ -240,8 +240,12 @@ static void sgemm_lifetime(clmem_bridge *b, struct vkctx *vk, struct cl_fixture 
     }
     h[2] = import_matrix(b, vk, f, path, &oc, &owner_c, &c, anchor_c, "C");
 
+    /* The queue waits for the gate: nothing enqueued after the barrier runs
+     * before the other thread opens it. */
     gate_start(&gate, f->context, (unsigned)tap_time_bound_ms(10000.0, 120000.0));
-    s = clmem_bridge_acquire_many(b, 3, (const clmem_handle *const *)h, f->queue, 1, &gate.event, NULL);
+    if (clEnqueueBarrierWithWaitList(f->queue, 1, &gate.event, NULL) != CL_SUCCESS)
+        tap_bail("lifetime: clEnqueueBarrierWithWaitList on the gate failed");
+    s = clmem_bridge_acquire_many(b, 3, (const clmem_handle *const *)h, f->queue, 0, NULL, NULL);
     t0 = tap_now_ns();
     cs = s == CLMEM_OK ? sgemm(h[0], h[1], h[2], size, size, size, &done) : CLBlastSuccess;
     t1 = tap_now_ns();

@@ -110,11 +110,11 @@ static clfftPlanHandle plan_2d(cl_context context, cl_command_queue queue, uint3
     return plan;
 }
 
-/* The transform through handles of the second queue: acquire there after
- * `wait` (a gate, or nothing), transform, release after the transform.
- * *event_out is clFFT's event (the caller's). */
+/* The transform through handles of the second queue: acquire there,
+ * transform, release after the transform. *event_out is clFFT's event (the
+ * caller's). */
 static bool transform(clmem_bridge *b, clfftPlanHandle plan, bool forward, cl_command_queue queue,
-                      clmem_handle *in, clmem_handle *out, cl_uint nwait, const cl_event *wait, cl_event *event_out,
+                      clmem_handle *in, clmem_handle *out, cl_event *event_out,
                       long long *returned_ns, char *why, size_t why_len)
 {
     const clmem_handle *pair[2] = {in, out};
@@ -123,7 +123,7 @@ static bool transform(clmem_bridge *b, clfftPlanHandle plan, bool forward, cl_co
     clmem_status s;
 
     *event_out = NULL;
-    if ((s = clmem_bridge_acquire_many(b, 2, pair, queue, nwait, wait, NULL)) != CLMEM_OK) {
+    if ((s = clmem_bridge_acquire_many(b, 2, pair, queue, 0, NULL, NULL)) != CLMEM_OK) {
         snprintf(why, why_len, "acquire_many: %s", clmem_error_message());
         return false;
     }
@@ -208,7 +208,7 @@ static void fft_dft(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, cl_
            "fft 64x48: handles for the second queue carry the pitches (in %u, out %u bytes) (%s)", in.pitch,
            out.pitch, s ? clmem_error_message() : "ok");
     plan = plan_2d(f->context, q2, 64, 48, true, q2_in, q2_out);
-    good = transform(b, plan, true, q2, q2_in, q2_out, 0, NULL, &done, NULL, why, sizeof why);
+    good = transform(b, plan, true, q2, q2_in, q2_out, &done, NULL, why, sizeof why);
     if (good && clFinish(q2) != CL_SUCCESS) {
         snprintf(why, sizeof why, "clFinish on the second queue failed");
         good = false;
@@ -262,8 +262,8 @@ static void fft_round_trip(clmem_bridge *b, struct vkctx *vk, struct cl_fixture 
         tap_bail("handle_for_queue failed: %s", clmem_error_message());
     fwd = plan_2d(f->context, q2, w, h, true, q2s[0], q2s[1]);
     inv = plan_2d(f->context, q2, w, h, false, q2s[1], q2s[2]);
-    good = transform(b, fwd, true, q2, q2s[0], q2s[1], 0, NULL, &e1, NULL, why, sizeof why) &&
-           transform(b, inv, false, q2, q2s[1], q2s[2], 0, NULL, &e2, NULL, why, sizeof why);
+    good = transform(b, fwd, true, q2, q2s[0], q2s[1], &e1, NULL, why, sizeof why) &&
+           transform(b, inv, false, q2, q2s[1], q2s[2], &e2, NULL, why, sizeof why);
     if (good && clFinish(q2) != CL_SUCCESS) {
         snprintf(why, sizeof why, "clFinish on the second queue failed");
         good = false;
@@ -354,9 +354,13 @@ static void fft_lifetime(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f
         tap_bail("handle_for_queue failed: %s", clmem_error_message());
     plan = plan_2d(f->context, q2, 64, 48, true, q2_in, q2_out);
 
+    /* The second queue waits for the gate: nothing enqueued after the
+     * barrier runs before the other thread opens it. */
     gate_start(&gate, f->context, (unsigned)tap_time_bound_ms(10000.0, 120000.0));
+    if (clEnqueueBarrierWithWaitList(q2, 1, &gate.event, NULL) != CL_SUCCESS)
+        tap_bail("lifetime: clEnqueueBarrierWithWaitList on the gate failed");
     t0 = tap_now_ns();
-    if (!transform(b, plan, true, q2, q2_in, q2_out, 1, &gate.event, &done, &t1, why, sizeof why))
+    if (!transform(b, plan, true, q2, q2_in, q2_out, &done, &t1, why, sizeof why))
         tap_bail("lifetime: %s", why);
     opened_at_return = atomic_load(&gate.opened);
     atomic_store(&p_in.watch, done);
