@@ -104,7 +104,9 @@
  *
  * This is the only clmem header that includes <vulkan/vulkan.h>. Every
  * symbol here is part of libclmem-bridge's 0.2 ABI (symbol version
- * CLMEM_BRIDGE_0.2, which replaced 0.1's), hence `@since 0.2` throughout.
+ * CLMEM_BRIDGE_0.2, which replaced 0.1's), hence `@since 0.2`, except
+ * clmem_bridge_import_vk_pitched(), added in version node CLMEM_BRIDGE_0.3
+ * (`@since 0.3`).
  * The overview is clmem(7).
  */
 #ifndef CLMEM_BRIDGE_H
@@ -744,6 +746,78 @@ void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clme
 clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_bridge_vk_memory *memory, VkDeviceSize offset,
                                     VkDeviceSize size, clmem_bridge_path path, clmem_keepalive *vk_keepalive,
                                     cl_command_queue queue, cl_mem_flags flags, clmem_handle **out);
+
+/**
+ * clmem_bridge_import_vk() for a range that holds rows: a matrix, or a plane
+ * of pixels, whose rows are `row_pitch` bytes apart. The handles carry
+ * row_pitch (clmem_handle_row_pitch()), so a consumer finds the rows without
+ * the range pretending to be an image.
+ *
+ * Everything else is clmem_bridge_import_vk()'s: the paths, the sub-buffer
+ * rule for a non-zero offset, the lifetime of vk_keepalive (conditions (a),
+ * (b) and (c) there), ownership passing with clmem_bridge_acquire() and
+ * clmem_bridge_release(), and the import cache, whose key includes the row
+ * pitch: the same range imported with another pitch, or with none, is a
+ * separate import of the same memory.
+ *
+ * The pitch is checked as clmem_handle_wrap_checked() checks a handle's,
+ * before anything is imported: it must not be 0 (a packed range needs
+ * none: use clmem_bridge_import_vk()), it must fit in the range (row_pitch
+ * <= size), and, when element_size is not 0, it must be a multiple of it, so
+ * that a leading dimension in elements (row_pitch / element_size, which a
+ * BLAS takes) is exact. Nothing is asked of the rows' count: the last row
+ * may be shorter than the pitch.
+ *
+ * Cost: clmem_bridge_import_vk()'s; the pitch checks are arithmetic.
+ *
+ * @param b            The bridge.
+ * @param memory       As for clmem_bridge_import_vk().
+ * @param offset       Where the range starts in the allocation.
+ * @param size         The range's size in bytes.
+ * @param row_pitch    The bytes from one row's start to the next's; not 0,
+ *                     at most size.
+ * @param element_size The size in bytes of one element of a row (4 for a
+ *                     float matrix), whose multiple row_pitch must be; 0 to
+ *                     name none and check no multiple.
+ * @param path         As for clmem_bridge_import_vk().
+ * @param vk_keepalive As for clmem_bridge_import_vk(): the bridge takes its
+ *                     own reference.
+ * @param queue        A queue of the bridge's context.
+ * @param flags        cl_mem_flags for the buffer (no host-pointer flags).
+ * @param[out] out     A new handle, one reference, the caller's; its
+ *                     clmem_handle_row_pitch() is row_pitch, and every
+ *                     handle of the import (cache hits,
+ *                     clmem_bridge_handle_for_queue()) carries the same.
+ * @retval CLMEM_OK                   *out is the handle.
+ * @retval CLMEM_ERR_NULL_POINTER     b, memory, memory->device,
+ *                                    memory->memory, queue or out is NULL.
+ * @retval CLMEM_ERR_ZERO_SIZE        size (or the allocation size) is 0.
+ * @retval CLMEM_ERR_INVALID_VALUE    row_pitch is 0, larger than size, or
+ *                                    not a multiple of a non-zero
+ *                                    element_size; or any of
+ *                                    clmem_bridge_import_vk()'s reasons.
+ * @retval CLMEM_ERR_CONTEXT_MISMATCH queue is not in the bridge's context.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH  As for clmem_bridge_import_vk().
+ * @retval CLMEM_ERR_UNSUPPORTED      The path cannot work here, with what is
+ *                                    missing.
+ * @retval CLMEM_ERR_VULKAN           A Vulkan call failed.
+ * @retval CLMEM_ERR_OPENCL           An OpenCL call failed (raw code).
+ * @retval CLMEM_ERR_NO_MEMORY        An allocation failed.
+ * @par On error
+ *      *out is NULL and nothing is leaked: no fd, no cl_mem, no mapping, no
+ *      reference. A bad pitch is found before any driver call.
+ * @par Threads
+ *      As for clmem_bridge_import_vk(): vk_keepalive's callback can run on a
+ *      driver thread.
+ * @par Blocks
+ *      As clmem_bridge_import_vk() does.
+ * @since 0.3
+ */
+clmem_status clmem_bridge_import_vk_pitched(clmem_bridge *b, const clmem_bridge_vk_memory *memory,
+                                            VkDeviceSize offset, VkDeviceSize size, uint32_t row_pitch,
+                                            uint32_t element_size, clmem_bridge_path path,
+                                            clmem_keepalive *vk_keepalive, cl_command_queue queue,
+                                            cl_mem_flags flags, clmem_handle **out);
 
 /**
  * Import an fd the caller already holds, and make [offset, offset + size) a

@@ -3,8 +3,9 @@
 # correctness check passed) and writes a CSV row for each measure and
 # variant at each size, for each 1920x1080 image frame it could make, and
 # for its small batch run (--batches 1,4 in a ring of 2) a row per handoff,
-# batch size and variant, and (k)'s scaling rows with their verdicts, every
-# row with the same 10 columns. No timing is
+# batch size and variant, (k)'s scaling rows with their verdicts, and with
+# CLBlast the consumer pipeline (i)'s rows, every row with the same 10
+# columns. No timing is
 # asserted: machines are noisy. A CLMEM_VK_DEVICE that names no device is
 # an error (exit 1), not a skip.
 #
@@ -30,7 +31,7 @@ if test "$rc" -eq 77; then
     exit 0
 fi
 
-echo "1..11"
+echo "1..13"
 n=0
 check() {
     n=$((n + 1))
@@ -63,7 +64,7 @@ awk -F, 'NR > 1 {
         for (i = 4; i <= 6; i++) if ($i !~ num) bad++
         if ($2 ~ /^(ring_|batch_|scaling_)/) next
         if ($9 != ($2 ~ /import/ ? 0 : 1) || $10 != 0) bad++
-        if ($2 ~ /^frame_/) next
+        if ($2 ~ /^(frame|consumer)_/) next
         seen[$1 "," $2 "," $3] = 1; sizes[$1] = 1
     }
     END {
@@ -75,7 +76,7 @@ awk -F, 'NR > 1 {
 check $? "the CSV has a row for each measure and variant at each size"
 
 # Three sizes in --quick (4K, 1M, 16M), unless a size did not fit.
-rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|ring_[a-z]+|batch_staged_copy|scaling_[a-z_]+),' "$tmp/x.csv")
+rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|consumer_sgemm_[0-9x]+|ring_[a-z]+|batch_staged_copy|scaling_[a-z_]+),' "$tmp/x.csv")
 skipped=$(grep -c '^size .*: skipped' "$tmp/out")
 test "$rows" -eq $(( (3 - skipped) * 9 ))
 check $? "--quick ran 3 sizes ($rows rows, $skipped sizes skipped)"
@@ -153,6 +154,18 @@ awk -F, 'NR > 1 && $2 ~ /^scaling_/ {
     }' "$tmp/x.csv" >"$tmp/bad" 2>&1 &&
     grep -Eq '^cache hit \+ unref vs live imports, keys differing in size +(flat|sublinear|linear|worse) ' "$tmp/out"
 check $? "(k) scaling: every row in the CSV with its verdict, and in the table"
+# (i), with CLBlast: 128^2 and 256^2 on a CPU device in --quick (1024^2
+# and 4096^2 on a GPU), each staged, zero-copy and floor, with the 10
+# columns, batch 1 and ring 0, and the table; without CLBlast, the line
+# saying why not, and no rows.
+if [ "${CLMEM_CLBLAST_FOUND:-}" = yes ]; then
+    rows_i=$(grep -Ec '^[1-9][0-9]*,consumer_sgemm_(128x128|256x256|1024x1024|4096x4096),(baseline|clmem|floor),[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0$' "$tmp/x.csv")
+    test "$rows_i" -eq 6 && grep -Eq '^(128|1024)\^2 .*%' "$tmp/out" && grep -Eq '^(256|4096)\^2 .*%' "$tmp/out"
+    check $? "(i) the consumer pipeline: two sizes, staged, zero-copy and floor, in the CSV ($rows_i rows) and the table"
+else
+    grep -q '^(i) a consumer library in the pipeline: skipped: .' "$tmp/out" && ! grep -q ',consumer_sgemm_' "$tmp/x.csv"
+    check $? "(i) the consumer pipeline says why it did not run (${CLMEM_CLBLAST_FOUND:-CLMEM_CLBLAST_FOUND unset})"
+fi
 
 # Stops in its set-up, before measuring anything.
 CLMEM_VK_DEVICE=99 "$tool" --quick --csv "$tmp/bad.csv" --png "$tmp/bad.png" >"$tmp/bad" 2>&1

@@ -19,6 +19,9 @@ trap pack EXIT
 echo "== $(date -u +%T) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 autoreconf -fi >/dev/null 2>&1 && ./configure --enable-werror >configure.out 2>&1 || { tail -30 configure.out; exit 1; }
 echo "== $(date -u +%T) configured"
+# What configure found of the optional parts: a consumer test skips when its
+# library was not staged, and this says so before the tests run.
+grep -E "^ +(libclmem-bridge|CLBlast|clFFT):" configure.out
 make -j"$jobs" >make.out 2>&1 || { grep -E "error|warning" make.out | head -40; exit 1; }
 echo "== $(date -u +%T) built"
 rm -f t/*.log t/*.trs test-suite.log # a copy of an earlier run's logs would pass for this one's

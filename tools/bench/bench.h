@@ -12,6 +12,7 @@
  *   measures.c    (a) to (f) at one size
  *   frames.c      (g) image frames
  *   unref.c       (h) clmem_handle_unref with a kernel pending
+ *   consumer.c    (i) a consumer library (CLBlast) in the pipeline
  *   batches.c     the batch run's setup and teardown
  *   batch-run.c   the batch run measured
  *   report.c      the header and the text tables
@@ -400,6 +401,11 @@ void print_unref(void);
 void run_scaling(struct bench *b, const struct scale_plan *plan);
 void print_scaling(void);
 void write_scaling_csv(FILE *f);
+/* consumer.c: (i); without CLBlast, print_consumer says why it did not run
+ * and the CSV gets no rows */
+void run_consumer(struct bench *b, bool quick, int reps);
+void print_consumer(void);
+void write_consumer_csv(FILE *f);
 
 /* batches.c */
 VkQueue handoff_queue(const struct batch_ctx *c);

@@ -30,6 +30,9 @@
  * the re-imports, hits and handle references with threads, the last unref
  * with queues, and acquire_many with its count (tools/bench/scaling.c;
  * --scaling-only runs it alone).
+ * Then (i) a consumer library in the pipeline (tools/bench/consumer.c,
+ * with CLBlast only): Vulkan holds A and B, CLBlast SGEMM, Vulkan gets C,
+ * staged against zero-copy against the floor (plain OpenCL buffers).
  * Then the ratios (a)/(d), (a)/(e) and clmem vs raw, a CSV and, when
  * gnuplot is on PATH, a PNG.
  *
@@ -155,6 +158,8 @@ int main(int argc, char **argv)
         run_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : 20);
         write_csv(o.csv, results, nresults, NULL); /* as after a size: the frames survive a batch run that dies */
         run_unref(&b, o.quick ? 20 : 200);
+        run_consumer(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : b.cpu_device ? 5 : 20);
+        write_csv(o.csv, results, nresults, NULL);
     }
     {
         struct scale_plan plan = scale_plan_for(&b, &o);
@@ -165,6 +170,7 @@ int main(int argc, char **argv)
         print_import_overhead(results, nresults);
         print_frames();
         print_unref();
+        print_consumer();
     }
     print_scaling();
     if (o.nbatches && !o.scaling_only) {

@@ -1,0 +1,328 @@
+/* clmem-bench: (i) a consumer library in the pipeline. Vulkan holds A and B
+ * (written by Vulkan before the reps), CLBlast computes C = A B, Vulkan gets
+ * C back; square float matrices of n x n with rows padded to a multiple of
+ * 256 bytes. Three ways, interleaved rep by rep so that drift hits all
+ * alike; each rep is timed from "A and B are Vulkan's" to "C is Vulkan's":
+ *   staged:    what users write today: Vulkan copies A and B to host-visible
+ *              staging (vkCmdCopyBuffer, vkQueueWaitIdle), clEnqueueWriteBuffer
+ *              into plain cl buffers, CLBlastSgemm, a blocking
+ *              clEnqueueReadBuffer into staging, Vulkan copies it into C;
+ *   zero-copy: through the bridge: A, B and C imported once (untimed) with
+ *              their row pitch, then acquire_many, CLBlastSgemm on the
+ *              handles (ld = row_pitch / 4), release_many after SGEMM's
+ *              event, waited for;
+ *   floor:     CLBlastSgemm on plain OpenCL buffers, no Vulkan at all,
+ *              waited for.
+ * The goal (issue 17): zero-copy within 2 % of the floor, far ahead of
+ * staged at 4096^2. Sizes 1024^2 and 4096^2 on a GPU; 256^2 and 512^2 on a
+ * CPU device (128^2 and 256^2 with --quick). Checked once per size, after
+ * the reps: C of each way, as Vulkan (or OpenCL, for the floor) sees it,
+ * equals a CPU reference at sampled elements. Built with CLBlast only:
+ * without it, (i) prints why it did not run. */
+#include "bench.h"
+
+#if HAVE_CLBLAST
+#include <clblast_c.h>
+#include <math.h>
+
+enum way { W_STAGED, W_ZERO, W_FLOOR, W_COUNT };
+static const char *const way_label[W_COUNT] = {"staged", "zero-copy", "floor"};
+static const char *const way_variant[W_COUNT] = {"baseline", "clmem", "floor"};
+#define CONSUMER_SIZES 2
+
+struct consumer_result {
+    uint32_t n, pitch;
+    struct summary s[W_COUNT];
+};
+static struct consumer_result results[CONSUMER_SIZES];
+static int nresults;
+static char not_run[256];
+
+/* One size's buffers: [0] A, [1] B, [2] C. */
+struct consumer_run {
+    uint32_t n, pitch;
+    uint64_t bytes;
+    float *host[3];                 /* the data, padded rows */
+    struct anchored_buf *zero[3];   /* zero-copy: Vulkan memory owned by anchors */
+    clmem_handle *h[3];
+    struct vk_buf vk[3];            /* staged: Vulkan's own buffers */
+    struct vk_buf staging[3];
+    void *staging_ptr[3];
+    cl_mem plain[3];                /* staged and floor: plain cl buffers */
+    VkCommandBuffer down_ab, up_c;  /* staged: A, B to staging; staging to C */
+};
+
+static float value(int which, uint32_t i, uint32_t j)
+{
+    return which == 0 ? (float)((int)((i * 7u + j * 3u) % 13u) - 6) * 0.5f
+                      : (float)((int)((i * 5u + j * 11u) % 11u) - 5) * 0.25f;
+}
+
+static cl_event sgemm(struct bench *b, cl_mem a, cl_mem bm, cl_mem c, uint32_t n, uint32_t ld)
+{
+    cl_event ev = NULL;
+    cl_command_queue q = b->queue;
+    CLBlastStatusCode st = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, n, n, n, 1.0f,
+                                        a, 0, ld, bm, 0, ld, 0.0f, c, 0, ld, &q, &ev);
+    if (st != CLBlastSuccess)
+        die("CLBlastSgemm %u^3 returned status %d", n, (int)st);
+    return ev;
+}
+
+/* Vulkan copies host data into buf (through the run's staging), untimed. */
+static void vk_upload(struct bench *b, struct consumer_run *r, int i, VkBuffer dst)
+{
+    memcpy(r->staging_ptr[i], r->host[i], r->bytes);
+    VkCommandBuffer cb = record_copy(b, r->staging[i].buffer, dst, r->bytes);
+    submit_and_wait(b, cb, "vkQueueSubmit((i) upload)");
+    vkFreeCommandBuffers(b->vk.device, b->vk.pool, 1, &cb);
+}
+
+static void run_setup(struct bench *b, struct consumer_run *r, uint32_t n)
+{
+    cl_int err;
+
+    memset(r, 0, sizeof *r);
+    r->n = n;
+    r->pitch = (n * 4u + 4u + 255u) / 256u * 256u;
+    r->bytes = (uint64_t)n * r->pitch;
+    for (int i = 0; i < 3; i++) {
+        if (!(r->host[i] = calloc(1, r->bytes)))
+            die("out of host memory for (i)");
+        for (uint32_t y = 0; i < 2 && y < n; y++)
+            for (uint32_t x = 0; x < n; x++)
+                r->host[i][(size_t)y * (r->pitch / 4) + x] = value(i, y, x);
+        staging_buf_create(b, &r->staging[i], r->bytes);
+        check_vk(vkMapMemory(b->vk.device, r->staging[i].mem.memory, 0, VK_WHOLE_SIZE, 0, &r->staging_ptr[i]),
+                 "vkMapMemory((i) staging)");
+        shared_buf_create(b, &r->vk[i], r->bytes);
+        if (!(r->zero[i] = calloc(1, sizeof *r->zero[i])))
+            die("out of memory");
+        r->zero[i]->bridge = b->bridge;
+        shared_buf_create(b, &r->zero[i]->buf, r->bytes);
+        r->plain[i] = clCreateBuffer(b->context, CL_MEM_READ_WRITE, r->bytes, NULL, &err);
+        check_cl(err, "clCreateBuffer((i) plain)");
+    }
+    /* Vulkan writes A and B, into both ways' Vulkan memory; C starts at 0. */
+    for (int i = 0; i < 3; i++) {
+        vk_upload(b, r, i, r->vk[i].buffer);
+        vk_upload(b, r, i, r->zero[i]->buf.buffer);
+    }
+    for (int i = 0; i < 3; i++) {
+        clmem_keepalive *anchor = clmem_keepalive_new(anchored_buf_release, r->zero[i]);
+        if (!anchor)
+            die("out of memory");
+        check_clmem(clmem_bridge_import_vk_pitched(b->bridge, &r->zero[i]->buf.mem, 0, r->bytes, r->pitch,
+                                                   sizeof(float), b->path, anchor, b->queue, CL_MEM_READ_WRITE,
+                                                   &r->h[i]),
+                    "clmem_bridge_import_vk_pitched((i))");
+        clmem_keepalive_unref(anchor); /* the import's now */
+    }
+    {
+        VkCommandBuffer cb = begin_commands(b);
+        VkBufferCopy region = {0, 0, r->bytes};
+        vkCmdCopyBuffer(cb, r->vk[0].buffer, r->staging[0].buffer, 1, &region);
+        vkCmdCopyBuffer(cb, r->vk[1].buffer, r->staging[1].buffer, 1, &region);
+        end_commands(cb);
+        r->down_ab = cb;
+        r->up_c = record_copy(b, r->staging[2].buffer, r->vk[2].buffer, r->bytes);
+    }
+}
+
+static double rep_staged(struct bench *b, struct consumer_run *r)
+{
+    double t0 = now_us();
+    cl_event ev;
+
+    submit_and_wait(b, r->down_ab, "vkQueueSubmit((i) staged: A, B to staging)");
+    check_cl(clEnqueueWriteBuffer(b->queue, r->plain[0], CL_FALSE, 0, r->bytes, r->staging_ptr[0], 0, NULL, NULL),
+             "clEnqueueWriteBuffer((i) A)");
+    check_cl(clEnqueueWriteBuffer(b->queue, r->plain[1], CL_FALSE, 0, r->bytes, r->staging_ptr[1], 0, NULL, NULL),
+             "clEnqueueWriteBuffer((i) B)");
+    ev = sgemm(b, r->plain[0], r->plain[1], r->plain[2], r->n, r->pitch / 4);
+    check_cl(clEnqueueReadBuffer(b->queue, r->plain[2], CL_TRUE, 0, r->bytes, r->staging_ptr[2], 1, &ev, NULL),
+             "clEnqueueReadBuffer((i) C)");
+    submit_and_wait(b, r->up_c, "vkQueueSubmit((i) staged: staging to C)");
+    clReleaseEvent(ev);
+    return now_us() - t0;
+}
+
+static double rep_zero_copy(struct bench *b, struct consumer_run *r)
+{
+    double t0 = now_us();
+    cl_event ev, rel;
+
+    check_clmem(clmem_bridge_acquire_many(b->bridge, 3, (const clmem_handle *const *)r->h, b->queue, 0, NULL, NULL),
+                "clmem_bridge_acquire_many((i))");
+    ev = sgemm(b, clmem_handle_mem(r->h[0]), clmem_handle_mem(r->h[1]), clmem_handle_mem(r->h[2]), r->n,
+               clmem_handle_row_pitch(r->h[0]) / sizeof(float));
+    check_clmem(clmem_bridge_release_many(b->bridge, 3, (const clmem_handle *const *)r->h, b->queue, 1, &ev, &rel),
+                "clmem_bridge_release_many((i))");
+    check_cl(clWaitForEvents(1, &rel), "clWaitForEvents((i) release)");
+    clReleaseEvent(ev);
+    clReleaseEvent(rel);
+    return now_us() - t0;
+}
+
+static double rep_floor(struct bench *b, struct consumer_run *r)
+{
+    double t0 = now_us();
+    cl_event ev = sgemm(b, r->plain[0], r->plain[1], r->plain[2], r->n, r->pitch / 4);
+    check_cl(clWaitForEvents(1, &ev), "clWaitForEvents((i) floor)");
+    clReleaseEvent(ev);
+    return now_us() - t0;
+}
+
+/* C of one way against the CPU at sampled elements. */
+static void check_c(struct bench *b, struct consumer_run *r, const float *c, const char *way)
+{
+    const uint32_t n = r->n, ld = r->pitch / 4;
+    for (unsigned s = 0; s < 256; s++) {
+        uint32_t i = (uint32_t)((s * 7919ull) % n), j = (uint32_t)((s * 104729ull + s / 3) % n);
+        double want = 0;
+        for (uint32_t k = 0; k < n; k++)
+            want += (double)r->host[0][(size_t)i * ld + k] * r->host[1][(size_t)k * ld + j];
+        if (!(fabs(c[(size_t)i * ld + j] - want) <= 1e-3)) {
+            fail(b, "(i) %u^2 %s: C[%u][%u] is %g, want %g", n, way, i, j, c[(size_t)i * ld + j], want);
+            return;
+        }
+    }
+}
+
+static void run_check(struct bench *b, struct consumer_run *r)
+{
+    float *c = malloc(r->bytes);
+    if (!c)
+        die("out of host memory for (i)'s check");
+    /* staged: C is in Vulkan's buffer; zero-copy: in the imported memory. */
+    for (int w = 0; w < 2; w++) {
+        VkCommandBuffer cb = record_copy(b, w ? r->zero[2]->buf.buffer : r->vk[2].buffer, r->staging[2].buffer,
+                                         r->bytes);
+        submit_and_wait(b, cb, "vkQueueSubmit((i) check)");
+        vkFreeCommandBuffers(b->vk.device, b->vk.pool, 1, &cb);
+        memcpy(c, r->staging_ptr[2], r->bytes);
+        check_c(b, r, c, way_label[w ? W_ZERO : W_STAGED]);
+    }
+    check_cl(clEnqueueReadBuffer(b->queue, r->plain[2], CL_TRUE, 0, r->bytes, c, 0, NULL, NULL),
+             "clEnqueueReadBuffer((i) check)");
+    check_c(b, r, c, way_label[W_FLOOR]);
+    free(c);
+}
+
+static void run_teardown(struct bench *b, struct consumer_run *r)
+{
+    vkFreeCommandBuffers(b->vk.device, b->vk.pool, 1, &r->down_ab);
+    vkFreeCommandBuffers(b->vk.device, b->vk.pool, 1, &r->up_c);
+    for (int i = 0; i < 3; i++) {
+        clmem_handle_unref(r->h[i]); /* the anchor frees the Vulkan memory once OpenCL let go */
+        clReleaseMemObject(r->plain[i]);
+        vkUnmapMemory(b->vk.device, r->staging[i].mem.memory);
+        clmem_bridge_vk_buffer_destroy(b->bridge, r->staging[i].buffer, &r->staging[i].mem);
+        clmem_bridge_vk_buffer_destroy(b->bridge, r->vk[i].buffer, &r->vk[i].mem);
+        free(r->host[i]);
+    }
+    /* Not clmem_bridge_finish: the bench's semaphores live on this bridge.
+     * The anchors run once OpenCL let go (driver callbacks). */
+    for (double t0 = now_us(); now_us() - t0 < DESTROY_WAIT_S * 1e6;) {
+        if (atomic_load(&r->zero[0]->freed) && atomic_load(&r->zero[1]->freed) && atomic_load(&r->zero[2]->freed))
+            break;
+        usleep(1000);
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!atomic_load(&r->zero[i]->freed))
+            fail(b, "(i): an imported matrix was not freed %d s after its last handle", DESTROY_WAIT_S);
+        else
+            free(r->zero[i]);
+    }
+}
+
+void run_consumer(struct bench *b, bool quick, int reps)
+{
+    const uint32_t sizes[CONSUMER_SIZES] = {b->cpu_device ? (quick ? 128u : 256u) : 1024u,
+                                            b->cpu_device ? (quick ? 256u : 512u) : 4096u};
+    double *samples = malloc(sizeof(double) * (size_t)reps * W_COUNT);
+
+    if (!samples)
+        die("out of memory");
+    for (int s = 0; s < CONSUMER_SIZES; s++) {
+        struct consumer_run r;
+        char label[32];
+        snprintf(label, sizeof label, "(i) %u^2", sizes[s]);
+        watchdog("(i) consumer", label);
+        run_setup(b, &r, sizes[s]);
+        /* Untimed: CLBlast compiles its kernels on a first call. */
+        rep_floor(b, &r);
+        rep_zero_copy(b, &r);
+        rep_staged(b, &r);
+        for (int i = 0; i < reps; i++) {
+            samples[W_STAGED * reps + i] = rep_staged(b, &r);
+            samples[W_ZERO * reps + i] = rep_zero_copy(b, &r);
+            samples[W_FLOOR * reps + i] = rep_floor(b, &r);
+        }
+        results[nresults].n = r.n;
+        results[nresults].pitch = r.pitch;
+        for (int w = 0; w < W_COUNT; w++)
+            results[nresults].s[w] = summarize(samples + w * reps, reps, 1);
+        nresults++;
+        run_check(b, &r);
+        run_teardown(b, &r);
+    }
+    alarm(0);
+    free(samples);
+    CLBlastClearCache();
+}
+
+void print_consumer(void)
+{
+    printf("\n(i) a consumer library in the pipeline: Vulkan holds A and B, CLBlast SGEMM, Vulkan gets C\n"
+           "    (rows padded to 256 bytes; microseconds, median and min..max; goal: zero-copy within 2%% of the\n"
+           "    floor, far ahead of staged)\n");
+    if (*not_run) {
+        printf("  skipped: %s\n", not_run);
+        return;
+    }
+    printf("%-8s %26s %26s %26s %12s %12s\n", "size", "staged", "zero-copy", "floor", "zero/floor",
+           "staged/zero");
+    for (int i = 0; i < nresults; i++) {
+        const struct consumer_result *c = &results[i];
+        char name[32];
+        snprintf(name, sizeof name, "%u^2", c->n);
+        printf("%-8s", name);
+        for (int w = 0; w < W_COUNT; w++) {
+            char cell[64];
+            snprintf(cell, sizeof cell, "%.1f (%.1f..%.1f)", c->s[w].median, c->s[w].min, c->s[w].max);
+            printf(" %26s", cell);
+        }
+        printf(" %+11.1f%% %11.2fx\n", (c->s[W_ZERO].median / c->s[W_FLOOR].median - 1) * 100,
+               c->s[W_STAGED].median / c->s[W_ZERO].median);
+    }
+}
+
+void write_consumer_csv(FILE *f)
+{
+    for (int i = 0; i < nresults; i++)
+        for (int w = 0; w < W_COUNT; w++) {
+            const struct summary *x = &results[i].s[w];
+            fprintf(f, "%llu,consumer_sgemm_%ux%u,%s,%.3f,%.3f,%.3f,%d,1,1,0\n",
+                    (unsigned long long)results[i].n * results[i].pitch, results[i].n, results[i].n,
+                    way_variant[w], x->median, x->min, x->max, x->reps);
+        }
+}
+#else
+void run_consumer(struct bench *b, bool quick, int reps)
+{
+    (void)b;
+    (void)quick;
+    (void)reps;
+}
+
+void print_consumer(void)
+{
+    printf("\n(i) a consumer library in the pipeline: skipped: %s\n", CLBLAST_FOUND);
+}
+
+void write_consumer_csv(FILE *f)
+{
+    (void)f;
+}
+#endif
