@@ -46,17 +46,17 @@ int main(void)
         vkEnumeratePhysicalDevices(instance, &n, &pd) < 0 || n == 0)
         return 77; /* no Vulkan */
     float prio = 1.0f;
-    const char *ext = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME; /* to export opaque fds */
+    const char *exts[CLMEM_BRIDGE_DEVICE_EXTENSIONS_MAX]; /* what sharing needs, where offered */
+    uint32_t n_exts = 0;
+    clmem_bridge_device_extensions(instance, NULL, pd, exts, &n_exts);
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                    .queueCount = 1, .pQueuePriorities = &prio};
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1,
-                              .pQueueCreateInfos = &qci, .enabledExtensionCount = 1, .ppEnabledExtensionNames = &ext};
+                              .pQueueCreateInfos = &qci, .enabledExtensionCount = n_exts,
+                              .ppEnabledExtensionNames = exts};
     VkDevice device;
-    if (vkCreateDevice(pd, &dci, NULL, &device) != VK_SUCCESS) {
-        dci.enabledExtensionCount = 0; /* no fd export: host-mapped only */
-        if (vkCreateDevice(pd, &dci, NULL, &device) != VK_SUCCESS)
-            return 1;
-    }
+    if (vkCreateDevice(pd, &dci, NULL, &device) != VK_SUCCESS)
+        return 1;
     VkQueue vq;
     vkGetDeviceQueue(device, 0, 0, &vq);
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -85,13 +85,15 @@ int main(void)
         return 1;
     }
 
-    /* The path the bridge shares best: opaque fd (device-local memory)
-     * where it works, else host-mapped (host-visible memory). */
-    int fd = clmem_bridge_check_path(bridge, CLMEM_BRIDGE_PATH_OPAQUE_FD) == CLMEM_OK;
-    clmem_bridge_path path = fd ? CLMEM_BRIDGE_PATH_OPAQUE_FD : CLMEM_BRIDGE_PATH_HOST_MAPPED;
-    VkMemoryPropertyFlags props = fd ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
-                                     : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    VkExternalMemoryHandleTypeFlags export = fd ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT : 0;
+    /* The memory the bridge shares best: exported device memory where an
+     * fd path works, host-visible memory where only host-mapped does. */
+    clmem_bridge_path path;
+    VkMemoryPropertyFlags props;
+    VkExternalMemoryHandleTypeFlags export;
+    if (clmem_bridge_best_memory(bridge, &path, &props, &export) != CLMEM_OK) {
+        fprintf(stderr, "%s\n", clmem_error_message());
+        return 1;
+    }
     const VkDeviceSize size[4] = {sizeof a, sizeof b, sizeof c, sizeof c};
     VkBuffer buf[4];
     clmem_bridge_vk_memory mem[4];
@@ -120,7 +122,7 @@ int main(void)
      * elements, exact because the import checked the pitch's multiple. */
     cl_command_queue q = clmem_handle_queue(h[0]);
     cl_event gemm, done;
-    clmem_bridge_acquire_many(bridge, 3, (const clmem_handle *const *)h, q, 0, NULL, NULL);
+    clmem_bridge_acquire_many(bridge, 3, h, q, 0, NULL, NULL);
     CLBlastStatusCode st = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, M, N, K, 1.0f,
                                         clmem_handle_mem(h[0]), 0, clmem_handle_row_pitch(h[0]) / sizeof(float),
                                         clmem_handle_mem(h[1]), 0, clmem_handle_row_pitch(h[1]) / sizeof(float), 0.0f,
@@ -130,7 +132,7 @@ int main(void)
         fprintf(stderr, "CLBlastSgemm: status %d\n", (int)st);
         return 1;
     }
-    clmem_bridge_release_many(bridge, 3, (const clmem_handle *const *)h, q, 1, &gemm, &done); /* back to Vulkan */
+    clmem_bridge_release_many(bridge, 3, h, q, 1, &gemm, &done); /* back to Vulkan */
     clWaitForEvents(1, &done);
     clReleaseEvent(gemm);
     clReleaseEvent(done);

@@ -152,11 +152,11 @@ static void sgemm_padded(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f
            m, k, n, clmem_handle_row_pitch(h[0]), clmem_handle_row_pitch(h[1]), clmem_handle_row_pitch(h[2]),
            k * 4, n * 4, n * 4);
 
-    if ((s = clmem_bridge_acquire_many(b, 3, (const clmem_handle *const *)h, f->queue, 0, NULL, NULL)) != CLMEM_OK)
+    if ((s = clmem_bridge_acquire_many(b, 3, h, f->queue, 0, NULL, NULL)) != CLMEM_OK)
         snprintf(why, sizeof why, "acquire_many: %s", clmem_error_message());
     else if ((cs = sgemm(h[0], h[1], h[2], m, n, k, &done)) != CLBlastSuccess)
         snprintf(why, sizeof why, "CLBlastSgemm returned status %d", (int)cs);
-    else if ((s = clmem_bridge_release_many(b, 3, (const clmem_handle *const *)h, f->queue, 1, &done, &rel)) !=
+    else if ((s = clmem_bridge_release_many(b, 3, h, f->queue, 1, &done, &rel)) !=
              CLMEM_OK)
         snprintf(why, sizeof why, "release_many: %s", clmem_error_message());
     else if (clWaitForEvents(1, &rel) != CL_SUCCESS)
@@ -245,7 +245,7 @@ static void sgemm_lifetime(clmem_bridge *b, struct vkctx *vk, struct cl_fixture 
     gate_start(&gate, f->context, (unsigned)tap_time_bound_ms(10000.0, 120000.0));
     if (clEnqueueBarrierWithWaitList(f->queue, 1, &gate.event, NULL) != CL_SUCCESS)
         tap_bail("lifetime: clEnqueueBarrierWithWaitList on the gate failed");
-    s = clmem_bridge_acquire_many(b, 3, (const clmem_handle *const *)h, f->queue, 0, NULL, NULL);
+    s = clmem_bridge_acquire_many(b, 3, h, f->queue, 0, NULL, NULL);
     t0 = tap_now_ns();
     cs = s == CLMEM_OK ? sgemm(h[0], h[1], h[2], size, size, size, &done) : CLBlastSuccess;
     t1 = tap_now_ns();
@@ -254,7 +254,7 @@ static void sgemm_lifetime(clmem_bridge *b, struct vkctx *vk, struct cl_fixture 
         tap_bail("lifetime: %s failed: %s", s != CLMEM_OK ? "acquire_many" : "CLBlastSgemm",
                  s != CLMEM_OK ? clmem_error_message() : "a CLBlast status");
     clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof at_return, &at_return, NULL);
-    s = clmem_bridge_release_many(b, 3, (const clmem_handle *const *)h, f->queue, 1, &done, NULL);
+    s = clmem_bridge_release_many(b, 3, h, f->queue, 1, &done, NULL);
     if (s != CLMEM_OK)
         tap_bail("lifetime: release_many failed: %s", clmem_error_message());
     atomic_store(&pa.watch, done);

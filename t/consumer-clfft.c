@@ -131,7 +131,7 @@ static bool transform(clmem_bridge *b, clfftPlanHandle plan, bool forward, cl_co
                       clmem_handle *in, clmem_handle *out, cl_event *event_out,
                       long long *returned_ns, char *why, size_t why_len)
 {
-    const clmem_handle *pair[2] = {in, out};
+    clmem_handle *pair[2] = {in, out};
     cl_mem in_mem = clmem_handle_mem(in), out_mem = clmem_handle_mem(out);
     clfftStatus st;
     clmem_status s;

@@ -152,11 +152,11 @@ static double rep_zero_copy(struct bench *b, struct consumer_run *r)
     double t0 = now_us();
     cl_event ev, rel;
 
-    check_clmem(clmem_bridge_acquire_many(b->bridge, 3, (const clmem_handle *const *)r->h, b->queue, 0, NULL, NULL),
+    check_clmem(clmem_bridge_acquire_many(b->bridge, 3, r->h, b->queue, 0, NULL, NULL),
                 "clmem_bridge_acquire_many((i))");
     ev = sgemm(b, clmem_handle_mem(r->h[0]), clmem_handle_mem(r->h[1]), clmem_handle_mem(r->h[2]), r->n,
                clmem_handle_row_pitch(r->h[0]) / sizeof(float));
-    check_clmem(clmem_bridge_release_many(b->bridge, 3, (const clmem_handle *const *)r->h, b->queue, 1, &ev, &rel),
+    check_clmem(clmem_bridge_release_many(b->bridge, 3, r->h, b->queue, 1, &ev, &rel),
                 "clmem_bridge_release_many((i))");
     check_cl(clWaitForEvents(1, &rel), "clWaitForEvents((i) release)");
     clReleaseEvent(ev);
