@@ -83,8 +83,9 @@ void ring_run_close(struct ring_run *r);
 
 /* Records a failure of either side: counted, and the first one kept. */
 void ring_fail(struct ring_run *r, atomic_int *counter, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* How many passes the ring tests' fd checks make: 3, or
- * CLMEM_TEST_RING_PASSES (2 to RING_TEST_MAX_PASSES) to look further. */
+/* How many passes the ring tests' fd checks make: 3 (2 in instrumented
+ * runs), or CLMEM_TEST_RING_PASSES (2 to RING_TEST_MAX_PASSES) to look
+ * further. */
 #define RING_TEST_MAX_PASSES 32
 int ring_test_passes(void);
 #endif
