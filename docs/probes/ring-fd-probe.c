@@ -8,12 +8,18 @@
  * done, Vulkan waits on done before reusing the slot); then destroys
  * everything, both sides idle. After each pass it counts this process's fds
  * and names the ones open now that were not open before the first pass.
- * Five kinds of pass, each run PASSES times in its own phase:
+ * Kinds of pass, each run PASSES times in its own phase:
  *   mem      - the frames' imports alone, acquired and released once each;
  *   sem      - the semaphores alone, signalled and waited 300 times;
  *   memk     - the frames alone, 300 acquire + kernel + release, no semaphore;
  *   ring-nok - the ring's traffic without the kernel (acquire and release);
- *   ring     - both, with the traffic above.
+ *   ring     - both, with the traffic above;
+ *   ring-sub - the ring, its kernel on a sub-buffer of each frame's first
+ *              KiB (as the bridge hands out for a range);
+ *   ring-cb  - the ring, its cl_mems released from a marker's event
+ *              callback on the driver's thread (as the bridge's teardown);
+ *   ring-subcb - both.
+ * A second argument runs only the kind it names.
  * It tells whether the driver's own fd count grows and levels off, and
  * from what, with no library in the way. */
 #define _GNU_SOURCE
@@ -22,6 +28,7 @@
 #include <CL/cl_ext.h>
 #include <vulkan/vulkan.h>
 #include <dirent.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +97,22 @@ struct frame {
     VkBuffer buf;
     VkDeviceMemory mem;
     cl_mem cm;
+    cl_mem sub; /* ring-sub*: the first KiB, what the kernel gets (as the bridge's sub-buffer) */
 };
+
+/* ring-*cb: the cl_mems released from an event callback on the driver's
+ * thread, as the bridge's teardown does, not on this thread. */
+static atomic_int released_in_cb;
+static void CL_CALLBACK release_from_cb(cl_event ev, cl_int status, void *user)
+{
+    struct frame *f = user;
+    (void)ev;
+    (void)status;
+    if (f->sub)
+        clReleaseMemObject(f->sub);
+    clReleaseMemObject(f->cm);
+    atomic_fetch_add(&released_in_cb, 1);
+}
 
 static void frame_make(struct frame *f)
 {
@@ -120,9 +142,25 @@ static void frame_make(struct frame *f)
     CL(err); /* the driver owns fd now */
 }
 
-static void frame_free(struct frame *f)
+static void frame_free(struct frame *f, int from_cb)
 {
+    if (from_cb) {
+        cl_event ev;
+        CL(clEnqueueMarkerWithWaitList(cq, 0, 0, &ev));
+        CL(clSetEventCallback(ev, CL_COMPLETE, release_from_cb, f));
+        CL(clFlush(cq));
+        clReleaseEvent(ev);
+        return; /* the Vulkan side goes once the callback ran: frame_free_vk */
+    }
+    if (f->sub)
+        clReleaseMemObject(f->sub);
     clReleaseMemObject(f->cm);
+    vkDestroyBuffer(dev, f->buf, 0);
+    vkFreeMemory(dev, f->mem, 0);
+}
+
+static void frame_free_vk(struct frame *f)
+{
     vkDestroyBuffer(dev, f->buf, 0);
     vkFreeMemory(dev, f->mem, 0);
 }
@@ -173,6 +211,7 @@ static void pass(const char *kind)
 {
     int with_mem = strcmp(kind, "sem") != 0, with_sem = strcmp(kind, "mem") != 0 && strcmp(kind, "memk") != 0;
     int with_kernel = strcmp(kind, "ring-nok") != 0, traffic = strcmp(kind, "mem") != 0;
+    int use_sub = strstr(kind, "sub") != NULL, from_cb = strstr(kind, "cb") != NULL;
     struct frame fr[DEPTH];
     struct sem ready[DEPTH], done[DEPTH];
     VkFence fence[DEPTH];
@@ -181,8 +220,16 @@ static void pass(const char *kind)
     for (int i = 0; i < DEPTH; i++) {
         VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, 0, VK_FENCE_CREATE_SIGNALED_BIT};
         VK(vkCreateFence(dev, &fi, 0, &fence[i]));
-        if (with_mem)
+        if (with_mem) {
             frame_make(&fr[i]);
+            fr[i].sub = NULL;
+            if (use_sub) {
+                cl_buffer_region rg = {0, 1024};
+                cl_int err;
+                fr[i].sub = clCreateSubBuffer(fr[i].cm, 0, CL_BUFFER_CREATE_TYPE_REGION, &rg, &err);
+                CL(err);
+            }
+        }
         if (with_sem) {
             sem_make(&ready[i]);
             sem_make(&done[i]);
@@ -215,7 +262,8 @@ static void pass(const char *kind)
                 CL(acq(cq, 1, &fr[s].cm, 0, 0, 0));
                 if (with_kernel) {
                     size_t g = 256;
-                    CL(clSetKernelArg(kern, 0, sizeof fr[s].cm, &fr[s].cm));
+                    cl_mem km = fr[s].sub ? fr[s].sub : fr[s].cm;
+                    CL(clSetKernelArg(kern, 0, sizeof km, &km));
                     CL(clEnqueueNDRangeKernel(cq, kern, 1, 0, &g, 0, 0, 0, 0));
                 }
                 CL(rel(cq, 1, &fr[s].cm, 0, 0, 0));
@@ -239,8 +287,17 @@ static void pass(const char *kind)
             sem_free(&done[i]);
         }
         if (with_mem)
-            frame_free(&fr[i]);
+            frame_free(&fr[i], from_cb);
         vkDestroyFence(dev, fence[i], 0);
+    }
+    if (from_cb && with_mem) {
+        for (int waited = 0; atomic_load(&released_in_cb) < DEPTH && waited < 5000; waited++)
+            usleep(1000);
+        if (atomic_load(&released_in_cb) < DEPTH)
+            printf(" [%d of %d callbacks in 5 s]", atomic_load(&released_in_cb), DEPTH);
+        atomic_store(&released_in_cb, 0);
+        for (int i = 0; i < DEPTH; i++)
+            frame_free_vk(&fr[i]);
     }
 }
 
@@ -331,8 +388,12 @@ int main(int argc, char **argv)
     CL(err);
     printf("Vulkan %s + OpenCL, ring of %d, %d frames a pass\n", p2.properties.deviceName, DEPTH, FRAMES);
 
-    const char *kinds[] = {"mem", "sem", "memk", "ring-nok", "ring"};
-    for (int k = 0; k < 5; k++) {
+    const char *all[] = {"mem", "sem", "memk", "ring-nok", "ring", "ring-sub", "ring-cb", "ring-subcb"};
+    const char *only = argc > 2 ? argv[2] : NULL; /* one kind's name, to keep a run short */
+    for (int k = 0; k < 8; k++) {
+        const char *const *kinds = all;
+        if (only && strcmp(only, all[k]) != 0)
+            continue;
         unsigned char before[4096];
         int start = fds_now(before);
         printf("%-8s fds before: %d; after each pass:", kinds[k], start);
