@@ -493,10 +493,19 @@ static void bad_input(void)
         one.planes[0] = planes.planes[0];
         expect(clmem_av_frame_acquire(bridge, hw, &one, cl.queue, 0, NULL), CLMEM_ERR_INVALID_VALUE,
                "holds 1 planes", NULL, "acquire with one plane of an NV12 frame");
+        /* FFmpeg's own signal of sem_value may still be on its way (a
+         * loaded lavapipe queue): let it land first, so that "nothing
+         * signalled" compares with what FFmpeg left, not with a race. */
+        AVVkFrame *vkf = (AVVkFrame *)hw->data[0];
+        uint64_t before = vkf->sem_value[0];
+        for (int waited = 0; counter(vkf->sem[0]) < before && waited < 5000; waited++)
+            usleep(1000);
         expect(clmem_av_frame_release(bridge, hw, &planes, cl.queue, 0, NULL), CLMEM_ERR_INVALID_VALUE, NULL, NULL,
                "release of a frame not acquired");
-        tap_ok(((AVVkFrame *)hw->data[0])->sem_value[0] == counter(((AVVkFrame *)hw->data[0])->sem[0]),
-               "bad input: the refused release signalled nothing");
+        tap_ok(vkf->sem_value[0] == before && counter(vkf->sem[0]) == before,
+               "bad input: the refused release signalled nothing (sem_value %llu, counter %llu, %llu before)",
+               (unsigned long long)vkf->sem_value[0], (unsigned long long)counter(vkf->sem[0]),
+               (unsigned long long)before);
         clmem_av_frame_planes_unref(&planes);
     }
     av_frame_free(&hw);
