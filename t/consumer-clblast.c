@@ -297,8 +297,14 @@ static void sgemm_lifetime(clmem_bridge *b, struct vkctx *vk, struct cl_fixture 
                "lifetime: %s's import let go only after CLBlast's event completed (status then %d, gate open: %s)",
                probes[i]->name, atomic_load(&probes[i]->watch_status),
                atomic_load(&probes[i]->gate_was_open) ? "yes" : "no");
-    tap_ok(atomic_load(&oa.released) == 1 && atomic_load(&ob.released) == 1,
-           "lifetime: the Vulkan memory of A and B is freed, once each");
+    /* A probe records when its import lets go, and the chain drops the
+     * owner right after it on the same (driver) thread: wait for the
+     * teardowns to end, through the bridge reference C's owner holds,
+     * before counting (on the H200 the count was read in between). */
+    s = bridge_settle(oc.bridge);
+    tap_ok(s == CLMEM_OK && atomic_load(&oa.released) == 1 && atomic_load(&ob.released) == 1,
+           "lifetime: once the teardowns ended, the Vulkan memory of A and B is freed, once each (%d, %d; %s)",
+           atomic_load(&oa.released), atomic_load(&ob.released), s ? clmem_error_message() : "settled");
     vk_read(oc.bridge, vk, oc.buffer, c.data, (VkDeviceSize)c.rows * c.pitch);
     tap_ok(check_c(&a, &bm, &c, sampled, why, sizeof why),
            "lifetime: C read back by Vulkan afterwards is A B within %g (%s)%s%s", TOLERANCE,
