@@ -88,3 +88,81 @@ clmem_status clmem__av_frame_parts(const AVFrame *frame, AVVkFrame **vkf_out, AV
     *format_out = format;
     return CLMEM_OK;
 }
+
+/* The queue families FFmpeg made its images with (its p->qfs): the
+ * distinct families of the device context. */
+uint32_t clmem__av_queue_families(const AVVulkanDeviceContext *vk, uint32_t qfs[5])
+{
+    const int all[5] = {vk->queue_family_index, vk->queue_family_tx_index, vk->queue_family_comp_index,
+                        vk->queue_family_encode_index, vk->queue_family_decode_index};
+    uint32_t n = 0;
+
+    for (int i = 0; i < 5; i++) {
+        bool seen = all[i] < 0;
+        for (uint32_t j = 0; j < n && !seen; j++)
+            seen = qfs[j] == (uint32_t)all[i];
+        if (!seen)
+            qfs[n++] = (uint32_t)all[i];
+    }
+    return n;
+}
+
+/* frame-vk.h. */
+clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
+                                        VkExternalMemoryHandleTypeFlags *types_out)
+{
+    const AVVulkanFramesContext *fc = frames->hwctx;
+    const VkImageDrmFormatModifierListCreateInfoEXT *mods = NULL;
+    PFN_vkGetPhysicalDeviceImageFormatProperties2 query;
+    bool fd = clmem__av_has_device_extension(vk, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+    bool dma_buf = clmem__av_has_device_extension(vk, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME) ||
+                   clmem__av_has_device_extension(vk, VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME);
+    const VkExternalMemoryHandleTypeFlagBits candidates[2] = {VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+                                                              VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT};
+    const bool enabled[2] = {fd, dma_buf};
+    uint32_t qfs[5];
+
+    *types_out = 0;
+    if (!fd && !dma_buf)
+        return CLMEM_OK;
+    query = (PFN_vkGetPhysicalDeviceImageFormatProperties2)clmem__av_instance_proc(
+        vk, "vkGetPhysicalDeviceImageFormatProperties2");
+    if (!query)
+        return CLMEM_ERR_UNSUPPORTED;
+    if (fc->tiling == VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT)
+        for (const VkBaseInStructure *in = fc->create_pnext; in && !mods; in = in->pNext)
+            if (in->sType == VK_STRUCTURE_TYPE_IMAGE_DRM_FORMAT_MODIFIER_LIST_CREATE_INFO_EXT)
+                mods = (const VkImageDrmFormatModifierListCreateInfoEXT *)in;
+
+    for (int t = 0; t < 2; t++) {
+        uint32_t count = mods ? mods->drmFormatModifierCount : 1;
+        if (!enabled[t])
+            continue;
+        for (uint32_t m = 0; m < count && !(*types_out & candidates[t]); m++) {
+            VkPhysicalDeviceImageDrmFormatModifierInfoEXT mod = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT};
+            VkPhysicalDeviceExternalImageFormatInfo ext = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
+            VkPhysicalDeviceImageFormatInfo2 info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2};
+            VkExternalImageFormatProperties eprops = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
+            VkImageFormatProperties2 props = {.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2, .pNext = &eprops};
+
+            if (mods) {
+                mod.drmFormatModifier = mods->pDrmFormatModifiers[m];
+                mod.queueFamilyIndexCount = clmem__av_queue_families(vk, qfs);
+                mod.pQueueFamilyIndices = qfs;
+                mod.sharingMode =
+                    mod.queueFamilyIndexCount > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE;
+                ext.pNext = &mod;
+            }
+            ext.handleType = candidates[t];
+            info.pNext = &ext;
+            info.format = av_vkfmt_from_pixfmt(frames->sw_format)[0];
+            info.type = VK_IMAGE_TYPE_2D;
+            info.tiling = fc->tiling;
+            info.usage = fc->usage;
+            info.flags = VK_IMAGE_CREATE_ALIAS_BIT;
+            if (query(vk->phys_dev, &info, &props) == VK_SUCCESS)
+                *types_out |= candidates[t];
+        }
+    }
+    return CLMEM_OK;
+}

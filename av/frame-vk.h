@@ -47,4 +47,19 @@ PFN_vkVoidFunction clmem__av_instance_proc(const AVVulkanDeviceContext *vk, cons
 clmem_status clmem__av_frame_parts(const AVFrame *frame, AVVkFrame **vkf_out, AVHWFramesContext **frames_out,
                                    const struct av_format **format_out);
 
+/* The distinct queue families of the device context, which FFmpeg makes
+ * its images with (its p->qfs, concurrent where more than one): qfs gets
+ * them, the count is returned. */
+uint32_t clmem__av_queue_families(const AVVulkanDeviceContext *vk, uint32_t qfs[5]);
+
+/* The handle types a frame of the frames context is exportable as. Vulkan
+ * cannot be asked which types memory was allocated exportable as; FFmpeg
+ * 5.1's pool (vulkan_pool_alloc) exports every frame as each type whose
+ * extension its device enabled and for which
+ * vkGetPhysicalDeviceImageFormatProperties2 accepts plane 0's format with
+ * the frames context's tiling, usage (and modifiers). This asks the same,
+ * and libclmem-av's own pool (pool.c) exports what this answers. */
+clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
+                                    VkExternalMemoryHandleTypeFlags *types_out);
+
 #endif

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "export.h"
 #include "frame-vk.h"
+#include "pool.h"
 
 #include <string.h>
 
@@ -11,88 +12,6 @@ static void frame_release(void *user)
 {
     AVFrame *frame = user;
     av_frame_free(&frame);
-}
-
-/* The queue families FFmpeg made its images with (its p->qfs): the
- * distinct families of the device context. */
-static uint32_t queue_families(const AVVulkanDeviceContext *vk, uint32_t qfs[5])
-{
-    const int all[5] = {vk->queue_family_index, vk->queue_family_tx_index, vk->queue_family_comp_index,
-                        vk->queue_family_encode_index, vk->queue_family_decode_index};
-    uint32_t n = 0;
-
-    for (int i = 0; i < 5; i++) {
-        bool seen = all[i] < 0;
-        for (uint32_t j = 0; j < n && !seen; j++)
-            seen = qfs[j] == (uint32_t)all[i];
-        if (!seen)
-            qfs[n++] = (uint32_t)all[i];
-    }
-    return n;
-}
-
-/* Vulkan cannot be asked which handle types memory was allocated
- * exportable as. FFmpeg 5.1's pool (vulkan_pool_alloc) exports every frame
- * as each type its device enabled the extension for and for which
- * vkGetPhysicalDeviceImageFormatProperties2 accepts plane 0's format with
- * the frames context's tiling, usage (and modifiers): ask the same. */
-static clmem_status ffmpeg_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
-                                        VkExternalMemoryHandleTypeFlags *types_out)
-{
-    const AVVulkanFramesContext *fc = frames->hwctx;
-    const VkImageDrmFormatModifierListCreateInfoEXT *mods = NULL;
-    PFN_vkGetPhysicalDeviceImageFormatProperties2 query;
-    bool fd = clmem__av_has_device_extension(vk, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
-    bool dma_buf = clmem__av_has_device_extension(vk, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME) ||
-                   clmem__av_has_device_extension(vk, VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME);
-    const VkExternalMemoryHandleTypeFlagBits candidates[2] = {VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
-                                                              VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT};
-    const bool enabled[2] = {fd, dma_buf};
-    uint32_t qfs[5];
-
-    *types_out = 0;
-    if (!fd && !dma_buf)
-        return CLMEM_OK;
-    query = (PFN_vkGetPhysicalDeviceImageFormatProperties2)clmem__av_instance_proc(
-        vk, "vkGetPhysicalDeviceImageFormatProperties2");
-    if (!query)
-        return CLMEM_ERR_UNSUPPORTED;
-    if (fc->tiling == VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT)
-        for (const VkBaseInStructure *in = fc->create_pnext; in && !mods; in = in->pNext)
-            if (in->sType == VK_STRUCTURE_TYPE_IMAGE_DRM_FORMAT_MODIFIER_LIST_CREATE_INFO_EXT)
-                mods = (const VkImageDrmFormatModifierListCreateInfoEXT *)in;
-
-    for (int t = 0; t < 2; t++) {
-        uint32_t count = mods ? mods->drmFormatModifierCount : 1;
-        if (!enabled[t])
-            continue;
-        for (uint32_t m = 0; m < count && !(*types_out & candidates[t]); m++) {
-            VkPhysicalDeviceImageDrmFormatModifierInfoEXT mod = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT};
-            VkPhysicalDeviceExternalImageFormatInfo ext = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
-            VkPhysicalDeviceImageFormatInfo2 info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2};
-            VkExternalImageFormatProperties eprops = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
-            VkImageFormatProperties2 props = {.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2, .pNext = &eprops};
-
-            if (mods) {
-                mod.drmFormatModifier = mods->pDrmFormatModifiers[m];
-                mod.queueFamilyIndexCount = queue_families(vk, qfs);
-                mod.pQueueFamilyIndices = qfs;
-                mod.sharingMode =
-                    mod.queueFamilyIndexCount > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE;
-                ext.pNext = &mod;
-            }
-            ext.handleType = candidates[t];
-            info.pNext = &ext;
-            info.format = av_vkfmt_from_pixfmt(frames->sw_format)[0];
-            info.type = VK_IMAGE_TYPE_2D;
-            info.tiling = fc->tiling;
-            info.usage = fc->usage;
-            info.flags = VK_IMAGE_CREATE_ALIAS_BIT;
-            if (query(vk->phys_dev, &info, &props) == VK_SUCCESS)
-                *types_out |= candidates[t];
-        }
-    }
-    return CLMEM_OK;
 }
 
 /* Can the frame's memory go through `path`? CLMEM_ERR_UNSUPPORTED, saying
@@ -169,7 +88,7 @@ static clmem_status check_tiling(const AVVulkanDeviceContext *vk, const AVVkFram
 /* Plane p of the frame as the bridge's image description: FFmpeg's image
  * of plane p alone (a one-plane format), its memory, and its layout. */
 static void describe_plane(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
-                           const struct av_format *format, const AVVkFrame *vkf, uint32_t p,
+                           const struct av_format *format, const AVVkFrame *vkf, uint32_t p, bool ours,
                            VkImageAspectFlags aspect, VkExternalMemoryHandleTypeFlags export_types,
                            PFN_vkGetImageMemoryRequirements2 get_requirements,
                            PFN_vkGetImageSubresourceLayout get_layout, clmem_bridge_vk_image *desc)
@@ -199,10 +118,11 @@ static void describe_plane(const AVVulkanDeviceContext *vk, const AVHWFramesCont
     desc->memory.allocation_size = vkf->size[m];
     desc->memory.property_flags = vkf->flags;
     desc->memory.export_types = export_types;
-    /* FFmpeg allocates dedicated memory where Vulkan prefers or requires it,
-     * except in its one contiguous allocation. */
-    desc->memory.dedicated = !contiguous && (dedicated.prefersDedicatedAllocation ||
-                                             dedicated.requiresDedicatedAllocation);
+    /* libclmem-av's pool allocates every plane dedicated; FFmpeg's own
+     * where Vulkan prefers or requires it, except in its one contiguous
+     * allocation. */
+    desc->memory.dedicated = ours || (!contiguous && (dedicated.prefersDedicatedAllocation ||
+                                                      dedicated.requiresDedicatedAllocation));
     desc->memory_offset = (VkDeviceSize)vkf->offset[p];
     desc->size = req.memoryRequirements.size;
     desc->format = av_vkfmt_from_pixfmt(frames->sw_format)[p];
@@ -242,6 +162,7 @@ CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *
     AVFrame *ref;
     clmem_keepalive *keepalive;
     clmem_av_frame_planes planes = {0};
+    bool ours = false;
     clmem_status s;
 
     if (out)
@@ -256,9 +177,9 @@ CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *
         return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
                                "The frame is on another VkDevice than the bridge's: make the bridge from the "
                                "frame's device context (clmem_av_bridge_create()).");
-    if ((s = check_tiling(vk, vkf, &aspect)) != CLMEM_OK)
+    if ((s = clmem__av_pool_check(frames, &ours)) != CLMEM_OK || (s = check_tiling(vk, vkf, &aspect)) != CLMEM_OK)
         return s;
-    if ((s = ffmpeg_export_types(vk, frames, &export_types)) != CLMEM_OK ||
+    if ((s = clmem__av_export_types(vk, frames, &export_types)) != CLMEM_OK ||
         (s = check_export(b, vk, path, export_types)) != CLMEM_OK)
         return s;
     get_requirements = (PFN_vkGetImageMemoryRequirements2)clmem__av_device_proc(vk, "vkGetImageMemoryRequirements2");
@@ -277,7 +198,7 @@ CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *
     for (uint32_t p = 0; p < format->planes; p++) {
         clmem_bridge_vk_image desc;
 
-        describe_plane(vk, frames, format, vkf, p, aspect, export_types, get_requirements, get_layout, &desc);
+        describe_plane(vk, frames, format, vkf, p, ours, aspect, export_types, get_requirements, get_layout, &desc);
         s = clmem_bridge_import_vk_image(b, &desc, 0, path, keepalive, queue, flags, 0, &planes.planes[p]);
         if (s != CLMEM_OK)
             break;

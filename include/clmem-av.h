@@ -22,12 +22,12 @@
  *   av_frame_free(&frame);                               // any time: the handles hold it
  * @endcode
  *
- * Which frames: those of an AVHWFramesContext whose tiling is linear, that
- * is, set up by clmem_av_frames_setup(): the linear DRM format modifier
- * where FFmpeg's device has VK_EXT_image_drm_format_modifier (FFmpeg's
- * default there is the driver's tiled modifier, which OpenCL cannot read as
- * rows), VK_IMAGE_TILING_LINEAR elsewhere. Software formats: NV12, P010,
- * RGBA and BGRA.
+ * Which frames: those of an AVHWFramesContext set up by
+ * clmem_av_frames_setup(), whose pool (libclmem-av's own) makes every
+ * plane a linear image in a dedicated allocation; frames of another
+ * context whose images are linear are imported too, but on NVIDIA only the
+ * set-up ones share right (clmem_av_frames_setup() says why). Software
+ * formats: NV12, P010, RGBA and BGRA.
  *
  * Synchronisation is ordered on the host in this version: acquire waits on
  * the host until FFmpeg's work on the frame completed (vkWaitSemaphores for
@@ -107,23 +107,31 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  * Set up a Vulkan frames context, before av_hwframe_ctx_init(), so that its
  * frames can be imported by clmem_av_frame_import().
  *
- * It makes the frames linear: on a device context that enabled
- * VK_EXT_image_drm_format_modifier (FFmpeg then tiles frames with the
- * driver's DRM format modifier, which OpenCL cannot read as rows), tiling
- * VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT with a modifier list of
- * DRM_FORMAT_MOD_LINEAR alone, appended to AVVulkanFramesContext's
- * create_pnext; elsewhere VK_IMAGE_TILING_LINEAR (FFmpeg then asks for
- * host-visible memory). Memory export is FFmpeg's own: its pool allocates
- * every frame exportable as opaque fd (and dma-buf) when its device enabled
- * VK_KHR_external_memory_fd and Vulkan can export the frame's images.
- * Frames contexts whose caller already chose a linear tiling pass
- * unchanged.
+ * It gives the frames context libclmem-av's own frame pool: every frame's
+ * planes are VK_IMAGE_TILING_LINEAR images (OpenCL reads them as rows),
+ * each bound at offset 0 to a dedicated allocation of its own
+ * (VkMemoryDedicatedAllocateInfo), device-local and exportable as opaque
+ * fd (and dma-buf) where FFmpeg's device enabled VK_KHR_external_memory_fd
+ * (and Vulkan exports such images), host-visible where it exports nothing
+ * (the host-mapped path). A new frame's layouts are
+ * VK_IMAGE_LAYOUT_UNDEFINED and its timeline semaphores start at
+ * sem_value 0, which FFmpeg's first submission on it waits for and passes.
  *
- * Why not keep FFmpeg's default tiling where OpenCL could read it: FFmpeg
- * 5.1 picks the driver's DRM modifier whenever the device offers the
- * extension (an explicit VK_IMAGE_TILING_OPTIMAL reads as "default"), and
- * the bridge's proof that OpenCL reads tiled images
- * (clmem_bridge_image_live_check()) covers VK_IMAGE_TILING_OPTIMAL only.
+ * Why its own pool: FFmpeg 5.1's pool allocates a plane dedicated only
+ * where Vulkan prefers or requires it, and NVIDIA says neither for linear
+ * images; on the H200 an OpenCL kernel's writes to such non-dedicated
+ * exported memory read back wrong in Vulkan (FFmpeg's 1920x1080 NV12
+ * frames: about 1.3 million of 6.2 million luma bytes), and right in a
+ * dedicated allocation (docs/driver-notes.md). FFmpeg cannot be asked for
+ * a dedicated allocation. Why linear: FFmpeg 5.1 otherwise tiles frames
+ * with the driver's layout, which OpenCL cannot read as rows.
+ *
+ * The pool lives as long as the frames context: setup keeps the
+ * AVHWFramesContext.free callback it finds, puts its own in its place, and
+ * calls the caller's from it, after the pool let go of its frames. Set
+ * free (and user_opaque) before clmem_av_frames_setup(), not after:
+ * clmem_av_frame_import() refuses the frames of a context whose free
+ * callback was replaced since (the pool would never be freed).
  *
  * @param frames_ref An AVBufferRef of an AVHWFramesContext allocated with
  *                   av_hwframe_ctx_alloc() on a Vulkan device, with
@@ -134,11 +142,12 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  * @retval CLMEM_ERR_INVALID_VALUE Not a Vulkan frames context; format is not
  *                                 AV_PIX_FMT_VULKAN; it has a pool already
  *                                 (initialised, or a pool of the caller's);
- *                                 or create_pnext lists DRM modifiers other
- *                                 than DRM_FORMAT_MOD_LINEAR alone (or none,
- *                                 with tiling
- *                                 VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT).
- *                                 The sentence says which.
+ *                                 its tiling is neither FFmpeg's default
+ *                                 (VK_IMAGE_TILING_OPTIMAL) nor
+ *                                 VK_IMAGE_TILING_LINEAR; or create_pnext
+ *                                 lists DRM format modifiers. The sentence
+ *                                 says which.
+ * @retval CLMEM_ERR_NO_MEMORY     Allocating the pool failed.
  * @retval CLMEM_ERR_UNSUPPORTED   sw_format is not NV12, P010, RGBA or BGRA.
  * @par On error
  *      The frames context is unchanged.
@@ -222,7 +231,10 @@ typedef struct clmem_av_frame_planes {
  * @retval CLMEM_ERR_NULL_POINTER    b, frame, queue or out is NULL.
  * @retval CLMEM_ERR_INVALID_VALUE   frame is not of AV_PIX_FMT_VULKAN (the
  *                                   sentence names its pix_fmt), has no
- *                                   AVVkFrame or no frames context; and the
+ *                                   AVVkFrame or no frames context; its
+ *                                   frames context was set up and its free
+ *                                   callback replaced since (see
+ *                                   clmem_av_frames_setup()); and the
  *                                   bridge import's own (flags, path).
  * @retval CLMEM_ERR_DEVICE_MISMATCH The frame's VkDevice is not the
  *                                   bridge's (a frame of another device).

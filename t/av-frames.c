@@ -72,7 +72,11 @@ static uint64_t counter(VkSemaphore sem)
 }
 
 /* A frames context of `sw` at W x H, set up (or not) and initialised. */
-static AVBufferRef *frames_new(AVBufferRef *dev, enum AVPixelFormat sw, bool setup)
+/* A frames context of W x H frames; set up by clmem_av_frames_setup()
+ * when `setup`, with free_cb as its free callback (set before, as
+ * clmem-av.h asks). */
+static AVBufferRef *frames_new_freed_by(AVBufferRef *dev, enum AVPixelFormat sw, bool setup,
+                                        void (*free_cb)(AVHWFramesContext *))
 {
     AVBufferRef *ref = av_hwframe_ctx_alloc(dev);
     AVHWFramesContext *fc;
@@ -86,12 +90,18 @@ static AVBufferRef *frames_new(AVBufferRef *dev, enum AVPixelFormat sw, bool set
     fc->sw_format = sw;
     fc->width = W;
     fc->height = H;
+    fc->free = free_cb;
     if (setup && (s = clmem_av_frames_setup(ref)) != CLMEM_OK)
         tap_bail("clmem_av_frames_setup(%s): %s", av_get_pix_fmt_name(sw), clmem_error_message());
     if ((r = av_hwframe_ctx_init(ref)) < 0)
         tap_bail("av_hwframe_ctx_init(%s, %s): %d", av_get_pix_fmt_name(sw), setup ? "set up" : "FFmpeg's default",
                  r);
     return ref;
+}
+
+static AVBufferRef *frames_new(AVBufferRef *dev, enum AVPixelFormat sw, bool setup)
+{
+    return frames_new_freed_by(dev, sw, setup, NULL);
 }
 
 static AVFrame *frame_get(AVBufferRef *frames)
@@ -188,8 +198,17 @@ static void round_trip(enum AVPixelFormat sw, uint32_t want_planes)
 
     if ((r = av_hwframe_transfer_data(hw, up, 0)) < 0)
         tap_bail("%s: upload with av_hwframe_transfer_data: %d", name, r);
-    tap_ok(vkf->tiling == VK_IMAGE_TILING_LINEAR || vkf->tiling == VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT,
+    tap_ok(vkf->tiling == VK_IMAGE_TILING_LINEAR,
            "%s: clmem_av_frames_setup made the pool's frames linear (tiling %d)", name, (int)vkf->tiling);
+    {
+        /* libclmem-av's pool: a VkDeviceMemory per plane, the image at its
+         * start (each a dedicated allocation: clmem-av.h says why), and
+         * not FFmpeg's pool (whose buffers' opaque is the frames context). */
+        bool own = av_buffer_pool_buffer_get_opaque(hw->buf[0]) != (void *)frames->data;
+        for (uint32_t p = 0; p < want_planes; p++)
+            own = own && vkf->mem[p] && vkf->offset[p] == 0 && (p == 0 || vkf->mem[p] != vkf->mem[p - 1]);
+        tap_ok(own, "%s: the frame is libclmem-av's, each plane in memory of its own", name);
+    }
 
     s = clmem_av_frame_import(bridge, hw, path, cl.queue, CL_MEM_READ_WRITE, &planes);
     if (!tap_ok(s == CLMEM_OK && planes.count == want_planes, "%s: clmem_av_frame_import -> %u planes on %s",
@@ -350,7 +369,7 @@ static void *open_event(void *arg)
 
 static void lifetime(void)
 {
-    AVBufferRef *frames = frames_new(device_ref, AV_PIX_FMT_NV12, true);
+    AVBufferRef *frames = frames_new_freed_by(device_ref, AV_PIX_FMT_NV12, true, frames_free_cb);
     AVFrame *a = frame_get(frames), *b2;
     AVVkFrame *pa = (AVVkFrame *)a->data[0];
     clmem_av_frame_planes planes, again;
@@ -392,7 +411,6 @@ static void lifetime(void)
     av_frame_free(&b2);
 
     /* And the frames context torn down meanwhile. */
-    ((AVHWFramesContext *)frames->data)->free = frames_free_cb;
     atomic_store(&frames_freed, false);
     av_buffer_unref(&frames);
     tap_ok(!atomic_load(&frames_freed), "lifetime: the frames context outlives its unref while a frame is imported");
@@ -469,6 +487,37 @@ static void bad_input(void)
                &planes, "a yuv420p frame");
         av_frame_free(&hw);
         av_buffer_unref(&ref);
+    }
+
+    /* Tilings libclmem-av's pool does not make; and a free callback
+     * replaced after setup, which would leave the pool unfreed. */
+    {
+        AVBufferRef *ref = av_hwframe_ctx_alloc(device_ref);
+        AVHWFramesContext *fc = (AVHWFramesContext *)ref->data;
+        AVVulkanFramesContext *vfc = fc->hwctx;
+        fc->format = AV_PIX_FMT_VULKAN;
+        fc->sw_format = AV_PIX_FMT_NV12;
+        fc->width = W;
+        fc->height = H;
+        vfc->tiling = VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT;
+        expect(clmem_av_frames_setup(ref), CLMEM_ERR_INVALID_VALUE, "allocates linear frames itself", NULL,
+               "clmem_av_frames_setup of a frames context asking for DRM format modifiers");
+        tap_ok(vfc->tiling == VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT && !fc->pool && !fc->free,
+               "bad input: the refused frames context is unchanged (tiling, no pool, no free callback)");
+        av_buffer_unref(&ref);
+    }
+    frames = frames_new(device_ref, AV_PIX_FMT_NV12, true);
+    {
+        AVHWFramesContext *fc = (AVHWFramesContext *)frames->data;
+        void (*pool_free)(AVHWFramesContext *) = fc->free;
+        hw = frame_get(frames);
+        fc->free = frames_free_cb;
+        expect(clmem_av_frame_import(bridge, hw, path, cl.queue, 0, &planes), CLMEM_ERR_INVALID_VALUE,
+               "free callback was replaced", &planes, "a frame whose frames context's free callback was replaced "
+                                                      "after clmem_av_frames_setup");
+        fc->free = pool_free; /* put back, so that the pool is freed below */
+        av_frame_free(&hw);
+        av_buffer_unref(&frames);
     }
 
     /* A frame of FFmpeg's default tiling, not set up. */
