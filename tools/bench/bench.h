@@ -355,10 +355,13 @@ void anchored_buf_release(void *user);
 void shared_buf_create(struct bench *b, struct vk_buf *out, uint64_t size);
 bool staging_buf_create(struct bench *b, struct vk_buf *out, uint64_t size);
 VkCommandBuffer begin_commands(struct bench *b);
+/* The same, in another command pool (the transfer-only queue's). */
+VkCommandBuffer begin_commands_in(struct bench *b, VkCommandPool pool);
 void end_commands(VkCommandBuffer cb);
 VkCommandBuffer record_fill_word0(struct bench *b, VkBuffer buffer, uint32_t value);
 VkCommandBuffer record_copy(struct bench *b, VkBuffer src, VkBuffer dst, uint64_t size);
 void submit_and_wait(struct bench *b, VkCommandBuffer cb, const char *what);
+void submit_and_wait_on(VkQueue queue, VkCommandBuffer cb, const char *what);
 
 /* raw.c */
 void raw_import(struct bench *b, const clmem_bridge_vk_memory *m, struct raw_import *r);

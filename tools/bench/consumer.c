@@ -69,13 +69,40 @@ static cl_event sgemm(struct bench *b, cl_mem a, cl_mem bm, cl_mem c, uint32_t n
     return ev;
 }
 
+/* Where (i)'s Vulkan copies run: a transfer-only queue where the device
+ * has one. The copy engines do not switch GPU context against OpenCL;
+ * the graphics queue does, about 157 us each way on the H200
+ * (../shared/device/NOTES.md), and a switch lands on the first OpenCL
+ * command after Vulkan's work: on whichever way's rep comes after staged's
+ * in the interleaving (zero-copy's: 1024^2 read +107 % over the floor so).
+ * A careful staged program copies there too. Every Vulkan command of (i)
+ * runs on this one queue family, so no buffer changes family. */
+static VkQueue copy_queue(const struct bench *b)
+{
+    return b->vk.has_transfer_queue ? b->vk.transfer_queue : b->vk.queue;
+}
+
+static VkCommandPool copy_pool(const struct bench *b)
+{
+    return b->vk.has_transfer_queue ? b->vk.transfer_pool : b->vk.pool;
+}
+
+static VkCommandBuffer record_copy_in_pool(struct bench *b, VkBuffer src, VkBuffer dst, uint64_t size)
+{
+    VkCommandBuffer cb = begin_commands_in(b, copy_pool(b));
+    VkBufferCopy region = {0, 0, size};
+    vkCmdCopyBuffer(cb, src, dst, 1, &region);
+    end_commands(cb);
+    return cb;
+}
+
 /* Vulkan copies host data into buf (through the run's staging), untimed. */
 static void vk_upload(struct bench *b, struct consumer_run *r, int i, VkBuffer dst)
 {
     memcpy(r->staging_ptr[i], r->host[i], r->bytes);
-    VkCommandBuffer cb = record_copy(b, r->staging[i].buffer, dst, r->bytes);
-    submit_and_wait(b, cb, "vkQueueSubmit((i) upload)");
-    vkFreeCommandBuffers(b->vk.device, b->vk.pool, 1, &cb);
+    VkCommandBuffer cb = record_copy_in_pool(b, r->staging[i].buffer, dst, r->bytes);
+    submit_and_wait_on(copy_queue(b), cb, "vkQueueSubmit((i) upload)");
+    vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &cb);
 }
 
 static void run_setup(struct bench *b, struct consumer_run *r, uint32_t n)
@@ -119,13 +146,13 @@ static void run_setup(struct bench *b, struct consumer_run *r, uint32_t n)
         clmem_keepalive_unref(anchor); /* the import's now */
     }
     {
-        VkCommandBuffer cb = begin_commands(b);
+        VkCommandBuffer cb = begin_commands_in(b, copy_pool(b));
         VkBufferCopy region = {0, 0, r->bytes};
         vkCmdCopyBuffer(cb, r->vk[0].buffer, r->staging[0].buffer, 1, &region);
         vkCmdCopyBuffer(cb, r->vk[1].buffer, r->staging[1].buffer, 1, &region);
         end_commands(cb);
         r->down_ab = cb;
-        r->up_c = record_copy(b, r->staging[2].buffer, r->vk[2].buffer, r->bytes);
+        r->up_c = record_copy_in_pool(b, r->staging[2].buffer, r->vk[2].buffer, r->bytes);
     }
 }
 
@@ -134,7 +161,7 @@ static double rep_staged(struct bench *b, struct consumer_run *r)
     double t0 = now_us();
     cl_event ev;
 
-    submit_and_wait(b, r->down_ab, "vkQueueSubmit((i) staged: A, B to staging)");
+    submit_and_wait_on(copy_queue(b), r->down_ab, "vkQueueSubmit((i) staged: A, B to staging)");
     check_cl(clEnqueueWriteBuffer(b->queue, r->plain[0], CL_FALSE, 0, r->bytes, r->staging_ptr[0], 0, NULL, NULL),
              "clEnqueueWriteBuffer((i) A)");
     check_cl(clEnqueueWriteBuffer(b->queue, r->plain[1], CL_FALSE, 0, r->bytes, r->staging_ptr[1], 0, NULL, NULL),
@@ -142,7 +169,7 @@ static double rep_staged(struct bench *b, struct consumer_run *r)
     ev = sgemm(b, r->plain[0], r->plain[1], r->plain[2], r->n, r->pitch / 4);
     check_cl(clEnqueueReadBuffer(b->queue, r->plain[2], CL_TRUE, 0, r->bytes, r->staging_ptr[2], 1, &ev, NULL),
              "clEnqueueReadBuffer((i) C)");
-    submit_and_wait(b, r->up_c, "vkQueueSubmit((i) staged: staging to C)");
+    submit_and_wait_on(copy_queue(b), r->up_c, "vkQueueSubmit((i) staged: staging to C)");
     clReleaseEvent(ev);
     return now_us() - t0;
 }
@@ -196,10 +223,10 @@ static void run_check(struct bench *b, struct consumer_run *r)
         die("out of host memory for (i)'s check");
     /* staged: C is in Vulkan's buffer; zero-copy: in the imported memory. */
     for (int w = 0; w < 2; w++) {
-        VkCommandBuffer cb = record_copy(b, w ? r->zero[2]->buf.buffer : r->vk[2].buffer, r->staging[2].buffer,
-                                         r->bytes);
-        submit_and_wait(b, cb, "vkQueueSubmit((i) check)");
-        vkFreeCommandBuffers(b->vk.device, b->vk.pool, 1, &cb);
+        VkCommandBuffer cb = record_copy_in_pool(b, w ? r->zero[2]->buf.buffer : r->vk[2].buffer,
+                                                 r->staging[2].buffer, r->bytes);
+        submit_and_wait_on(copy_queue(b), cb, "vkQueueSubmit((i) check)");
+        vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &cb);
         memcpy(c, r->staging_ptr[2], r->bytes);
         check_c(b, r, c, way_label[w ? W_ZERO : W_STAGED]);
     }
@@ -211,8 +238,8 @@ static void run_check(struct bench *b, struct consumer_run *r)
 
 static void run_teardown(struct bench *b, struct consumer_run *r)
 {
-    vkFreeCommandBuffers(b->vk.device, b->vk.pool, 1, &r->down_ab);
-    vkFreeCommandBuffers(b->vk.device, b->vk.pool, 1, &r->up_c);
+    vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &r->down_ab);
+    vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &r->up_c);
     for (int i = 0; i < 3; i++) {
         clmem_handle_unref(r->h[i]); /* the anchor frees the Vulkan memory once OpenCL let go */
         clReleaseMemObject(r->plain[i]);

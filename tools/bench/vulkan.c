@@ -43,8 +43,13 @@ bool staging_buf_create(struct bench *b, struct vk_buf *out, uint64_t size)
 
 VkCommandBuffer begin_commands(struct bench *b)
 {
+    return begin_commands_in(b, b->vk.pool);
+}
+
+VkCommandBuffer begin_commands_in(struct bench *b, VkCommandPool pool)
+{
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = b->vk.pool,
+                                      .commandPool = pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = 1};
     /* No ONE_TIME_SUBMIT: these are recorded once and submitted every rep. */
@@ -87,7 +92,12 @@ VkCommandBuffer record_copy(struct bench *b, VkBuffer src, VkBuffer dst, uint64_
 
 void submit_and_wait(struct bench *b, VkCommandBuffer cb, const char *what)
 {
+    submit_and_wait_on(b->vk.queue, cb, what);
+}
+
+void submit_and_wait_on(VkQueue queue, VkCommandBuffer cb, const char *what)
+{
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
-    check_vk(vkQueueSubmit(b->vk.queue, 1, &si, VK_NULL_HANDLE), what);
-    check_vk(vkQueueWaitIdle(b->vk.queue), what);
+    check_vk(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE), what);
+    check_vk(vkQueueWaitIdle(queue), what);
 }
