@@ -33,7 +33,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_device_extensions(VkInstance instance,
         return clmem_error_status();
     for (unsigned i = 0; i < sizeof sharing_extensions / sizeof sharing_extensions[0]; i++) {
         /* dma-buf export is an fd export: it needs the first one too */
-        if (i == 1 && (n == 0 || names_out[0] != sharing_extensions[0]))
+        if (i == 1 && n == 0)
             continue;
         if (clmem__vk_device_has_extension(&vk, physical_device, sharing_extensions[i]))
             names_out[n++] = sharing_extensions[i];
