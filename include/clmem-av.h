@@ -113,7 +113,10 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  * (VkMemoryDedicatedAllocateInfo), device-local and exportable as opaque
  * fd (and dma-buf) where FFmpeg's device enabled VK_KHR_external_memory_fd
  * (and Vulkan exports such images), host-visible where it exports nothing
- * (the host-mapped path). A new frame's layouts are
+ * (the host-mapped path). Where the frames context's usage is 0, the
+ * images get FFmpeg's default usage (transfers, sampled, storage) less
+ * what Vulkan cannot make linear images of the format with (the H200
+ * makes no linear P010 planes with FFmpeg's default). A new frame's layouts are
  * VK_IMAGE_LAYOUT_UNDEFINED and its timeline semaphores start at
  * sem_value 0, which FFmpeg's first submission on it waits for and passes.
  *
@@ -148,7 +151,9 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  *                                 lists DRM format modifiers. The sentence
  *                                 says which.
  * @retval CLMEM_ERR_NO_MEMORY     Allocating the pool failed.
- * @retval CLMEM_ERR_UNSUPPORTED   sw_format is not NV12, P010, RGBA or BGRA.
+ * @retval CLMEM_ERR_UNSUPPORTED   sw_format is not NV12, P010, RGBA or BGRA;
+ *                                 or Vulkan makes no linear images of its
+ *                                 plane formats, even for transfers only.
  * @par On error
  *      The frames context is unchanged.
  * @par Blocks

@@ -168,7 +168,12 @@ static void stress(struct vkctx *vk, struct cl_fixture *f, clmem_bridge_path pat
     if (heap_before == 0 && heap_after == 0)
         tap_skip("mallinfo2 reports nothing: malloc is replaced (valgrind or a sanitizer)", "the heap did not grow");
     else if (path == CLMEM_BRIDGE_PATH_HOST_MAPPED)
-        tap_ok(heap_after < heap_before + (size_t)cycles * 16,
+        /* 28 bytes a cycle: under the smallest object a cycle allocates (an
+         * anchor, a 32-byte chunk; records and handles are larger), over
+         * what the driver's own allocations left on the H200 (0.6 bytes a
+         * cycle in one run, 18.2 in another, with the library's
+         * allocations the same). */
+        tap_ok(heap_after < heap_before + (size_t)cycles * 28,
                "the heap did not grow by a record a cycle: %zu bytes in use, %zu before (%.1f bytes a cycle)",
                heap_after, heap_before, ((double)heap_after - (double)heap_before) / (cycles ? cycles : 1));
     else
