@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 static atomic_uint exported;
+static atomic_uint serial_of_fd[4096]; /* the export count when each fd number was last exported: #N in lists */
 static PFN_vkGetDeviceProcAddr real_get_device_proc_addr;
 static PFN_vkGetMemoryFdKHR real_get_memory_fd;
 static PFN_vkGetSemaphoreFdKHR real_get_semaphore_fd;
@@ -27,7 +28,9 @@ static void mark(int fd, bool semaphore)
         perror("fd-watch: fcntl(F_SETOWN) on an exported fd");
         abort(); /* every later count would be wrong */
     }
-    atomic_fetch_add(&exported, 1);
+    unsigned n = atomic_fetch_add(&exported, 1) + 1;
+    if (fd >= 0 && fd < 4096)
+        atomic_store(&serial_of_fd[fd], n);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL watch_get_memory_fd(VkDevice device, const VkMemoryGetFdInfoKHR *info, int *fd)
@@ -101,8 +104,8 @@ unsigned fd_watch_open(char *list, size_t len)
             snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
             if ((n = readlink(path, target, sizeof target - 1)) > 0)
                 target[n] = '\0';
-            at += (size_t)snprintf(list + at, len - at, "%s%s fd %d -> %s", at ? ", " : "",
-                                   owner == me ? "memory" : "semaphore", fd, target);
+            at += (size_t)snprintf(list + at, len - at, "%s%s fd %d (#%u) -> %s", at ? ", " : "",
+                                   owner == me ? "memory" : "semaphore", fd, fd < 4096 ? atomic_load(&serial_of_fd[fd]) : 0u, target);
         }
     }
     if (d)

@@ -26,7 +26,8 @@ PFN_vkVoidFunction VKAPI_CALL fd_watch_get_instance_proc_addr(VkInstance instanc
 unsigned fd_watch_exported(void);
 
 /* How many fds open now are exported ones, named in `list` ("memory fd
- * 57 -> /dev/nvidiactl, ...", or "none"), at most len bytes. */
+ * 57 (#13) -> /dev/nvidiactl, ...", or "none"; #13: the 13th export, the
+ * last one that got that fd number), at most len bytes. */
 unsigned fd_watch_open(char *list, size_t len);
 
 /* The open fds that are not the bridge's exports: the drivers', the

@@ -18,7 +18,13 @@
  *              KiB (as the bridge hands out for a range);
  *   ring-cb  - the ring, its cl_mems released from a marker's event
  *              callback on the driver's thread (as the bridge's teardown);
- *   ring-subcb - both.
+ *   ring-subcb - both;
+ *   ring-vk, ring-cb-vk - ring and ring-cb with Vulkan writing each frame
+ *              (from and back to VK_QUEUE_FAMILY_EXTERNAL) in the
+ *              submission that signals ready, as the library's ring test;
+ *   ring-nodrain, ring-cb-nodrain - ring and ring-cb with no final drain:
+ *              Vulkan never waits on the last done signals of the pass
+ *              (as a ring dropped after its last batch leaves them).
  * A second argument runs only the kind it names.
  * It tells whether the driver's own fd count grows and levels off, and
  * from what, with no library in the way. */
@@ -194,11 +200,41 @@ static void sem_free(struct sem *s)
     vkDestroySemaphore(dev, s->vk, 0);
 }
 
+/* ring-vk*: each submission writes its frame, as the library's ring test
+ * does: the buffer taken back from VK_QUEUE_FAMILY_EXTERNAL, filled, and
+ * handed to it again, in the command buffer that signals ready. */
+static VkCommandPool cpool;
+static VkCommandBuffer slot_cb[DEPTH];
+static VkBuffer touch_buf;
+static int touch_slot = -1;
+
+static void ext_barrier(VkCommandBuffer cb, VkBuffer buf, uint32_t from, uint32_t to)
+{
+    VkBufferMemoryBarrier bb = {VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER, 0, VK_ACCESS_MEMORY_WRITE_BIT,
+                                VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT, from, to, buf, 0,
+                                VK_WHOLE_SIZE};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, 0, 1, &bb,
+                         0, 0);
+}
+
 /* One submit on Vulkan's queue: waits (optional), signals (optional), fence. */
 static void vk_submit(VkSemaphore wait, VkSemaphore signal, VkFence fence)
 {
     VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
     VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    if (touch_slot >= 0) {
+        VkCommandBuffer cb = slot_cb[touch_slot];
+        VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        VK(vkResetCommandBuffer(cb, 0));
+        VK(vkBeginCommandBuffer(cb, &bi));
+        ext_barrier(cb, touch_buf, VK_QUEUE_FAMILY_EXTERNAL, qfam);
+        vkCmdFillBuffer(cb, touch_buf, 0, 1024, 0x01020304u);
+        ext_barrier(cb, touch_buf, qfam, VK_QUEUE_FAMILY_EXTERNAL);
+        VK(vkEndCommandBuffer(cb));
+        si.commandBufferCount = 1;
+        si.pCommandBuffers = &slot_cb[touch_slot];
+        touch_slot = -1;
+    }
     si.waitSemaphoreCount = wait != VK_NULL_HANDLE;
     si.pWaitSemaphores = &wait;
     si.pWaitDstStageMask = &stage;
@@ -212,6 +248,8 @@ static void pass(const char *kind)
     int with_mem = strcmp(kind, "sem") != 0, with_sem = strcmp(kind, "mem") != 0 && strcmp(kind, "memk") != 0;
     int with_kernel = strcmp(kind, "ring-nok") != 0, traffic = strcmp(kind, "mem") != 0;
     int use_sub = strstr(kind, "sub") != NULL, from_cb = strstr(kind, "cb") != NULL;
+    int no_drain = strstr(kind, "nodrain") != NULL; /* Vulkan never waits on the last done signals */
+    int touch = strstr(kind, "-vk") != NULL;         /* Vulkan writes each frame before signalling ready */
     struct frame fr[DEPTH];
     struct sem ready[DEPTH], done[DEPTH];
     VkFence fence[DEPTH];
@@ -255,6 +293,10 @@ static void pass(const char *kind)
             int s = n % DEPTH;
             VK(vkWaitForFences(dev, 1, &fence[s], VK_TRUE, UINT64_MAX));
             VK(vkResetFences(dev, 1, &fence[s]));
+            if (touch && with_mem) {
+                touch_slot = s;
+                touch_buf = fr[s].buf;
+            }
             vk_submit(done_pending[s] ? done[s].vk : VK_NULL_HANDLE, ready[s].vk, fence[s]);
             done_pending[s] = 0;
             CL(sem_wait(cq, 1, &ready[s].cl, 0, 0, 0, 0));
@@ -272,7 +314,7 @@ static void pass(const char *kind)
             CL(clFlush(cq));
             done_pending[s] = 1;
         }
-        for (int s = 0; s < DEPTH; s++)
+        for (int s = 0; s < DEPTH && !no_drain; s++)
             if (done_pending[s]) {
                 VK(vkWaitForFences(dev, 1, &fence[s], VK_TRUE, UINT64_MAX));
                 VK(vkResetFences(dev, 1, &fence[s]));
@@ -346,6 +388,15 @@ int main(int argc, char **argv)
     vkGetDeviceQueue(dev, qfam, 0, &q);
     get_mem_fd = (PFN_vkGetMemoryFdKHR)vkGetDeviceProcAddr(dev, "vkGetMemoryFdKHR");
     get_sem_fd = (PFN_vkGetSemaphoreFdKHR)vkGetDeviceProcAddr(dev, "vkGetSemaphoreFdKHR");
+    {
+        VkCommandPoolCreateInfo pc = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, 0,
+                                      VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, qfam};
+        VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, 0, 0,
+                                          VK_COMMAND_BUFFER_LEVEL_PRIMARY, DEPTH};
+        VK(vkCreateCommandPool(dev, &pc, 0, &cpool));
+        ai.commandPool = cpool;
+        VK(vkAllocateCommandBuffers(dev, &ai, slot_cb));
+    }
 
     cl_uint np = 0;
     cl_platform_id plats[8], plat = 0;
@@ -388,9 +439,10 @@ int main(int argc, char **argv)
     CL(err);
     printf("Vulkan %s + OpenCL, ring of %d, %d frames a pass\n", p2.properties.deviceName, DEPTH, FRAMES);
 
-    const char *all[] = {"mem", "sem", "memk", "ring-nok", "ring", "ring-sub", "ring-cb", "ring-subcb"};
+    const char *all[] = {"mem", "sem", "memk", "ring-nok", "ring", "ring-sub", "ring-cb", "ring-subcb",
+                         "ring-nodrain", "ring-cb-nodrain", "ring-vk", "ring-cb-vk"};
     const char *only = argc > 2 ? argv[2] : NULL; /* one kind's name, to keep a run short */
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0; k < (int)(sizeof all / sizeof all[0]); k++) {
         const char *const *kinds = all;
         if (only && strcmp(only, all[k]) != 0)
             continue;
