@@ -123,10 +123,11 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  * Why its own pool: FFmpeg 5.1's pool allocates a plane dedicated only
  * where Vulkan prefers or requires it, and NVIDIA says neither for linear
  * images; on the H200 an OpenCL kernel's writes to such non-dedicated
- * exported memory read back wrong in Vulkan (FFmpeg's 1920x1080 NV12
- * frames: about 1.3 million of 6.2 million luma bytes), and right in a
- * dedicated allocation (docs/driver-notes.md). FFmpeg cannot be asked for
- * a dedicated allocation. Why linear: FFmpeg 5.1 otherwise tiles frames
+ * exported memory read back wrong in Vulkan (linear RGBA8 images: wrong,
+ * and exact in a dedicated allocation; FFmpeg's 1920x1080 NV12 frames:
+ * 1.29 million of 6.2 million luma bytes wrong, 179 000 with this pool,
+ * which is not yet exact: docs/driver-notes.md). FFmpeg cannot be asked
+ * for a dedicated allocation. Why linear: FFmpeg 5.1 otherwise tiles frames
  * with the driver's layout, which OpenCL cannot read as rows.
  *
  * The pool lives as long as the frames context: setup keeps the
