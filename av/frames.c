@@ -32,9 +32,9 @@ static bool linear_supported(const AVVulkanDeviceContext *vk, PFN_vkGetPhysicalD
 
 /* The usage of the pool's linear images when the caller left it 0: FFmpeg's
  * default (transfers, sampled, storage), less what Vulkan cannot make
- * linear images of these formats with (the H200 refused FFmpeg's default
- * for P010's R16 and R16G16: av_hwframe_ctx_init failed). A usage the
- * caller chose is theirs. */
+ * linear images of these formats with (a device may offer fewer features
+ * for linear tiling than for optimal). A usage the caller chose is
+ * theirs. */
 static clmem_status choose_usage(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
                                  VkImageUsageFlags *usage)
 {

@@ -115,8 +115,7 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  * (and Vulkan exports such images), host-visible where it exports nothing
  * (the host-mapped path). Where the frames context's usage is 0, the
  * images get FFmpeg's default usage (transfers, sampled, storage) less
- * what Vulkan cannot make linear images of the format with (the H200
- * makes no linear P010 planes with FFmpeg's default). A new frame's layouts are
+ * what Vulkan cannot make linear images of the format with. A new frame's layouts are
  * VK_IMAGE_LAYOUT_UNDEFINED and its timeline semaphores start at
  * sem_value 0, which FFmpeg's first submission on it waits for and passes.
  *
