@@ -101,11 +101,15 @@ static bool plane_make(const struct av_pool *pool, AVVkFrame *f, int p, uint32_t
     const AVVulkanFramesContext *fc = frames->hwctx;
     VkDevice dev = pool->vk->act_dev;
     uint32_t qfs[5], nqf = clmem__av_queue_families(pool->vk, qfs);
+    /* Not chained: fc->create_pnext. av_hwframe_ctx_init() of FFmpeg 5.1
+     * adds a DRM format modifier list to it on a device with
+     * VK_EXT_image_drm_format_modifier, whatever the tiling (for its own
+     * pool), and a modifier list is invalid on a linear image (on the H200
+     * RGBA frames then failed to allocate). */
     VkExternalMemoryImageCreateInfo external = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO,
-                                                .pNext = fc->create_pnext,
                                                 .handleTypes = export_types};
     VkImageCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
-                             .pNext = export_types ? &external : fc->create_pnext,
+                             .pNext = export_types ? &external : NULL,
                              .flags = VK_IMAGE_CREATE_ALIAS_BIT, /* as FFmpeg's own */
                              .imageType = VK_IMAGE_TYPE_2D,
                              .format = av_vkfmt_from_pixfmt(frames->sw_format)[p],
@@ -129,10 +133,16 @@ static bool plane_make(const struct av_pool *pool, AVVkFrame *f, int p, uint32_t
                                           .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
     VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &timeline};
     VkMemoryRequirements req;
+    VkResult r;
     int type;
 
-    if (pool->create_image(dev, &ici, pool->vk->alloc, &f->img[p]) != VK_SUCCESS) {
+    /* A failure is recorded (FFmpeg only sees no frame): av_hwframe_get_buffer's
+     * caller reads why in clmem_error_message(). */
+    if ((r = pool->create_image(dev, &ici, pool->vk->alloc, &f->img[p])) != VK_SUCCESS) {
         f->img[p] = VK_NULL_HANDLE;
+        clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkCreateImage", r,
+                        "Making plane %d's linear image (format %d, usage 0x%x, export 0x%x) failed.", p,
+                        (int)ici.format, (unsigned)ici.usage, (unsigned)export_types);
         return false;
     }
     pool->get_requirements(dev, f->img[p], &req);
@@ -146,16 +156,26 @@ static bool plane_make(const struct av_pool *pool, AVVkFrame *f, int p, uint32_t
     dedicated.image = f->img[p];
     mai.allocationSize = req.size;
     mai.memoryTypeIndex = (uint32_t)type;
-    if (type < 0 || pool->allocate(dev, &mai, pool->vk->alloc, &f->mem[p]) != VK_SUCCESS) {
+    r = type < 0 ? VK_ERROR_FEATURE_NOT_PRESENT : pool->allocate(dev, &mai, pool->vk->alloc, &f->mem[p]);
+    if (r != VK_SUCCESS) {
         f->mem[p] = VK_NULL_HANDLE;
+        clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkAllocateMemory", r,
+                        "Allocating plane %d's dedicated memory (%llu bytes, type %d of bits 0x%x, export 0x%x) "
+                        "failed.",
+                        p, (unsigned long long)req.size, type, (unsigned)req.memoryTypeBits, (unsigned)export_types);
         return false;
     }
     f->size[p] = (size_t)req.size;
     f->flags |= pool->memory_props.memoryTypes[type].propertyFlags;
-    if (pool->bind(dev, f->img[p], f->mem[p], 0) != VK_SUCCESS)
+    if ((r = pool->bind(dev, f->img[p], f->mem[p], 0)) != VK_SUCCESS) {
+        clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkBindImageMemory", r,
+                        "Binding plane %d's memory failed.", p);
         return false;
-    if (pool->create_semaphore(dev, &sci, pool->vk->alloc, &f->sem[p]) != VK_SUCCESS) {
+    }
+    if ((r = pool->create_semaphore(dev, &sci, pool->vk->alloc, &f->sem[p])) != VK_SUCCESS) {
         f->sem[p] = VK_NULL_HANDLE;
+        clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkCreateSemaphore", r,
+                        "Making plane %d's timeline semaphore failed.", p);
         return false;
     }
     f->layout[p] = VK_IMAGE_LAYOUT_UNDEFINED;
@@ -193,6 +213,8 @@ static AVBufferRef *frame_alloc(void *opaque, size_t size)
         ok = plane_make(pool, f, p, w, h, export_types);
     }
     ref = ok ? av_buffer_create((uint8_t *)f, sizeof *f, frame_free, pool, 0) : NULL;
+    if (!f || (ok && !ref))
+        clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a frame's AVVkFrame failed.");
     if (!ref && f)
         frame_free(pool, (uint8_t *)f);
     return ref;

@@ -113,7 +113,9 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  * (VkMemoryDedicatedAllocateInfo), device-local and exportable as opaque
  * fd (and dma-buf) where FFmpeg's device enabled VK_KHR_external_memory_fd
  * (and Vulkan exports such images), host-visible where it exports nothing
- * (the host-mapped path). Where the frames context's usage is 0, the
+ * (the host-mapped path). The images are made without the frames
+ * context's create_pnext (where FFmpeg puts a DRM format modifier list,
+ * invalid on linear images). Where the frames context's usage is 0, the
  * images get FFmpeg's default usage (transfers, sampled, storage) less
  * what Vulkan cannot make linear images of the format with. A new frame's layouts are
  * VK_IMAGE_LAYOUT_UNDEFINED and its timeline semaphores start at

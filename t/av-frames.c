@@ -114,7 +114,7 @@ static AVFrame *frame_get(AVBufferRef *frames)
     AVFrame *f = av_frame_alloc();
     int r;
     if (!f || (r = av_hwframe_get_buffer(frames, f, 0)) < 0)
-        tap_bail("av_hwframe_get_buffer failed");
+        tap_bail("av_hwframe_get_buffer failed (%s)", clmem_error_message());
     return f;
 }
 
