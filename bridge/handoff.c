@@ -40,16 +40,6 @@ static const char *entry_label(cl_uint count, cl_uint i, char *buf, size_t len)
     return buf;
 }
 
-static bool import_has_queue(struct bridge_import *rec, cl_command_queue queue)
-{
-    bool listed = false;
-
-    pthread_mutex_lock(&rec->lock);
-    for (unsigned i = 0; i < rec->queue_count && !listed; i++)
-        listed = rec->queues[i] == queue;
-    pthread_mutex_unlock(&rec->lock);
-    return listed;
-}
 
 /* The duplicate check of a call's records. Up to HANDOFF_STACK entries a
  * pairwise scan as each entry is checked (at most 120 comparisons, no
@@ -151,7 +141,7 @@ clmem_status clmem__handoff_check(const clmem_bridge *b, cl_uint count, const cl
         /* The teardown hands an import left acquired back on its acquire's
          * queue and waits for the queues in its list: an acquire on a queue
          * outside the list would escape both. */
-        if (!import_has_queue(rec, queue))
+        if (!clmem__import_has_queue(rec, queue))
             return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                    "%s: no handle of its import was made for queue %p; make one with "
                                    "clmem_bridge_handle_for_queue(), so that the import's teardown waits for that "

@@ -88,7 +88,7 @@ clmem_status clmem__import_add_queue(struct bridge_import *rec, cl_command_queue
     return s;
 }
 
-static bool import_lists_queue(struct bridge_import *rec, cl_command_queue queue)
+bool clmem__import_has_queue(struct bridge_import *rec, cl_command_queue queue)
 {
     bool listed = false;
 
@@ -411,7 +411,7 @@ clmem_status clmem__import_vk_request(clmem_bridge *b, struct import_request *re
         /* A queue the import lists already was checked when it joined, and
          * is retained, so it is still that queue: only a new one costs the
          * driver call (on the H200 about 0.1 us of a hit). */
-        if ((import_lists_queue(rec, req->queue) || (s = clmem__bridge_check_queue(b, req->queue)) == CLMEM_OK) &&
+        if ((clmem__import_has_queue(rec, req->queue) || (s = clmem__bridge_check_queue(b, req->queue)) == CLMEM_OK) &&
             (s = import_hold_vk(rec, vk_keepalive)) == CLMEM_OK)
             s = import_new_handle(rec, anchor, req->queue, out);
         clmem_keepalive_unref(anchor);

@@ -133,6 +133,10 @@ struct bridge_import *clmem__import_of_handle(const clmem_handle *h);
 /* Add a queue to the import's list (retained once); CLMEM_ERR_NO_MEMORY. */
 clmem_status clmem__import_add_queue(struct bridge_import *rec, cl_command_queue queue);
 
+/* Does the import list `queue` (a handle was made for it: checked against
+ * the bridge's context, and retained, when it joined)? */
+bool clmem__import_has_queue(struct bridge_import *rec, cl_command_queue queue);
+
 /* Register the destructor callback on rec->parent (import-teardown.c). */
 clmem_status clmem__import_arm_destructor(struct bridge_import *rec);
 

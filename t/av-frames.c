@@ -72,17 +72,11 @@ static uint64_t counter(VkSemaphore sem)
 }
 
 /* A frames context of `sw` at W x H, set up (or not) and initialised. */
-/* A frames context of W x H frames; set up by clmem_av_frames_setup()
- * when `setup`, with free_cb as its free callback (set before, as
- * clmem-av.h asks). NULL, where may_be_unsupported, when setup says the
- * device cannot make the format's frames linear: the caller skips. */
-static AVBufferRef *frames_new_freed_by(AVBufferRef *dev, enum AVPixelFormat sw, bool setup,
-                                        void (*free_cb)(AVHWFramesContext *), bool may_be_unsupported)
+/* A Vulkan frames context of W x H frames of `sw`, not initialised. */
+static AVBufferRef *frames_alloc(AVBufferRef *dev, enum AVPixelFormat sw)
 {
     AVBufferRef *ref = av_hwframe_ctx_alloc(dev);
     AVHWFramesContext *fc;
-    clmem_status s;
-    int r;
 
     if (!ref)
         tap_bail("av_hwframe_ctx_alloc failed");
@@ -91,6 +85,21 @@ static AVBufferRef *frames_new_freed_by(AVBufferRef *dev, enum AVPixelFormat sw,
     fc->sw_format = sw;
     fc->width = W;
     fc->height = H;
+    return ref;
+}
+
+/* A frames context of W x H frames; set up by clmem_av_frames_setup()
+ * when `setup`, with free_cb as its free callback (set before, as
+ * clmem-av.h asks). NULL, where may_be_unsupported, when setup says the
+ * device cannot make the format's frames linear: the caller skips. */
+static AVBufferRef *frames_new_freed_by(AVBufferRef *dev, enum AVPixelFormat sw, bool setup,
+                                        void (*free_cb)(AVHWFramesContext *), bool may_be_unsupported)
+{
+    AVBufferRef *ref = frames_alloc(dev, sw);
+    AVHWFramesContext *fc = (AVHWFramesContext *)ref->data;
+    clmem_status s;
+    int r;
+
     fc->free = free_cb;
     if (setup && (s = clmem_av_frames_setup(ref)) == CLMEM_ERR_UNSUPPORTED && may_be_unsupported) {
         av_buffer_unref(&ref);
@@ -193,18 +202,9 @@ static bool inverted(const AVFrame *want, const AVFrame *got, enum AVPixelFormat
  * frames on this device at all. */
 static int ffmpeg_can_make(enum AVPixelFormat sw)
 {
-    AVBufferRef *ref = av_hwframe_ctx_alloc(device_ref);
-    AVHWFramesContext *fc;
-    int r;
+    AVBufferRef *ref = frames_alloc(device_ref, sw);
+    int r = av_hwframe_ctx_init(ref);
 
-    if (!ref)
-        tap_bail("av_hwframe_ctx_alloc failed");
-    fc = (AVHWFramesContext *)ref->data;
-    fc->format = AV_PIX_FMT_VULKAN;
-    fc->sw_format = sw;
-    fc->width = W;
-    fc->height = H;
-    r = av_hwframe_ctx_init(ref);
     av_buffer_unref(&ref);
     return r;
 }
