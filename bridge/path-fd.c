@@ -4,6 +4,7 @@
  * the extension's acquire and release. */
 #include "config.h"
 #include "fault.h"
+#include "fd-numbers.h"
 #include "import.h"
 
 #include <errno.h>
@@ -64,6 +65,22 @@ static clmem_status import_fd_object(struct bridge_import *rec, int fd, const st
     return CLMEM_OK;
 }
 
+/* *fd, or a duplicate at a number no semaphore fd had (fd-numbers.h: NVIDIA
+ * never closes a memory fd imported at such a number). On failure *fd is
+ * unchanged and still the caller's to close. */
+static clmem_status fd_for_memory(int *fd)
+{
+    int moved = clmem__fd_number_for_memory(*fd);
+
+    if (moved < 0)
+        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM, "fcntl(F_DUPFD_CLOEXEC)", errno,
+                               "Moving memory fd %d off a number a semaphore fd had before (where NVIDIA never "
+                               "closes an imported memory fd) failed.",
+                               *fd);
+    *fd = moved;
+    return CLMEM_OK;
+}
+
 /* From Vulkan: export, then import; the exported fd is ours until the
  * driver takes it. */
 static clmem_status import_vk(struct bridge_import *rec, const struct import_request *req)
@@ -80,6 +97,10 @@ static clmem_status import_vk(struct bridge_import *rec, const struct import_req
     if (r != VK_SUCCESS)
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkGetMemoryFdKHR", r,
                                "Exporting the memory as %s failed.", clmem_bridge_path_name(rec->ops->path));
+    if ((s = fd_for_memory(&fd)) != CLMEM_OK) {
+        close(fd);
+        return s;
+    }
     s = import_fd_object(rec, fd, req);
     if (s != CLMEM_OK)
         close(fd);
@@ -101,6 +122,10 @@ static clmem_status import_caller_fd(struct bridge_import *rec, const struct imp
     if (dup_fd < 0)
         return clmem_error_set(errno == EBADF ? CLMEM_ERR_INVALID_VALUE : CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM,
                                "fcntl(F_DUPFD_CLOEXEC)", errno, "Duplicating fd %d failed; it is untouched.", req->fd);
+    if ((s = fd_for_memory(&dup_fd)) != CLMEM_OK) {
+        close(dup_fd);
+        return s;
+    }
     s = import_fd_object(rec, dup_fd, req);
     if (s != CLMEM_OK)
         close(dup_fd); /* the driver did not take it; the caller's fd is untouched */

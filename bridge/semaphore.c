@@ -5,6 +5,7 @@
 #include "bridge.h"
 #include "export.h"
 #include "fault.h"
+#include "fd-numbers.h"
 #include "refcount.h"
 #include "semaphore.h"
 
@@ -41,6 +42,7 @@ static clmem_status import_device(struct clmem_bridge_semaphore *sem, VkSemaphor
                                "Exporting the semaphore as %s failed (was it created with "
                                "VkExportSemaphoreCreateInfo?).",
                                sync ? "sync fd" : "opaque fd");
+    clmem__fd_number_note_semaphore(fd); /* no memory fd is imported at this number later: fd-numbers.h */
     {
         /* 0x2053: the semaphore device list. Debian 12's headers lack it,
          * and the memory list (0x2051) gives CL_INVALID_PROPERTY here. */
