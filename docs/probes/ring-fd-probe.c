@@ -25,7 +25,19 @@
  *   ring-nodrain, ring-cb-nodrain - ring and ring-cb with no final drain:
  *              Vulkan never waits on the last done signals of the pass
  *              (as a ring dropped after its last batch leaves them).
- * A second argument runs only the kind it names.
+ *   ring-dcb, ring-cb-dcb, ring-cb-vk-dcb - with a destructor callback on
+ *              each frame's cl_mem, as the bridge sets one;
+ *   semfirst, semfirst-ping - 4 semaphores made (pinged once each way),
+ *              released; then 3 frames, whose fds take the numbers the
+ *              semaphores' fds had; acquire + kernel + release; released.
+ *              The frame at a semaphore's old number is never closed
+ *              (found 2026-12-02: NVIDIA 580 on the H200, every pass);
+ *   semfirst-moved - the same, with each memory fd moved off the numbers
+ *              semaphore fds had (fcntl F_DUPFD) before the import: the
+ *              workaround bridge/fd-numbers.c applies.
+ * A second argument runs only the kind it names. RFP_BYTES sets the frame
+ * size (1 MiB by default; the library's ring tests use 1 KiB), RFP_LOG=1
+ * prints each exported fd's number.
  * It tells whether the driver's own fd count grows and levels off, and
  * from what, with no library in the way. */
 #define _GNU_SOURCE
@@ -34,6 +46,7 @@
 #include <CL/cl_ext.h>
 #include <vulkan/vulkan.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,7 +63,18 @@
 #define VK(x) do { VkResult r_ = (x); if (r_) { printf("VKFAIL %s = %d\n", #x, r_); exit(1); } } while (0)
 #define CL(x) do { cl_int r_ = (x); if (r_) { printf("CLFAIL %s = %d\n", #x, r_); exit(1); } } while (0)
 
-enum { DEPTH = 3, FRAMES = 300, FRAME_BYTES = 1 << 20 };
+enum { DEPTH = 3, FRAMES = 300 };
+static size_t FRAME_BYTES = 1 << 20; /* RFP_BYTES in the environment: another size */
+static int with_destructor; /* *-dcb kinds: a destructor callback on each frame's cl_mem, as the bridge sets */
+static int move_mem_fds;    /* semfirst-moved: memory fds moved off the numbers semaphore fds had */
+static unsigned char sem_numbers[4096];
+static atomic_int destructed;
+static void CL_CALLBACK on_destroyed(cl_mem m, void *user)
+{
+    (void)m;
+    (void)user;
+    atomic_fetch_add(&destructed, 1);
+}
 
 static VkPhysicalDevice pd;
 static VkDevice dev;
@@ -140,12 +164,21 @@ static void frame_make(struct frame *f)
                                VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
     int fd = -1;
     VK(get_mem_fd(dev, &gi, &fd));
+    while (move_mem_fds && fd < 4096 && sem_numbers[fd]) { /* the workaround the bridge applies (bridge/fd-numbers.c) */
+        int moved = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+        close(fd);
+        fd = moved;
+    }
+    if (getenv("RFP_LOG"))
+        printf(" [mem fd %d]", fd);
     cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, (cl_mem_properties)fd,
                                  CL_MEM_DEVICE_HANDLE_LIST_KHR, (cl_mem_properties)cld,
                                  CL_MEM_DEVICE_HANDLE_LIST_END_KHR, 0};
     cl_int err;
     f->cm = clCreateBufferWithProperties(ctx, props, CL_MEM_READ_WRITE, mr.size, 0, &err);
     CL(err); /* the driver owns fd now */
+    if (with_destructor)
+        CL(clSetMemObjectDestructorCallback(f->cm, on_destroyed, NULL));
 }
 
 static void frame_free(struct frame *f, int from_cb)
@@ -186,6 +219,10 @@ static void sem_make(struct sem *s)
                                   VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
     int fd = -1;
     VK(get_sem_fd(dev, &gi, &fd));
+    if (fd >= 0 && fd < 4096)
+        sem_numbers[fd] = 1;
+    if (getenv("RFP_LOG"))
+        printf(" [sem fd %d]", fd);
     cl_semaphore_properties_khr props[] = {CL_SEMAPHORE_TYPE_KHR, CL_SEMAPHORE_TYPE_BINARY_KHR,
                                            CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR, (cl_semaphore_properties_khr)fd,
                                            SEM_DEVICE_LIST, (cl_semaphore_properties_khr)(uintptr_t)cld, 0, 0};
@@ -250,11 +287,46 @@ static void pass(const char *kind)
     int use_sub = strstr(kind, "sub") != NULL, from_cb = strstr(kind, "cb") != NULL;
     int no_drain = strstr(kind, "nodrain") != NULL; /* Vulkan never waits on the last done signals */
     int touch = strstr(kind, "-vk") != NULL;         /* Vulkan writes each frame before signalling ready */
+    with_destructor = strstr(kind, "dcb") != NULL;
+    move_mem_fds = strstr(kind, "moved") != NULL;
     struct frame fr[DEPTH];
     struct sem ready[DEPTH], done[DEPTH];
     VkFence fence[DEPTH];
     int done_pending[DEPTH] = {0};
 
+    if (strncmp(kind, "semfirst", 8) == 0) {
+        /* Semaphores made, (pinged,) released; then frames whose fds take
+         * the numbers the semaphores' fds had; used; released. */
+        struct sem s2[4];
+        for (int i = 0; i < 4; i++)
+            sem_make(&s2[i]);
+        if (strstr(kind, "ping")) {
+            for (int i = 0; i < 4; i += 2) {
+                vk_submit(VK_NULL_HANDLE, s2[i].vk, VK_NULL_HANDLE);
+                CL(sem_wait(cq, 1, &s2[i].cl, 0, 0, 0, 0));
+                CL(sem_signal(cq, 1, &s2[i + 1].cl, 0, 0, 0, 0));
+                CL(clFlush(cq));
+                vk_submit(s2[i + 1].vk, VK_NULL_HANDLE, VK_NULL_HANDLE);
+            }
+            CL(clFinish(cq));
+            VK(vkQueueWaitIdle(q));
+        }
+        for (int i = 0; i < 4; i++)
+            sem_free(&s2[i]);
+        for (int i = 0; i < DEPTH; i++) {
+            frame_make(&fr[i]);
+            fr[i].sub = NULL;
+            size_t g = FRAME_BYTES / 4 < 256 ? FRAME_BYTES / 4 : 256;
+            CL(acq(cq, 1, &fr[i].cm, 0, 0, 0));
+            CL(clSetKernelArg(kern, 0, sizeof fr[i].cm, &fr[i].cm));
+            CL(clEnqueueNDRangeKernel(cq, kern, 1, 0, &g, 0, 0, 0, 0));
+            CL(rel(cq, 1, &fr[i].cm, 0, 0, 0));
+        }
+        CL(clFinish(cq));
+        for (int i = 0; i < DEPTH; i++)
+            frame_free(&fr[i], 0);
+        return;
+    }
     for (int i = 0; i < DEPTH; i++) {
         VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, 0, VK_FENCE_CREATE_SIGNALED_BIT};
         VK(vkCreateFence(dev, &fi, 0, &fence[i]));
@@ -303,7 +375,7 @@ static void pass(const char *kind)
             if (with_mem) {
                 CL(acq(cq, 1, &fr[s].cm, 0, 0, 0));
                 if (with_kernel) {
-                    size_t g = 256;
+                    size_t g = FRAME_BYTES / 4 < 256 ? FRAME_BYTES / 4 : 256;
                     cl_mem km = fr[s].sub ? fr[s].sub : fr[s].cm;
                     CL(clSetKernelArg(kern, 0, sizeof km, &km));
                     CL(clEnqueueNDRangeKernel(cq, kern, 1, 0, &g, 0, 0, 0, 0));
@@ -440,7 +512,10 @@ int main(int argc, char **argv)
     printf("Vulkan %s + OpenCL, ring of %d, %d frames a pass\n", p2.properties.deviceName, DEPTH, FRAMES);
 
     const char *all[] = {"mem", "sem", "memk", "ring-nok", "ring", "ring-sub", "ring-cb", "ring-subcb",
-                         "ring-nodrain", "ring-cb-nodrain", "ring-vk", "ring-cb-vk"};
+                         "ring-nodrain", "ring-cb-nodrain", "ring-vk", "ring-cb-vk", "ring-dcb", "ring-cb-dcb",
+                         "ring-cb-vk-dcb", "semfirst", "semfirst-ping", "semfirst-moved"};
+    if (getenv("RFP_BYTES"))
+        FRAME_BYTES = (size_t)atoll(getenv("RFP_BYTES"));
     const char *only = argc > 2 ? argv[2] : NULL; /* one kind's name, to keep a run short */
     for (int k = 0; k < (int)(sizeof all / sizeof all[0]); k++) {
         const char *const *kinds = all;
