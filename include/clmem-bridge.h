@@ -831,6 +831,12 @@ clmem_status clmem_bridge_import_vk_pitched(clmem_bridge *b, const clmem_bridge_
  * to do; the library closes the caller's fd after it.) On any error the fd is
  * still the caller's, open and untouched, whichever step failed.
  *
+ * The duplicate, like the fd clmem_bridge_import_vk() exports, never has a
+ * number that a semaphore fd the bridge imported had: NVIDIA (580, H200)
+ * never closes a memory fd imported at such a number, and the memory stays
+ * allocated until the process exits. Semaphore fds imported into OpenCL
+ * outside the bridge are not known to it (docs/driver-notes.md).
+ *
  * @param b               The bridge.
  * @param fd              The fd: an opaque fd or a dma-buf, as path says.
  * @param path            CLMEM_BRIDGE_PATH_OPAQUE_FD or
@@ -1618,7 +1624,9 @@ clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, clmem_han
  *    clCreateSemaphoreWithPropertiesKHR. Waits and signals happen on the
  *    devices; the host never blocks. The driver takes the fd on a successful
  *    import (NVIDIA closes it during the import); on failure the library
- *    closes the fd it exported.
+ *    closes the fd it exported. The bridge notes the fd's number and never
+ *    imports memory at it afterwards (NVIDIA never closes a memory fd
+ *    imported at a number a semaphore fd had: clmem_bridge_import_fd()).
  *  - host ordering, where OpenCL lacks the extensions (CPU machines, the
  *    host-mapped path): wait submits a Vulkan wait on the semaphore with a
  *    fence and blocks until it signalled; signal finishes the OpenCL queue
