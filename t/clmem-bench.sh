@@ -4,8 +4,8 @@
 # variant at each size, for each 1920x1080 image frame it could make, and
 # for its small batch run (--batches 1,4 in a ring of 2) a row per handoff,
 # batch size and variant, (k)'s scaling rows with their verdicts, and with
-# CLBlast the consumer pipeline (i)'s rows, every row with the same 10
-# columns. No timing is
+# CLBlast the consumer pipeline (i)'s rows, with libclmem-av the FFmpeg
+# frames (j)'s, every row with the same 10 columns. No timing is
 # asserted: machines are noisy. A CLMEM_VK_DEVICE that names no device is
 # an error (exit 1), not a skip.
 #
@@ -31,7 +31,7 @@ if test "$rc" -eq 77; then
     exit 0
 fi
 
-echo "1..12"
+echo "1..13"
 n=0
 check() {
     n=$((n + 1))
@@ -64,7 +64,7 @@ awk -F, 'NR > 1 {
         for (i = 4; i <= 6; i++) if ($i !~ num) bad++
         if ($2 ~ /^(ring_|batch_|scaling_)/) next
         if ($9 != ($2 ~ /import/ ? 0 : 1) || $10 != 0) bad++
-        if ($2 ~ /^(frame|consumer)_/) next
+        if ($2 ~ /^(frame|consumer|ffmpeg)_/) next
         seen[$1 "," $2 "," $3] = 1; sizes[$1] = 1
     }
     END {
@@ -76,7 +76,7 @@ awk -F, 'NR > 1 {
 check $? "the CSV has a row for each measure and variant at each size"
 
 # Three sizes in --quick (4K, 1M, 16M), unless a size did not fit.
-rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|consumer_sgemm_[0-9x]+|ring_[a-z]+|batch_staged_copy|scaling_[a-z_]+),' "$tmp/x.csv")
+rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|consumer_sgemm_[0-9x]+|ffmpeg_nv12_[0-9x]+|ring_[a-z]+|batch_staged_copy|scaling_[a-z_]+),' "$tmp/x.csv")
 skipped=$(grep -c '^size .*: skipped' "$tmp/out")
 test "$rows" -eq $(( (3 - skipped) * 9 ))
 check $? "--quick ran 3 sizes ($rows rows, $skipped sizes skipped)"
@@ -165,6 +165,21 @@ if [ "${CLMEM_CLBLAST_FOUND:-}" = yes ]; then
 else
     grep -q '^(i) a consumer library in the pipeline: skipped: .' "$tmp/out" && ! grep -q ',consumer_sgemm_' "$tmp/x.csv"
     check $? "(i) the consumer pipeline says why it did not run (${CLMEM_CLBLAST_FOUND:-CLMEM_CLBLAST_FOUND unset})"
+fi
+
+# (j), with libclmem-av: NV12 frames of 320x180 and 640x360 on a CPU device
+# in --quick (1920x1080 and 3840x2160 on a GPU), each staged and zero-copy,
+# with the 10 columns, batch 1 and ring 0, and the table; or, where FFmpeg
+# makes no Vulkan device, the line saying so. Without libclmem-av, the line
+# saying why not, and no rows.
+if [ "${CLMEM_AV_BUILT:-}" = yes ]; then
+    rows_j=$(grep -Ec '^[1-9][0-9]*,ffmpeg_nv12_(320x180|640x360|1920x1080|3840x2160),(baseline|clmem),[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0$' "$tmp/x.csv")
+    { test "$rows_j" -eq 4 && grep -Eq '^(320x180|1920x1080) .*x$' "$tmp/out" && grep -Eq '^(640x360|3840x2160) .*x$' "$tmp/out"; } ||
+        { grep -q '^  skipped: FFmpeg cannot make a Vulkan device here' "$tmp/out" && ! grep -q ',ffmpeg_nv12_' "$tmp/x.csv"; }
+    check $? "(j) FFmpeg frames: two sizes, staged and zero-copy, in the CSV ($rows_j rows) and the table"
+else
+    grep -q '^(j) FFmpeg.s Vulkan frames into OpenCL: skipped: .' "$tmp/out" && ! grep -q ',ffmpeg_nv12_' "$tmp/x.csv"
+    check $? "(j) FFmpeg frames say why they did not run (${CLMEM_AV_BUILT:-CLMEM_AV_BUILT unset})"
 fi
 
 # Stops in its set-up, before measuring anything.

@@ -13,6 +13,7 @@
  *   frames.c      (g) image frames
  *   unref.c       (h) clmem_handle_unref with a kernel pending
  *   consumer.c    (i) a consumer library (CLBlast) in the pipeline
+ *   ffmpeg-frames.c (j) FFmpeg's Vulkan frames through libclmem-av
  *   batches.c     the batch run's setup and teardown
  *   batch-run.c   the batch run measured
  *   report.c      the header and the text tables
@@ -409,6 +410,13 @@ void write_scaling_csv(FILE *f);
 void run_consumer(struct bench *b, bool quick, int reps);
 void print_consumer(void);
 void write_consumer_csv(FILE *f);
+
+/* ffmpeg-frames.c: (j); without libclmem-av (or where FFmpeg's device does
+ * not pair with the bench's), print_ffmpeg_frames says why it did not run
+ * and write_ffmpeg_frames_csv writes nothing. */
+void run_ffmpeg_frames(struct bench *b, bool quick, int reps);
+void print_ffmpeg_frames(void);
+void write_ffmpeg_frames_csv(FILE *f);
 
 /* batches.c */
 VkQueue handoff_queue(const struct batch_ctx *c);

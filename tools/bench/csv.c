@@ -43,7 +43,8 @@ bool write_csv(const char *path, const struct size_result *res, int n, const str
                     k ? "handoff" : "staged_copy", fr->key, k ? "clmem" : "baseline", x[k]->median, x[k]->min,
                     x[k]->max, x[k]->reps);
     }
-    write_consumer_csv(f); /* (i) */
+    write_consumer_csv(f);      /* (i) */
+    write_ffmpeg_frames_csv(f); /* (j) */
     if (br && br->ran) {
         if (br->staged.have)
             fprintf(f, "%llu,batch_staged_copy,baseline,%.3f,%.3f,%.3f,%d,1,1,0\n",

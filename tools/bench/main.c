@@ -33,6 +33,9 @@
  * Then (i) a consumer library in the pipeline (tools/bench/consumer.c,
  * with CLBlast only): Vulkan holds A and B, CLBlast SGEMM, Vulkan gets C,
  * staged against zero-copy against the floor (plain OpenCL buffers).
+ * Then (j) FFmpeg's Vulkan frames (tools/bench/ffmpeg-frames.c, with
+ * libclmem-av only): NV12 frames downloaded, written, read and uploaded
+ * again against clmem_av_frame_acquire and release.
  * Then the ratios (a)/(d), (a)/(e) and clmem vs raw, a CSV and, when
  * gnuplot is on PATH, a PNG.
  *
@@ -159,6 +162,7 @@ int main(int argc, char **argv)
         write_csv(o.csv, results, nresults, NULL); /* as after a size: the frames survive a batch run that dies */
         run_unref(&b, o.quick ? 20 : 200);
         run_consumer(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : b.cpu_device ? 5 : 20);
+        run_ffmpeg_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : b.cpu_device ? 5 : 20);
         write_csv(o.csv, results, nresults, NULL);
     }
     {
@@ -171,6 +175,7 @@ int main(int argc, char **argv)
         print_frames();
         print_unref();
         print_consumer();
+        print_ffmpeg_frames();
     }
     print_scaling();
     if (o.nbatches && !o.scaling_only) {
