@@ -8,10 +8,9 @@
  * such non-dedicated exported memory read back wrong in Vulkan
  * (docs/driver-notes.md): linear RGBA8 images, exact in a dedicated
  * allocation; FFmpeg's 1920x1080 NV12 frames, 1.29 million of 6.2 million
- * luma bytes, 179 000 in this pool's dedicated ones (the rest is not yet
- * explained). Vulkan cannot be told to allocate an image's memory dedicated
- * through FFmpeg's alloc_pnext (the image does not exist yet), so the pool
- * is ours.
+ * luma bytes, none in this pool's dedicated ones. Vulkan cannot be told to
+ * allocate an image's memory dedicated through FFmpeg's alloc_pnext (the
+ * image does not exist yet), so the pool is ours.
  *
  * The pool lives as long as the frames context: AVHWFramesContext.free is
  * where FFmpeg lets its owner let go, and a user-set pool is never freed by
@@ -105,7 +104,8 @@ static bool plane_make(const struct av_pool *pool, AVVkFrame *f, int p, uint32_t
      * adds a DRM format modifier list to it on a device with
      * VK_EXT_image_drm_format_modifier, whatever the tiling (for its own
      * pool), and a modifier list is invalid on a linear image (on the H200
-     * RGBA frames then failed to allocate). */
+     * OpenCL's writes to the last 56 rows of 1920x1080 frames were then
+     * lost: docs/driver-notes.md). */
     VkExternalMemoryImageCreateInfo external = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO,
                                                 .handleTypes = export_types};
     VkImageCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,

@@ -40,7 +40,6 @@ static const char *entry_label(cl_uint count, cl_uint i, char *buf, size_t len)
     return buf;
 }
 
-
 /* The duplicate check of a call's records. Up to HANDOFF_STACK entries a
  * pairwise scan as each entry is checked (at most 120 comparisons, no
  * allocation); above that, one pass through an open-addressing table of

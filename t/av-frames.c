@@ -71,7 +71,6 @@ static uint64_t counter(VkSemaphore sem)
     return v;
 }
 
-/* A frames context of `sw` at W x H, set up (or not) and initialised. */
 /* A Vulkan frames context of W x H frames of `sw`, not initialised. */
 static AVBufferRef *frames_alloc(AVBufferRef *dev, enum AVPixelFormat sw)
 {
@@ -546,12 +545,8 @@ static void bad_input(void)
 
     /* An unsupported software format; and setup after init. */
     {
-        AVBufferRef *ref = av_hwframe_ctx_alloc(device_ref);
+        AVBufferRef *ref = frames_alloc(device_ref, AV_PIX_FMT_YUV420P);
         AVHWFramesContext *fc = (AVHWFramesContext *)ref->data;
-        fc->format = AV_PIX_FMT_VULKAN;
-        fc->sw_format = AV_PIX_FMT_YUV420P;
-        fc->width = W;
-        fc->height = H;
         expect(clmem_av_frames_setup(ref), CLMEM_ERR_UNSUPPORTED, "yuv420p", NULL,
                "clmem_av_frames_setup of a yuv420p pool");
         tap_ok(((AVVulkanFramesContext *)fc->hwctx)->tiling == VK_IMAGE_TILING_OPTIMAL &&
@@ -576,13 +571,9 @@ static void bad_input(void)
     /* Tilings libclmem-av's pool does not make; and a free callback
      * replaced after setup, which would leave the pool unfreed. */
     {
-        AVBufferRef *ref = av_hwframe_ctx_alloc(device_ref);
+        AVBufferRef *ref = frames_alloc(device_ref, AV_PIX_FMT_NV12);
         AVHWFramesContext *fc = (AVHWFramesContext *)ref->data;
         AVVulkanFramesContext *vfc = fc->hwctx;
-        fc->format = AV_PIX_FMT_VULKAN;
-        fc->sw_format = AV_PIX_FMT_NV12;
-        fc->width = W;
-        fc->height = H;
         vfc->tiling = VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT;
         expect(clmem_av_frames_setup(ref), CLMEM_ERR_INVALID_VALUE, "allocates linear frames itself", NULL,
                "clmem_av_frames_setup of a frames context asking for DRM format modifiers");
