@@ -361,6 +361,7 @@ VkCommandBuffer begin_commands_in(struct bench *b, VkCommandPool pool);
 void end_commands(VkCommandBuffer cb);
 VkCommandBuffer record_fill_word0(struct bench *b, VkBuffer buffer, uint32_t value);
 VkCommandBuffer record_copy(struct bench *b, VkBuffer src, VkBuffer dst, uint64_t size);
+VkCommandBuffer record_copy_in(struct bench *b, VkCommandPool pool, VkBuffer src, VkBuffer dst, uint64_t size);
 void submit_and_wait(struct bench *b, VkCommandBuffer cb, const char *what);
 void submit_and_wait_on(VkQueue queue, VkCommandBuffer cb, const char *what);
 

@@ -87,20 +87,11 @@ static VkCommandPool copy_pool(const struct bench *b)
     return b->vk.has_transfer_queue ? b->vk.transfer_pool : b->vk.pool;
 }
 
-static VkCommandBuffer record_copy_in_pool(struct bench *b, VkBuffer src, VkBuffer dst, uint64_t size)
-{
-    VkCommandBuffer cb = begin_commands_in(b, copy_pool(b));
-    VkBufferCopy region = {0, 0, size};
-    vkCmdCopyBuffer(cb, src, dst, 1, &region);
-    end_commands(cb);
-    return cb;
-}
-
 /* Vulkan copies host data into buf (through the run's staging), untimed. */
 static void vk_upload(struct bench *b, struct consumer_run *r, int i, VkBuffer dst)
 {
     memcpy(r->staging_ptr[i], r->host[i], r->bytes);
-    VkCommandBuffer cb = record_copy_in_pool(b, r->staging[i].buffer, dst, r->bytes);
+    VkCommandBuffer cb = record_copy_in(b, copy_pool(b), r->staging[i].buffer, dst, r->bytes);
     submit_and_wait_on(copy_queue(b), cb, "vkQueueSubmit((i) upload)");
     vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &cb);
 }
@@ -152,7 +143,7 @@ static void run_setup(struct bench *b, struct consumer_run *r, uint32_t n)
         vkCmdCopyBuffer(cb, r->vk[1].buffer, r->staging[1].buffer, 1, &region);
         end_commands(cb);
         r->down_ab = cb;
-        r->up_c = record_copy_in_pool(b, r->staging[2].buffer, r->vk[2].buffer, r->bytes);
+        r->up_c = record_copy_in(b, copy_pool(b), r->staging[2].buffer, r->vk[2].buffer, r->bytes);
     }
 }
 
@@ -223,8 +214,8 @@ static void run_check(struct bench *b, struct consumer_run *r)
         die("out of host memory for (i)'s check");
     /* staged: C is in Vulkan's buffer; zero-copy: in the imported memory. */
     for (int w = 0; w < 2; w++) {
-        VkCommandBuffer cb = record_copy_in_pool(b, w ? r->zero[2]->buf.buffer : r->vk[2].buffer,
-                                                 r->staging[2].buffer, r->bytes);
+        VkCommandBuffer cb = record_copy_in(b, copy_pool(b), w ? r->zero[2]->buf.buffer : r->vk[2].buffer,
+                                            r->staging[2].buffer, r->bytes);
         submit_and_wait_on(copy_queue(b), cb, "vkQueueSubmit((i) check)");
         vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &cb);
         memcpy(c, r->staging_ptr[2], r->bytes);

@@ -83,7 +83,12 @@ VkCommandBuffer record_fill_word0(struct bench *b, VkBuffer buffer, uint32_t val
 
 VkCommandBuffer record_copy(struct bench *b, VkBuffer src, VkBuffer dst, uint64_t size)
 {
-    VkCommandBuffer cb = begin_commands(b);
+    return record_copy_in(b, b->vk.pool, src, dst, size);
+}
+
+VkCommandBuffer record_copy_in(struct bench *b, VkCommandPool pool, VkBuffer src, VkBuffer dst, uint64_t size)
+{
+    VkCommandBuffer cb = begin_commands_in(b, pool);
     VkBufferCopy region = {0, 0, size};
     vkCmdCopyBuffer(cb, src, dst, 1, &region);
     end_commands(cb);
