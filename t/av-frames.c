@@ -135,7 +135,11 @@ static AVFrame *ffmpeg_pool_frame(AVBufferRef *dev, enum AVPixelFormat sw, bool 
 
         if (linear)
             ((AVVulkanFramesContext *)((AVHWFramesContext *)ref->data)->hwctx)->tiling = VK_IMAGE_TILING_LINEAR;
-        if ((r = av_hwframe_ctx_init(ref)) >= 0 && (step = "av_hwframe_get_buffer", r = av_hwframe_get_buffer(ref, f, 0)) >= 0) {
+        if ((r = av_hwframe_ctx_init(ref)) >= 0) {
+            step = "av_hwframe_get_buffer";
+            r = av_hwframe_get_buffer(ref, f, 0);
+        }
+        if (r >= 0) {
             *frames_out = ref;
             return f;
         }

@@ -316,8 +316,8 @@ static bool sgemm_lifetime(clmem_bridge *b, struct vkctx *vk, struct cl_fixture 
            "%s: once the teardowns ended, the Vulkan memory of A and B is freed, once each (%d, %d; %s)", tag,
            atomic_load(&oa.released), atomic_load(&ob.released), s ? clmem_error_message() : "settled");
     vk_read(oc.bridge, vk, oc.buffer, c.data, (VkDeviceSize)c.rows * c.pitch);
-    tap_ok(check_c(&a, &bm, &c, sampled, why, sizeof why), "%s: C read back by Vulkan afterwards is A B within %g (%s)%s%s",
-           tag, TOLERANCE, sampled ? "sampled" : "every element", *why ? ": " : "", why);
+    tap_ok(check_c(&a, &bm, &c, sampled, why, sizeof why),
+           "%s: C read back by Vulkan afterwards is A B within %g (%s)%s%s", tag, TOLERANCE, sampled ? "sampled" : "every element", *why ? ": " : "", why);
     clmem_keepalive_unref(owner_c); /* frees C and drops the bridge's last reference */
     gate_join(&gate);
     clReleaseEvent(done);

@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 static atomic_uint exported;
-static atomic_uint serial_of_fd[4096]; /* the export count when each fd number was last exported: #N in lists */
+#define SERIAL_FDS 4096 /* fd numbers whose last export's serial is kept */
+static atomic_uint serial_of_fd[SERIAL_FDS]; /* the export count when each fd number was last exported: #N in lists */
 static PFN_vkGetDeviceProcAddr real_get_device_proc_addr;
 static PFN_vkGetMemoryFdKHR real_get_memory_fd;
 static PFN_vkGetSemaphoreFdKHR real_get_semaphore_fd;
@@ -29,7 +30,7 @@ static void mark(int fd, bool semaphore)
         abort(); /* every later count would be wrong */
     }
     unsigned n = atomic_fetch_add(&exported, 1) + 1;
-    if (fd >= 0 && fd < 4096)
+    if (fd >= 0 && fd < SERIAL_FDS)
         atomic_store(&serial_of_fd[fd], n);
 }
 
@@ -104,8 +105,9 @@ unsigned fd_watch_open(char *list, size_t len)
             snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
             if ((n = readlink(path, target, sizeof target - 1)) > 0)
                 target[n] = '\0';
+            unsigned serial = fd < SERIAL_FDS ? atomic_load(&serial_of_fd[fd]) : 0u;
             at += (size_t)snprintf(list + at, len - at, "%s%s fd %d (#%u) -> %s", at ? ", " : "",
-                                   owner == me ? "memory" : "semaphore", fd, fd < 4096 ? atomic_load(&serial_of_fd[fd]) : 0u, target);
+                                   owner == me ? "memory" : "semaphore", fd, serial, target);
         }
     }
     if (d)

@@ -241,8 +241,11 @@ int main(int argc, char **argv) {
         {VK_FORMAT_R32_UINT, "R32UI", 4}, {VK_FORMAT_R8G8B8A8_UNORM, "RGBA8", 4}, {VK_FORMAT_B8G8R8A8_UNORM, "BGRA8", 4},
         {VK_FORMAT_R8G8B8A8_UINT, "RGBA8UI", 4}, {VK_FORMAT_A2B10G10R10_UNORM_PACK32, "A2B10G10R10", 4}, {VK_FORMAT_R16G16_UNORM, "RG16", 4}};
     uint32_t sizes[][2] = {{33, 7}, {1921, 3}};
-    if (getenv("IDP_SIZE")) /* WxH for both sizes: a frame's plane, say */
-        sscanf(getenv("IDP_SIZE"), "%ux%u", &sizes[0][0], &sizes[0][1]), sizes[1][0] = sizes[0][0], sizes[1][1] = sizes[0][1];
+    if (getenv("IDP_SIZE")) { /* WxH for both sizes: a frame's plane, say */
+        sscanf(getenv("IDP_SIZE"), "%ux%u", &sizes[0][0], &sizes[0][1]);
+        sizes[1][0] = sizes[0][0];
+        sizes[1][1] = sizes[0][1];
+    }
     const char *only = getenv("IDP_FORMAT"); /* one format's name, to keep a run short */
     for (unsigned f = 0; f < sizeof fm / sizeof fm[0]; f++)
         for (unsigned s = 0; s < 2; s++)
