@@ -106,8 +106,8 @@ struct scale_plan {
     int max_queues;  /* Q: 1 to this by powers of 2 (at most 16) */
     int max_batch;   /* K: 2, 16, 64, 256 up to this */
     int ops;         /* hits per timed block (hits vs N) */
-    int thread_ops;  /* hits per thread per block (ref/unref: ten times as many) */
-    int blocks;      /* timed blocks per point */
+    int window_ms;   /* threads: one timed window, all threads running (one more before, untimed) */
+    int blocks;      /* timed blocks (threads: windows) per point */
     int reps;        /* reps per point of the last unref (acquire_many: twice as many) */
 };
 

@@ -88,12 +88,12 @@ static struct scale_plan scale_plan_for(const struct bench *b, const struct opti
                            .max_queues = 16,
                            .max_batch = 256,
                            .ops = b->cpu_device ? 5000 : 20000,
-                           .thread_ops = b->cpu_device ? 5000 : 20000,
+                           .window_ms = b->cpu_device ? 20 : 50,
                            .blocks = 5,
                            .reps = b->cpu_device ? 10 : 20};
     if (o->quick)
         p = (struct scale_plan){.max_imports = 100, .fresh_hits = 200, .max_threads = threads < 2 ? threads : 2,
-                                .max_queues = 4, .max_batch = 64, .ops = 500, .thread_ops = 500, .blocks = 3,
+                                .max_queues = 4, .max_batch = 64, .ops = 500, .window_ms = 5, .blocks = 3,
                                 .reps = 3};
     if (o->scale_imports)
         p.max_imports = o->scale_imports;

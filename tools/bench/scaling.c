@@ -215,7 +215,17 @@ static void hits_fresh_anchors(struct scale_ctx *c)
 
 /* --------------------------------------------------------------- threads */
 
+/* The thread rows measure steady state: every thread runs until told to
+ * stop, counting its operations, and the main thread reads the counts at
+ * the edges of `blocks` windows of window_ms each, after one window of
+ * warm-up. So a window holds only time when all T threads run: the
+ * threads' start (16 wake-ups from a barrier take tens of microseconds)
+ * and their stragglers are outside it, where a single timed burst per
+ * thread counted them as the cost of the operation. */
+
 struct worker {
+    _Alignas(128) atomic_ulong count; /* operations so far; its own 128 bytes, as x86's adjacent-line
+                                         prefetch pairs 64-byte lines */
     pthread_t thread;
     struct scale_ctx *c;
     clmem_bridge *bridge;  /* hits: the bridge they go through */
@@ -223,66 +233,100 @@ struct worker {
     int key;               /* hits: the thread's own key (a live import) */
     clmem_handle *handle;  /* ref/unref: the thread's handle; NULL: the thread makes its own */
     cl_mem mem;            /* what an own handle wraps */
-    int ops;
+    atomic_bool *stop;
     pthread_barrier_t *start;
-    double t_start, t_end; /* the thread's own clock around its loop */
 };
 
 static void *worker_run(void *arg)
 {
     struct worker *w = arg;
     clmem_handle *own = NULL;
+    unsigned long done = 0;
 
     if (!w->bridge && !w->handle) {
         check_clmem(clmem_handle_wrap(w->mem, w->queue, 0, NULL, &own), "clmem_handle_wrap((k) own handle)");
         w->handle = own;
     }
     pthread_barrier_wait(w->start);
-    w->t_start = now_us();
-    for (int r = 0; r < w->ops; r++) {
+    while (!atomic_load_explicit(w->stop, memory_order_relaxed)) {
         if (w->bridge) {
-            clmem_handle *h = NULL;
-            check_clmem(import_key(w->c, w->bridge, 0, w->key, w->c->anchor[0], w->queue, &h),
-                        "clmem_bridge_import_vk((k) thread hit)");
-            clmem_handle_unref(h);
+            for (int r = 0; r < 16; r++) {
+                clmem_handle *h = NULL;
+                check_clmem(import_key(w->c, w->bridge, 0, w->key, w->c->anchor[0], w->queue, &h),
+                            "clmem_bridge_import_vk((k) thread hit)");
+                clmem_handle_unref(h);
+            }
+            done += 16;
         } else {
-            clmem_handle_unref(clmem_handle_ref(w->handle));
+            for (int r = 0; r < 64; r++)
+                clmem_handle_unref(clmem_handle_ref(w->handle));
+            done += 64;
         }
+        atomic_store_explicit(&w->count, done, memory_order_relaxed);
     }
-    w->t_end = now_us();
-    pthread_barrier_wait(w->start);
     if (own)
         clmem_handle_unref(own);
     return NULL;
 }
 
-/* T threads doing w[i]'s work; the time per operation each thread saw:
- * from the first thread's start to the last one's end, over ops. Taken by
- * the threads themselves: the main thread may be descheduled after the
- * barrier on a machine with fewer cores than threads. */
-static double run_workers(struct worker *w, int t)
+static unsigned long count_all(struct worker *w, int t)
+{
+    unsigned long sum = 0;
+    for (int i = 0; i < t; i++)
+        sum += atomic_load_explicit(&w[i].count, memory_order_relaxed);
+    return sum;
+}
+
+static void sleep_us(double us)
+{
+    struct timespec d = {(time_t)(us / 1e6), (long)(fmod(us, 1e6) * 1e3)};
+    while (nanosleep(&d, &d) != 0)
+        ;
+}
+
+/* T threads doing w[i]'s work (w is T workers, 128-byte aligned, their
+ * roles filled in); v[k] is window k's time per operation as each thread
+ * sees it: T over the operations per microsecond of all of them. */
+static void run_workers(struct worker *w, int t, int windows, double window_ms, double *v)
 {
     pthread_barrier_t start;
+    atomic_bool stop;
+    unsigned long before, after;
     double t0, t1;
 
+    atomic_init(&stop, false);
     pthread_barrier_init(&start, NULL, (unsigned)t + 1);
     for (int i = 0; i < t; i++) {
+        atomic_init(&w[i].count, 0ul);
         w[i].start = &start;
+        w[i].stop = &stop;
         if (pthread_create(&w[i].thread, NULL, worker_run, &w[i]) != 0)
             die("pthread_create failed");
     }
     pthread_barrier_wait(&start);
-    pthread_barrier_wait(&start);
+    sleep_us(window_ms * 1e3); /* warm-up: every thread running */
+    before = count_all(w, t);
+    t0 = now_us();
+    for (int k = 0; k < windows; k++) {
+        sleep_us(window_ms * 1e3);
+        after = count_all(w, t);
+        t1 = now_us();
+        v[k] = after > before ? t * (t1 - t0) / (double)(after - before) : t1 - t0;
+        before = after;
+        t0 = t1;
+    }
+    atomic_store(&stop, true);
     for (int i = 0; i < t; i++)
         pthread_join(w[i].thread, NULL);
     pthread_barrier_destroy(&start);
-    t0 = w[0].t_start;
-    t1 = w[0].t_end;
-    for (int i = 1; i < t; i++) {
-        t0 = w[i].t_start < t0 ? w[i].t_start : t0;
-        t1 = w[i].t_end > t1 ? w[i].t_end : t1;
-    }
-    return (t1 - t0) / w[0].ops;
+}
+
+static struct worker *workers_alloc(void)
+{
+    struct worker *w = aligned_alloc(_Alignof(struct worker), MAX_THREADS * sizeof *w);
+    if (!w)
+        die("out of memory");
+    return w;
 }
 
 static clmem_bridge *bridge_like(struct bench *b)
@@ -304,8 +348,8 @@ static clmem_bridge *bridge_like(struct bench *b)
  * (own_bridge false) or a bridge each. */
 static void threads_hits(struct scale_ctx *c, bool own_bridge)
 {
-    int max_t = c->plan.max_threads, blocks = c->plan.blocks;
-    struct worker w[MAX_THREADS];
+    int max_t = c->plan.max_threads, windows = c->plan.blocks < 16 ? c->plan.blocks : 16;
+    struct worker *w = workers_alloc();
     clmem_bridge *bridges[MAX_THREADS];
     clmem_handle *live[MAX_THREADS];
     double v[16];
@@ -316,13 +360,10 @@ static void threads_hits(struct scale_ctx *c, bool own_bridge)
                     "clmem_bridge_import_vk((k) thread's import)");
     }
     for (int t = 1; t <= max_t; t = t * 2 <= max_t ? t * 2 : max_t) {
-        for (int k = 0; k < blocks && k < 16; k++) {
-            for (int i = 0; i < t; i++)
-                w[i] = (struct worker){.c = c, .bridge = bridges[i], .queue = c->queues[i], .key = i,
-                                       .ops = c->plan.thread_ops};
-            v[k] = run_workers(w, t);
-        }
-        add_point(own_bridge ? R_THREADS_OWN : R_THREADS_ONE, t, v, blocks < 16 ? blocks : 16, c->plan.thread_ops);
+        for (int i = 0; i < t; i++)
+            w[i] = (struct worker){.c = c, .bridge = bridges[i], .queue = c->queues[i], .key = i};
+        run_workers(w, t, windows, c->plan.window_ms, v);
+        add_point(own_bridge ? R_THREADS_OWN : R_THREADS_ONE, t, v, windows, 0);
         if (t == max_t)
             break;
     }
@@ -332,32 +373,31 @@ static void threads_hits(struct scale_ctx *c, bool own_bridge)
         settle(bridges[i]);
         clmem_bridge_unref(bridges[i]);
     }
+    free(w);
 }
 
 /* ref + unref from T threads on handles allocated one after another here
  * (adjacent), or each by its thread (own). */
 static void threads_handles(struct scale_ctx *c, bool adjacent, cl_mem mem)
 {
-    int max_t = c->plan.max_threads, blocks = c->plan.blocks;
-    struct worker w[MAX_THREADS];
+    int max_t = c->plan.max_threads, windows = c->plan.blocks < 16 ? c->plan.blocks : 16;
+    struct worker *w = workers_alloc();
     clmem_handle *h[MAX_THREADS] = {NULL};
     double v[16];
 
     for (int i = 0; adjacent && i < max_t; i++)
         check_clmem(clmem_handle_wrap(mem, c->queues[i], 0, NULL, &h[i]), "clmem_handle_wrap((k) adjacent)");
     for (int t = 1; t <= max_t; t = t * 2 <= max_t ? t * 2 : max_t) {
-        for (int k = 0; k < blocks && k < 16; k++) {
-            for (int i = 0; i < t; i++)
-                w[i] = (struct worker){.c = c, .queue = c->queues[i], .handle = h[i], .mem = mem,
-                                       .ops = c->plan.thread_ops * 10};
-            v[k] = run_workers(w, t);
-        }
-        add_point(adjacent ? R_HANDLES_ADJ : R_HANDLES_OWN, t, v, blocks < 16 ? blocks : 16, c->plan.thread_ops * 10);
+        for (int i = 0; i < t; i++)
+            w[i] = (struct worker){.c = c, .queue = c->queues[i], .handle = h[i], .mem = mem};
+        run_workers(w, t, windows, c->plan.window_ms, v);
+        add_point(adjacent ? R_HANDLES_ADJ : R_HANDLES_OWN, t, v, windows, 0);
         if (t == max_t)
             break;
     }
     for (int i = 0; i < max_t; i++)
         clmem_handle_unref(h[i]);
+    free(w);
 }
 
 /* ------------------------------------------------------ queues, batches */
