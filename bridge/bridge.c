@@ -100,8 +100,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clm
     if ((s = read_info(info, &in)) != CLMEM_OK)
         return s;
     /* Aligned for the import cache's shards, each on its own cache lines
-     * (cache.h); sizeof *b is a multiple of CACHE_LINE because of them. */
-    b = FAULT("bridge_alloc") ? NULL : aligned_alloc(CACHE_LINE, sizeof *b);
+     * (cache.h); sizeof *b is a multiple of CACHE_PAIR because of them. */
+    b = FAULT("bridge_alloc") ? NULL : aligned_alloc(CACHE_PAIR, sizeof *b);
     if (!b)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a bridge failed.");
     memset(b, 0, sizeof *b);

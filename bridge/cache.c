@@ -50,7 +50,7 @@ static uint64_t hash_of(const struct cache_key *k)
 /* The top bits pick the shard; the low bits the bucket within it. */
 static struct cache_shard *shard_of(struct import_cache *c, uint64_t hash)
 {
-    return &c->shards[(hash >> 58) % CACHE_SHARDS];
+    return &c->shards[(hash >> 56) % CACHE_SHARDS];
 }
 
 static size_t bucket_of(const struct cache_shard *s, uint64_t hash)

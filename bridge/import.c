@@ -27,6 +27,29 @@ struct bridge_import *clmem__import_of_handle(const clmem_handle *h)
     return clmem__keepalive_user_data(clmem_handle_keepalive(h), clmem__import_anchor_release);
 }
 
+/* An import's anchor fills a block of its own. Every cache hit and every
+ * handle of the import changes its count, from whichever thread makes or
+ * drops them; anchors made one after another (32-byte blocks from malloc)
+ * would otherwise share a cache line, and hits on different imports from
+ * different threads would contend for it. 128 bytes rather than 64: x86
+ * cores prefetch the adjacent line of a 128-byte pair, so neighbours on
+ * such a pair still contend. The anchor's last unref frees it with free()
+ * (keepalive-private.h). */
+#define IMPORT_ANCHOR_BYTES 128
+
+static clmem_keepalive *import_anchor_new(struct bridge_import *rec)
+{
+    clmem_keepalive *anchor = FAULT("anchor_alloc") ? NULL : malloc(IMPORT_ANCHOR_BYTES);
+
+    if (!anchor) {
+        clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating an import's anchor failed.");
+        return NULL;
+    }
+    clmem__keepalive_init(anchor, clmem__import_anchor_release, rec);
+    return anchor;
+}
+_Static_assert(IMPORT_ANCHOR_BYTES >= sizeof(struct clmem_keepalive), "an import's anchor holds a keepalive");
+
 /* The record and anchor, allocated before anything is imported so that an
  * allocation failure never strands an fd the driver already owns. */
 static clmem_status import_begin(clmem_bridge *b, const struct import_ops *ops, struct bridge_import **rec_out,
@@ -37,7 +60,7 @@ static clmem_status import_begin(clmem_bridge *b, const struct import_ops *ops, 
 
     if (!rec)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating an import record failed.");
-    anchor = clmem_keepalive_new(clmem__import_anchor_release, rec);
+    anchor = import_anchor_new(rec);
     if (!anchor) {
         free(rec);
         return CLMEM_ERR_NO_MEMORY;
@@ -53,6 +76,8 @@ static clmem_status import_begin(clmem_bridge *b, const struct import_ops *ops, 
     atomic_init(&rec->hand_back_claimed, false);
     atomic_init(&rec->hand_back_done, false);
     atomic_init(&rec->destroy_pending, 0);
+    atomic_init(&rec->teardown_claimed, false);
+    atomic_init(&rec->markers_ready, false);
     atomic_init(&rec->refs, 1);
     clmem__bridge_import_born(b);
     *rec_out = rec;
@@ -65,6 +90,8 @@ clmem_status clmem__import_add_queue(struct bridge_import *rec, cl_command_queue
     clmem_status s = CLMEM_OK;
     bool listed = false;
 
+    if (queue == rec->home_queue) /* listed from the import on (clmem__import_has_queue) */
+        return CLMEM_OK;
     pthread_mutex_lock(&rec->lock);
     for (unsigned i = 0; i < rec->queue_count && !listed; i++)
         listed = rec->queues[i] == queue;
@@ -92,6 +119,12 @@ bool clmem__import_has_queue(struct bridge_import *rec, cl_command_queue queue)
 {
     bool listed = false;
 
+    /* The queue the import was made on joined the list before the import
+     * was handed out and never leaves it, and home_queue is not written
+     * after that: no lock for the usual case, a hit or a handoff on that
+     * queue (clmem-bench (k): the lock was most of acquire_many's check). */
+    if (queue == rec->home_queue)
+        return true;
     pthread_mutex_lock(&rec->lock);
     for (unsigned i = 0; i < rec->queue_count && !listed; i++)
         listed = rec->queues[i] == queue;
@@ -106,7 +139,10 @@ static clmem_status import_hold_vk(struct bridge_import *rec, clmem_keepalive *v
 {
     clmem_status s;
 
-    if (!vk_keepalive)
+    /* The import's own keepalive is held until the teardown, and first_vk
+     * is not written after the import was handed out: a re-import passing
+     * it again (the usual hit) takes no lock. */
+    if (!vk_keepalive || vk_keepalive == rec->first_vk)
         return CLMEM_OK;
     pthread_mutex_lock(&rec->lock);
     s = clmem__anchor_set_hold(&rec->vk_anchors, vk_keepalive);
@@ -293,9 +329,14 @@ static clmem_status import_finish(struct bridge_import *rec, clmem_keepalive *an
     cl_int err = CL_OUT_OF_RESOURCES;
     clmem_status s;
 
-    rec->home_queue = req->queue;
     rec->row_pitch = req->image ? 0 : req->row_pitch; /* an image's pitch is OpenCL's to know */
-    if ((s = clmem__import_add_queue(rec, req->queue)) != CLMEM_OK)
+    s = clmem__import_add_queue(rec, req->queue);
+    /* Set after the queue is listed: the lock-free checks take it as listed.
+     * Set even when listing failed: the import then fails and is never
+     * handed out, and its teardown still needs the queue (host-mapped
+     * unmaps there). */
+    rec->home_queue = req->queue;
+    if (s != CLMEM_OK)
         goto fail;
     if (!rec->ops->parent_is_range && (req->offset != 0 || req->size != req->allocation_size)) {
         cl_buffer_region region = {(size_t)req->offset, (size_t)req->size};
@@ -318,6 +359,7 @@ static clmem_status import_finish(struct bridge_import *rec, clmem_keepalive *an
         goto fail;
     if ((s = import_hold_vk(rec, vk_keepalive)) != CLMEM_OK)
         goto fail;
+    rec->first_vk = vk_keepalive; /* held: import_hold_vk's shortcut from here */
     s = clmem_handle_wrap(clmem__import_handed_mem(rec), req->queue, rec->row_pitch, anchor, out);
 fail:
     clmem_keepalive_unref(anchor); /* the handle holds it now, or the release undoes everything */

@@ -88,7 +88,9 @@ struct bridge_import {
     cl_mem image;         /* image2d view of the range (image.c), or NULL; parent itself is the image for
                              optimal tiling */
     uint32_t row_pitch;   /* every handle's row_pitch: the plane's pitch; 0 for images and plain buffers */
-    cl_command_queue home_queue; /* the queue the import was made on (in queues[] too) */
+    cl_command_queue home_queue; /* the queue the import was made on (in queues[] too); set once it is listed,
+                                    never written after the import is handed out */
+    clmem_keepalive *first_vk;   /* the import's own Vulkan keepalive (in vk_anchors too), or NULL; the same */
     atomic_bool acquired;        /* OpenCL owns the memory (between acquire and release) */
     cl_command_queue acquired_on; /* the queue of that acquire (one of queues[]) */
     atomic_bool in_ring;          /* a frame of a ring (frame-ring.c), which alone hands it over */
@@ -117,7 +119,10 @@ struct bridge_import {
     atomic_bool hand_back_claimed; /* the hand-back was started (exactly once) */
     atomic_bool hand_back_done;    /* ...and enqueued: release_event is set */
     cl_event release_event;      /* the hand-back's release, or NULL */
-    atomic_uint refs;            /* the teardown's, plus one per marker callback still due */
+    atomic_bool teardown_claimed; /* the start (the markers) was claimed (exactly once) */
+    atomic_bool markers_ready;   /* ...and done: markers and marker_count are written */
+    struct bridge_import *next_start; /* the teardown thread's queue, under its lock */
+    atomic_uint refs;            /* the teardown's, plus one per marker callback still due (and the start's) */
     bool listed_dying;                /* on the bridge's list of teardowns */
     struct bridge_import *next_dying; /* the bridge's list, under its lock */
     struct cache_entry *cache_entry;  /* set while the bridge's cache lists this import */
@@ -136,6 +141,10 @@ clmem_status clmem__import_add_queue(struct bridge_import *rec, cl_command_queue
 /* Does the import list `queue` (a handle was made for it: checked against
  * the bridge's context, and retained, when it joined)? */
 bool clmem__import_has_queue(struct bridge_import *rec, cl_command_queue queue);
+
+/* Start the teardown of an import whose last handle went: the markers on
+ * its queues. Once; a second call returns at once (import-teardown.c). */
+void clmem__import_start_teardown(struct bridge_import *rec);
 
 /* Register the destructor callback on rec->parent (import-teardown.c). */
 clmem_status clmem__import_arm_destructor(struct bridge_import *rec);

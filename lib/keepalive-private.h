@@ -1,5 +1,5 @@
 /* Internal, shared by libclmem and libclmem-bridge (never installed): the
- * anchor's layout, and the two operations only the bridge needs, which
+ * anchor's layout, and the three operations only the bridge needs, which
  * clmem.h does not offer users. They are inline on the struct, so neither
  * is an exported symbol of libclmem; the bridge is built from the same
  * source tree as the core it links (clmem-bridge.pc requires the same
@@ -16,6 +16,17 @@ struct clmem_keepalive {
     void (*release)(void *user);
     void *user;
 };
+
+/* Set up an anchor the caller allocated with malloc (the last unref frees
+ * it with free()), of any size from sizeof(struct clmem_keepalive): the
+ * bridge gives an import's anchor, whose count every cache hit changes,
+ * a block of its own (import.c). One reference, as clmem_keepalive_new. */
+static inline void clmem__keepalive_init(struct clmem_keepalive *ka, void (*release)(void *user), void *user)
+{
+    refcount_init(&ka->refs);
+    ka->release = release;
+    ka->user = user;
+}
 
 /* Take a reference only if the anchor still has one: returns ka with a new
  * reference, or NULL when its last reference is already being dropped

@@ -31,9 +31,7 @@ static void *anchor_alloc(size_t size, void (*release)(void *), void *user)
                         size);
         return NULL;
     }
-    refcount_init(&ka->refs);
-    ka->release = release;
-    ka->user = user;
+    clmem__keepalive_init(ka, release, user);
     return ka;
 }
 
