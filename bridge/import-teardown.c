@@ -12,15 +12,18 @@
  * which also keeps clReleaseMemObject from blocking (NVIDIA's blocks while
  * a kernel using the buffer runs), and the keepalives go in (c)'s callback.
  *
- * Nothing here waits for device work: the last clmem_handle_unref enqueues
- * and returns. The release then runs on whichever thread sees the last
- * condition met: a marker's event callback, the destructor callback (both
- * driver threads), or clmem_bridge_finish(), which polls the markers
- * itself. Blocking fallbacks (clFinish, clWaitForEvents) are taken only
+ * Nothing here waits for device work. The last clmem_handle_unref lists the
+ * import and hands it to the teardown thread (teardown-worker.h), which
+ * enqueues the markers; clmem_bridge_finish() does so itself for an import
+ * the thread has not reached. The release then runs on whichever thread
+ * sees the last condition met: a marker's event callback, the destructor
+ * callback (both driver threads), or clmem_bridge_finish(), which polls
+ * the markers itself. Blocking fallbacks (clFinish, clWaitForEvents) are taken only
  * when an enqueue or callback registration fails. */
 #include "config.h"
 #include "fault.h"
 #include "import.h"
+#include "teardown-worker.h"
 
 #include <stdlib.h>
 
@@ -221,7 +224,8 @@ void clmem__import_poll_teardown(struct bridge_import *rec)
 {
     bool all = true;
 
-    if (atomic_load(&rec->cl_released))
+    clmem__import_start_teardown(rec); /* unless the teardown thread already did, or is doing it */
+    if (atomic_load(&rec->cl_released) || !atomic_load_explicit(&rec->markers_ready, memory_order_acquire))
         return;
     for (unsigned i = 0; i < rec->marker_count; i++) {
         bool done = event_done(rec->markers[i]);
@@ -275,7 +279,9 @@ static void enqueue_markers(struct bridge_import *rec)
     }
 }
 
-/* The anchor's release: the import's last handle is gone. */
+/* The anchor's release: the import's last handle is gone. It lists the
+ * import as tearing down and hands it to the teardown thread, which starts
+ * the teardown (teardown-worker.h says why not here). */
 void clmem__import_anchor_release(void *user)
 {
     struct bridge_import *rec = user;
@@ -287,21 +293,33 @@ void clmem__import_anchor_release(void *user)
         clmem__import_put(rec);
         return;
     }
-    /* One count for this function, so that no callback releases the cl_mem
-     * before the bridge lists the import as tearing down; one for the
-     * hand-back, when the memory was left acquired (b). And a reference of
-     * its own: once listed, clmem_bridge_finish on another thread may
-     * complete the teardown by polling (which does not wait for this
-     * function's count) and free the record before marker_done below
-     * (TSan, t/bridge-threads: a use after free). */
+    /* One count for the start, so that no callback releases the cl_mem
+     * before the markers are all enqueued; one for the hand-back, when the
+     * memory was left acquired (b). And a reference for the start, which
+     * clmem__teardown_worker_submit passes on: once listed, and once the
+     * markers are ready, clmem_bridge_finish on another thread may complete
+     * the teardown by polling (which does not wait for the start's count)
+     * and free the record before the start's marker_done (TSan,
+     * t/bridge-threads: a use after free). */
     clmem__import_get(rec);
     rec->hand_back = atomic_load(&rec->acquired);
     atomic_store(&rec->markers_pending, rec->hand_back ? 2u : 1u);
+    rec->listed_dying = true;
+    clmem__bridge_import_dying(b, rec);
+    clmem__teardown_worker_submit(rec);
+}
+
+/* Once per import, by the teardown thread or by clmem_bridge_finish,
+ * whichever claims it: what must run before the cl_mem goes, then (a)'s
+ * markers. Polling (clmem__import_poll_teardown) reads the markers only
+ * once markers_ready says they are all written. */
+void clmem__import_start_teardown(struct bridge_import *rec)
+{
+    if (atomic_exchange(&rec->teardown_claimed, true))
+        return;
     if (!rec->hand_back)
         rec->ops->before_release(rec);
     enqueue_markers(rec);
-    rec->listed_dying = true;
-    clmem__bridge_import_dying(b, rec);
+    atomic_store_explicit(&rec->markers_ready, true, memory_order_release);
     marker_done(rec);
-    clmem__import_put(rec);
 }

@@ -365,6 +365,7 @@ static const struct fault_case cases[] = {
     {"teardown_markers_alloc",                 &seq_host,                TEARDOWN},
     {"clEnqueueMarkerWithWaitList",            &seq_host,                TEARDOWN},
     {"clSetEventCallback",                     &seq_host,                TEARDOWN},
+    {"teardown_thread",                        &seq_host,                TEARDOWN},
     {"clEnqueueMapBuffer",                     &seq_host_dropped,        CLMEM_ERR_OPENCL,    "clEnqueueMapBuffer"},
     {"clEnqueueMarkerWithWaitList",            &seq_host_dropped,        TEARDOWN},
     /* host-mapped, three queues: the cache hit and handle_for_queue grow the lists */
