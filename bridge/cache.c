@@ -14,13 +14,6 @@ struct cache_entry {
     clmem_keepalive *anchor; /* weak: valid while listed */
 };
 
-/* An entry is 96 bytes: allocated on a 64-byte boundary it spans two cache
- * lines, where malloc's 16-byte alignment made it span three at times. A
- * hit with 10 000 imports live finds few of its lines in cache, so each
- * one counts (clmem-bench (k)). */
-#define ENTRY_ALIGN 64
-#define ENTRY_BYTES ((sizeof(struct cache_entry) + ENTRY_ALIGN - 1) / ENTRY_ALIGN * ENTRY_ALIGN)
-
 /* A shard starts with this many buckets at its first insert. */
 #define FIRST_BUCKETS 8
 
@@ -158,7 +151,7 @@ void clmem__cache_insert(struct import_cache *c, const struct cache_key *key, st
     struct cache_entry *e;
     struct cache_shard *s;
 
-    if (!c->enabled || !(e = aligned_alloc(ENTRY_ALIGN, ENTRY_BYTES)))
+    if (!c->enabled || !(e = malloc(sizeof *e)))
         return;
     e->hash = hash_of(key);
     e->key = *key;

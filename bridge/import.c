@@ -14,7 +14,6 @@
 #include "import.h"
 #include "keepalive-private.h"
 
-#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,20 +49,17 @@ static clmem_keepalive *import_anchor_new(struct bridge_import *rec)
     return anchor;
 }
 _Static_assert(IMPORT_ANCHOR_BYTES >= sizeof(struct clmem_keepalive), "an import's anchor holds a keepalive");
-_Static_assert(offsetof(struct bridge_import, parent_size) <= IMPORT_ALIGN, "a hit reads one line of its record");
 
 /* The record and anchor, allocated before anything is imported so that an
  * allocation failure never strands an fd the driver already owns. */
 static clmem_status import_begin(clmem_bridge *b, const struct import_ops *ops, struct bridge_import **rec_out,
                                  clmem_keepalive **anchor_out)
 {
-    size_t bytes = (sizeof(struct bridge_import) + IMPORT_ALIGN - 1) / IMPORT_ALIGN * IMPORT_ALIGN;
-    struct bridge_import *rec = FAULT("import_record_alloc") ? NULL : aligned_alloc(IMPORT_ALIGN, bytes);
+    struct bridge_import *rec = FAULT("import_record_alloc") ? NULL : calloc(1, sizeof *rec);
     clmem_keepalive *anchor;
 
     if (!rec)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating an import record failed.");
-    memset(rec, 0, sizeof *rec);
     anchor = import_anchor_new(rec);
     if (!anchor) {
         free(rec);

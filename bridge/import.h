@@ -79,28 +79,21 @@ extern const struct import_ops clmem__opaque_fd_ops;
 extern const struct import_ops clmem__dma_buf_ops;
 extern const struct import_ops clmem__host_mapped_ops;
 
-/* The first 64 bytes hold what a cache hit and a handoff's checks read,
- * and the record starts on a cache line (import.c allocates it aligned):
- * with 10 000 imports live, each hit then reads one line of its record, not
- * two (clmem-bench (k)). */
-#define IMPORT_ALIGN 64
-
 struct bridge_import {
     clmem_bridge *bridge; /* one reference, dropped when the record is freed */
     const struct import_ops *ops;
     cl_mem parent;        /* the imported allocation (host-mapped: the range) */
+    size_t parent_size;
     cl_mem view;          /* sub-buffer for the range, or NULL when parent is the range */
     cl_mem image;         /* image2d view of the range (image.c), or NULL; parent itself is the image for
                              optimal tiling */
+    uint32_t row_pitch;   /* every handle's row_pitch: the plane's pitch; 0 for images and plain buffers */
     cl_command_queue home_queue; /* the queue the import was made on (in queues[] too); set once it is listed,
                                     never written after the import is handed out */
     clmem_keepalive *first_vk;   /* the import's own Vulkan keepalive (in vk_anchors too), or NULL; the same */
-    uint32_t row_pitch;   /* every handle's row_pitch: the plane's pitch; 0 for images and plain buffers */
     atomic_bool acquired;        /* OpenCL owns the memory (between acquire and release) */
-    atomic_bool in_ring;          /* a frame of a ring (frame-ring.c), which alone hands it over */
-    /* the hit's line ends here */
-    size_t parent_size;
     cl_command_queue acquired_on; /* the queue of that acquire (one of queues[]) */
+    atomic_bool in_ring;          /* a frame of a ring (frame-ring.c), which alone hands it over */
 
     pthread_mutex_t lock;          /* guards the queue list and the anchor set below */
     cl_command_queue *queues;      /* retained: every queue a handle was made for */
