@@ -6,14 +6,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-struct cache_entry {
-    struct cache_entry *next;
-    uint64_t hash; /* of key: kept so that growth and forget need not hash again */
-    struct cache_key key;
-    struct bridge_import *rec;
-    clmem_keepalive *anchor; /* weak: valid while listed */
-};
-
 /* A shard starts with this many buckets at its first insert. */
 #define FIRST_BUCKETS 8
 
@@ -97,16 +89,15 @@ void clmem__cache_destroy(struct import_cache *c)
     }
 }
 
-struct bridge_import *clmem__cache_lookup(struct import_cache *c, const struct cache_key *key,
-                                          clmem_keepalive **anchor_out)
+bool clmem__cache_lookup(struct import_cache *c, const struct cache_key *key, struct cache_hit *hit_out,
+                         clmem_keepalive **anchor_out)
 {
-    struct bridge_import *rec = NULL;
     struct cache_shard *s;
     uint64_t hash;
 
     *anchor_out = NULL;
     if (!c->enabled)
-        return NULL;
+        return false;
     hash = hash_of(key);
     s = shard_of(c, hash);
     pthread_rwlock_rdlock(&s->lock);
@@ -117,11 +108,12 @@ struct bridge_import *clmem__cache_lookup(struct import_cache *c, const struct c
                  * miss. An atomic on the import's own anchor: readers of
                  * one shard need not exclude each other. */
                 *anchor_out = clmem__keepalive_try_ref(e->anchor);
-                rec = *anchor_out ? e->rec : NULL;
+                if (*anchor_out)
+                    *hit_out = e->hit;
                 break;
             }
     pthread_rwlock_unlock(&s->lock);
-    return rec;
+    return *anchor_out != NULL;
 }
 
 /* Double the shard's buckets (or make its first ones), under its write
@@ -145,41 +137,34 @@ static void shard_grow(struct cache_shard *s)
     s->bucket_count = n;
 }
 
-void clmem__cache_insert(struct import_cache *c, const struct cache_key *key, struct bridge_import *rec,
-                         clmem_keepalive *anchor, struct cache_entry **entry_out)
+void clmem__cache_insert(struct import_cache *c, struct cache_entry *e, struct cache_entry **listed_out)
 {
-    struct cache_entry *e;
     struct cache_shard *s;
 
-    if (!c->enabled || !(e = malloc(sizeof *e)))
+    *listed_out = NULL;
+    if (!c->enabled)
         return;
-    e->hash = hash_of(key);
-    e->key = *key;
-    e->rec = rec;
-    e->anchor = anchor;
+    e->hash = hash_of(&e->key);
     s = shard_of(c, e->hash);
     pthread_rwlock_wrlock(&s->lock);
     if (s->entry_count >= s->bucket_count)
         shard_grow(s);
-    if (!s->bucket_count) { /* not even the first buckets: not cached */
-        pthread_rwlock_unlock(&s->lock);
-        free(e);
-        return;
+    if (s->bucket_count) { /* else not even the first buckets: not cached */
+        e->next = s->buckets[bucket_of(s, e->hash)];
+        s->buckets[bucket_of(s, e->hash)] = e;
+        s->entry_count++;
+        *listed_out = e;
     }
-    e->next = s->buckets[bucket_of(s, e->hash)];
-    s->buckets[bucket_of(s, e->hash)] = e;
-    s->entry_count++;
-    *entry_out = e;
     pthread_rwlock_unlock(&s->lock);
 }
 
-void clmem__cache_forget(struct import_cache *c, struct cache_entry **entry)
+void clmem__cache_forget(struct import_cache *c, struct cache_entry **listed)
 {
-    /* Read before taking a lock, to find the shard: *entry was written
+    /* Read before taking a lock, to find the shard: *listed was written
      * (under the shard's lock) before the import's first handle was
      * returned, and only the anchor's release, which runs once, forgets
      * it. */
-    struct cache_entry *e = *entry, **p;
+    struct cache_entry *e = *listed, **p;
     struct cache_shard *s;
 
     if (!e)
@@ -191,7 +176,6 @@ void clmem__cache_forget(struct import_cache *c, struct cache_entry **entry)
         p = &(*p)->next;
     *p = e->next;
     s->entry_count--;
-    *entry = NULL;
+    *listed = NULL;
     pthread_rwlock_unlock(&s->lock);
-    free(e);
 }

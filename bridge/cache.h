@@ -3,8 +3,8 @@
  * instead of a new driver import. The cache holds no reference: an entry
  * points at its import's anchor weakly and the anchor's release removes it,
  * so the cache holds only live imports and never grows past them. It knows
- * nothing of imports beyond that pointer: what a hit adds to the import
- * (its queue, its Vulkan keepalive) is import.c's.
+ * nothing of imports beyond the entry's copy of what a hit reads: what a
+ * hit adds to the import (its queue, its Vulkan keepalive) is import.c's.
  *
  * Costs stay flat as imports and threads are added (clmem-bench (k)):
  *  - the hash covers the whole key, so keys that differ in one field only
@@ -17,10 +17,15 @@
  *  - a lookup takes its shard's lock for reading only, so hits on one
  *    shard run side by side, and a writer (an import, a teardown) blocks
  *    only the hits of its own shard, never the whole bridge. Each shard is
- *    on its own cache lines, so threads on different shards share nothing.
+ *    on its own cache lines, so threads on different shards share nothing;
+ *  - an entry lives in its import's anchor block (import.c), beside the
+ *    count a hit changes, and holds what a hit needs of the import: a hit
+ *    reads one block, not three (entry, anchor, record) that may lie pages
+ *    apart among the driver's own allocations.
  * Memory: CACHE_SHARDS * 128 bytes in the bridge (32 KiB), plus one bucket
- * pointer per live entry at most twice over, plus the entries. A shard's
- * bucket array does not shrink when imports go (it stays at its peak). */
+ * pointer per live entry at most twice over. The entries are the anchors'.
+ * A shard's bucket array does not shrink when imports go (it stays at its
+ * peak). */
 #ifndef CLMEM_CACHE_H
 #define CLMEM_CACHE_H
 #include "clmem-bridge.h"
@@ -30,7 +35,6 @@
 #include <stddef.h>
 
 struct bridge_import;
-struct cache_entry;
 
 /* "The same memory": the same VkDeviceMemory, range, cl_mem_flags and
  * requested path (the VkDevice and cl_context are the bridge's), handed
@@ -46,6 +50,28 @@ struct cache_key {
     uint32_t image_kind; /* 0: buffer; 1: image2d view of the range; 2: image from the fd (optimal) */
     cl_image_format image_format;
     uint32_t image_width, image_height;
+};
+
+/* What a hit needs of its import, copied into the entry before it is
+ * listed: fields the import never changes once handed out. A hit on the
+ * import's own queue with its own Vulkan keepalive reads only these. */
+struct cache_hit {
+    struct bridge_import *rec;
+    cl_mem mem;                  /* the cl_mem every handle of the import carries */
+    cl_command_queue home_queue; /* the queue the import was made on */
+    clmem_keepalive *first_vk;   /* the Vulkan keepalive it was made with, or NULL */
+    uint32_t row_pitch;          /* every handle's row pitch */
+};
+
+/* One listed import, embedded in the import's anchor block (import.c): the
+ * cache neither allocates nor frees entries. The caller fills key, hit and
+ * anchor; the rest is the cache's. */
+struct cache_entry {
+    struct cache_key key;
+    struct cache_hit hit;
+    clmem_keepalive *anchor; /* weak: valid while listed (the anchor's release forgets the entry) */
+    struct cache_entry *next;
+    uint64_t hash; /* of key: kept so that growth and forget need not hash again */
 };
 
 /* How far apart two shards' locks must be for threads on different shards
@@ -75,21 +101,21 @@ struct import_cache {
 void clmem__cache_init(struct import_cache *c, bool enabled);
 void clmem__cache_destroy(struct import_cache *c); /* empty by then: every import took its entry */
 
-/* On a hit, returns the live import and stores a new reference on its
- * anchor in *anchor_out; NULL on a miss (or when the cache is off). Takes
- * one shard's lock for reading. */
-struct bridge_import *clmem__cache_lookup(struct import_cache *c, const struct cache_key *key,
-                                          clmem_keepalive **anchor_out);
+/* On a hit, copies the entry's hit into *hit_out, stores a new reference
+ * on the import's anchor in *anchor_out and returns true; false on a miss
+ * (or when the cache is off). Takes one shard's lock for reading. */
+bool clmem__cache_lookup(struct import_cache *c, const struct cache_key *key, struct cache_hit *hit_out,
+                         clmem_keepalive **anchor_out);
 
-/* List a new import whose handles hold `anchor` (weakly). Best effort: when
- * the cache is off or an entry cannot be allocated, the import is just not
- * cached (and when the shard's buckets cannot grow, they stay as they are).
- * *entry_out is what clmem__cache_forget takes later (NULL when not
- * listed); it is written under the shard's lock. */
-void clmem__cache_insert(struct import_cache *c, const struct cache_key *key, struct bridge_import *rec,
-                         clmem_keepalive *anchor, struct cache_entry **entry_out);
+/* List e (key, hit and anchor filled) for a new import. Best effort: when
+ * the cache is off or the shard has no buckets and cannot make them, the
+ * import is just not cached (and when the buckets cannot grow, they stay
+ * as they are). *listed_out is what clmem__cache_forget takes later: e,
+ * or NULL when not listed; it is written under the shard's lock. */
+void clmem__cache_insert(struct import_cache *c, struct cache_entry *e, struct cache_entry **listed_out);
 
-/* Remove the entry, if any (from the anchor's release). */
-void clmem__cache_forget(struct import_cache *c, struct cache_entry **entry);
+/* Unlist the entry, if any (from the anchor's release, before the block
+ * that holds the entry is freed). */
+void clmem__cache_forget(struct import_cache *c, struct cache_entry **listed);
 
 #endif

@@ -27,28 +27,34 @@ struct bridge_import *clmem__import_of_handle(const clmem_handle *h)
     return clmem__keepalive_user_data(clmem_handle_keepalive(h), clmem__import_anchor_release);
 }
 
-/* An import's anchor fills a block of its own. Every cache hit and every
- * handle of the import changes its count, from whichever thread makes or
- * drops them; anchors made one after another (32-byte blocks from malloc)
- * would otherwise share a cache line, and hits on different imports from
- * different threads would contend for it. 128 bytes rather than 64: x86
- * cores prefetch the adjacent line of a 128-byte pair, so neighbours on
- * such a pair still contend. The anchor's last unref frees it with free()
- * (keepalive-private.h). */
-#define IMPORT_ANCHOR_BYTES 128
+/* An import's anchor is a block of its own that also holds the import's
+ * cache entry (cache.h). Every cache hit and every handle of the import
+ * changes the anchor's count, from whichever thread makes or drops them:
+ * anchors made one after another from plain 32-byte blocks shared cache
+ * lines, and hits on different imports from different threads contended
+ * for them. The block is 152 bytes (160 from glibc's malloc), so two
+ * anchors' counts are more than the 128-byte pair that x86 cores fetch
+ * together apart. And a hit reads the entry and the count in this one block,
+ * where they were three allocations that could lie pages apart among the
+ * driver's. The anchor's last unref frees the block with free()
+ * (keepalive-private.h), after its release callback unlisted the entry. */
+struct import_anchor {
+    struct clmem_keepalive ka; /* first: the block is freed through it */
+    struct cache_entry entry;  /* listed in the bridge's cache while the import lives (rec->cache_entry) */
+};
 
 static clmem_keepalive *import_anchor_new(struct bridge_import *rec)
 {
-    clmem_keepalive *anchor = FAULT("anchor_alloc") ? NULL : malloc(IMPORT_ANCHOR_BYTES);
+    struct import_anchor *a = FAULT("anchor_alloc") ? NULL : malloc(sizeof *a);
 
-    if (!anchor) {
+    if (!a) {
         clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating an import's anchor failed.");
         return NULL;
     }
-    clmem__keepalive_init(anchor, clmem__import_anchor_release, rec);
-    return anchor;
+    clmem__keepalive_init(&a->ka, clmem__import_anchor_release, rec);
+    return &a->ka;
 }
-_Static_assert(IMPORT_ANCHOR_BYTES >= sizeof(struct clmem_keepalive), "an import's anchor holds a keepalive");
+_Static_assert(sizeof(struct import_anchor) >= 128, "two import anchors' counts are 128 bytes apart at least");
 
 /* The record and anchor, allocated before anything is imported so that an
  * allocation failure never strands an fd the driver already owns. */
@@ -386,6 +392,20 @@ static clmem_status import_with(clmem_bridge *b, const struct import_ops *ops, c
 
 /* -------------------------------------------------------------- public */
 
+/* List a new import in the bridge's cache: its entry, in its anchor's
+ * block, gets the key and what a hit reads. Before the first handle is
+ * returned, so nothing else sees the import yet. */
+static void cache_list(clmem_bridge *b, struct bridge_import *rec, const struct cache_key *key,
+                       clmem_keepalive *anchor)
+{
+    struct cache_entry *e = &((struct import_anchor *)anchor)->entry;
+
+    e->key = *key;
+    e->hit = (struct cache_hit){rec, clmem__import_handed_mem(rec), rec->home_queue, rec->first_vk, rec->row_pitch};
+    e->anchor = anchor;
+    clmem__cache_insert(&b->cache, e, &rec->cache_entry);
+}
+
 static void cache_key_of(const struct import_request *req, clmem_bridge_path path, struct cache_key *key)
 {
     memset(key, 0, sizeof *key); /* compared field by field; zeroed so a buffer's image fields are 0 */
@@ -438,6 +458,7 @@ clmem_status clmem__import_vk_request(clmem_bridge *b, struct import_request *re
     struct bridge_import *rec;
     clmem_keepalive *anchor;
     struct cache_key key;
+    struct cache_hit hit;
     clmem_status s;
 
     /* The arguments on their own before whether they fit the bridge
@@ -448,21 +469,25 @@ clmem_status clmem__import_vk_request(clmem_bridge *b, struct import_request *re
     /* A live import of the same range needs no driver call, and no repeat of
      * the checks it passed (cache.h says what the key holds). */
     cache_key_of(req, path, &key);
-    rec = clmem__cache_lookup(&b->cache, &key, &anchor);
-    if (rec) {
+    if (clmem__cache_lookup(&b->cache, &key, &hit, &anchor)) {
+        /* The import's own queue and keepalive (the usual re-import): the
+         * entry's copy says all, and nothing of the record is read. */
+        if (req->queue == hit.home_queue && (!vk_keepalive || vk_keepalive == hit.first_vk))
+            s = clmem_handle_wrap(hit.mem, req->queue, hit.row_pitch, anchor, out);
         /* A queue the import lists already was checked when it joined, and
          * is retained, so it is still that queue: only a new one costs the
          * driver call (on the H200 about 0.1 us of a hit). */
-        if ((clmem__import_has_queue(rec, req->queue) || (s = clmem__bridge_check_queue(b, req->queue)) == CLMEM_OK) &&
-            (s = import_hold_vk(rec, vk_keepalive)) == CLMEM_OK)
-            s = import_new_handle(rec, anchor, req->queue, out);
+        else if ((clmem__import_has_queue(hit.rec, req->queue) ||
+                  (s = clmem__bridge_check_queue(b, req->queue)) == CLMEM_OK) &&
+                 (s = import_hold_vk(hit.rec, vk_keepalive)) == CLMEM_OK)
+            s = import_new_handle(hit.rec, anchor, req->queue, out);
         clmem_keepalive_unref(anchor);
         return s;
     }
     if ((s = check_target(b, req)) != CLMEM_OK || (s = choose_path(b, memory, path, &ops)) != CLMEM_OK)
         return s;
     if ((s = import_with(b, ops, req, vk_keepalive, &rec, out)) == CLMEM_OK)
-        clmem__cache_insert(&b->cache, &key, rec, clmem_handle_keepalive(*out), &rec->cache_entry);
+        cache_list(b, rec, &key, clmem_handle_keepalive(*out));
     return s;
 }
 
