@@ -140,6 +140,12 @@ void print_header(const struct bench *b, const struct options *o, const uint64_t
            b->vk_props.driverVersion, VK_API_VERSION_MAJOR(b->vk_props.apiVersion),
            VK_API_VERSION_MINOR(b->vk_props.apiVersion), VK_API_VERSION_PATCH(b->vk_props.apiVersion),
            b->vk.validation ? "ON (timings include the layer)" : "off");
+    /* Two identical GPUs have the same name: the index and UUID say which
+     * one CLMEM_VK_DEVICE chose. */
+    printf("#   device %d, deviceUUID ", b->vk.device_index);
+    for (unsigned i = 0; i < VK_UUID_SIZE; i++)
+        printf("%s%02x", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", b->vk.device_uuid[i]);
+    printf("%s\n", b->vk.has_device_uuid ? "" : " (unknown: no Vulkan 1.1)");
     printf("# OpenCL: %s on %s (%s), CL_DRIVER_VERSION %s, %s device\n", cl_name, plat_name, cl_version, cl_driver,
            b->cpu_device ? "CPU" : "non-CPU");
     printf("#   chosen: %s\n", b->pair_note);
