@@ -67,11 +67,14 @@ struct cache_hit {
  * cache neither allocates nor frees entries. The caller fills key, hit and
  * anchor; the rest is the cache's. */
 struct cache_entry {
-    struct cache_key key;
-    struct cache_hit hit;
-    clmem_keepalive *anchor; /* weak: valid while listed (the anchor's release forgets the entry) */
+    /* What a walk down a bucket reads of every entry first, then the key
+     * of one that may match, then what a hit takes: in the order a lookup
+     * reads them, from the anchor's count on (import.c). */
     struct cache_entry *next;
     uint64_t hash; /* of key: kept so that growth and forget need not hash again */
+    struct cache_key key;
+    clmem_keepalive *anchor; /* weak: valid while listed (the anchor's release forgets the entry) */
+    struct cache_hit hit;
 };
 
 /* How far apart two shards' locks must be for threads on different shards
