@@ -6,7 +6,8 @@
 #         the first report ends the test), LeakSanitizer at exit: the whole
 #         `make check`.
 #   tsan  clang, ThreadSanitizer: the threaded tests (t/threads,
-#         t/bridge-cache, t/bridge-cache-scale: 8 threads on keys that
+#         t/teardown-worker: hand-overs to the teardown thread from 8
+#         threads, t/bridge-cache, t/bridge-cache-scale: 8 threads on keys that
 #         share the cache's shards while their buckets grow,
 #         t/bridge-threads: 8 threads importing, dropping
 #         and calling clmem_bridge_finish on one bridge, t/bridge-ring-threads:
@@ -105,7 +106,7 @@ run_tsan() {
     export TSAN_OPTIONS CLMEM_VALIDATION CLMEM_TEST_INSTRUMENTED
     start=$(date +%s)
     if (cd "$top/build-tsan" && make -j"$jobs" >make.out 2>&1 &&
-        make -j"$jobs" check TESTS='t/threads t/bridge-cache t/bridge-cache-scale t/bridge-threads t/bridge-ring-threads t/fault-injection
+        make -j"$jobs" check TESTS='t/threads t/teardown-worker t/bridge-cache t/bridge-cache-scale t/bridge-threads t/bridge-ring-threads t/fault-injection
             t/fakefd-fault-injection'); then
         echo "tsan: the threaded tests passed under ThreadSanitizer in $(($(date +%s) - start)) s"
     else
