@@ -7,6 +7,7 @@
 #include "fault.h"
 #include "import.h"
 #include "query.h"
+#include "teardown-worker.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -135,6 +136,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clm
     pthread_mutex_init(&b->check_lock, NULL);
     clmem__cache_init(&b->cache, !(in.flags & CLMEM_BRIDGE_NO_IMPORT_CACHE));
     clmem__host_maps_init(&b->maps, &b->vk, in.device);
+    clmem__teardown_worker_start(); /* its imports' teardowns start there (teardown-worker.h) */
     *out = b;
     return CLMEM_OK;
 

@@ -80,6 +80,15 @@ static void register_fork_handlers(void)
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
+void clmem__teardown_worker_start(void)
+{
+    pthread_once(&fork_handlers_once, register_fork_handlers);
+    pthread_mutex_lock(&lock);
+    if (!running && !stopping)
+        running = start_thread();
+    pthread_mutex_unlock(&lock);
+}
+
 void clmem__teardown_worker_submit(struct bridge_import *rec)
 {
     /* The fault point stands for a thread that could not be made: checked

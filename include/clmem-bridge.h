@@ -43,8 +43,8 @@
  * the bridge: the callback may call this library again.
  *
  * The library's own thread: libclmem-bridge makes one thread per process,
- * at the first import's teardown, with every signal blocked, and joins it
- * when the library is unloaded or the process exits. The last
+ * with the first bridge, with every signal blocked, and joins it when the
+ * library is unloaded or the process exits. The last
  * clmem_handle_unref() of an import hands the import to it, and it
  * enqueues the teardown's markers (clmem_bridge_import_vk() says what they
  * wait for), so that the unref costs the same whatever the number of
