@@ -306,7 +306,16 @@ void clmem__import_anchor_release(void *user)
     atomic_store(&rec->markers_pending, rec->hand_back ? 2u : 1u);
     rec->listed_dying = true;
     clmem__bridge_import_dying(b, rec);
-    clmem__teardown_worker_submit(rec);
+    if (rec->handed_out) {
+        clmem__teardown_worker_submit(rec);
+        return;
+    }
+    /* An import that failed part way, inside the call that made it: start
+     * here, while the caller's queue is still valid. When listing that
+     * queue failed, the import does not hold it, and the caller may release
+     * it once the call returned (host-mapped unmaps on it). */
+    clmem__import_start_teardown(rec);
+    clmem__import_put(rec);
 }
 
 /* Once per import, by the teardown thread or by clmem_bridge_finish,

@@ -367,6 +367,7 @@ static clmem_status import_finish(struct bridge_import *rec, clmem_keepalive *an
         goto fail;
     rec->first_vk = vk_keepalive; /* held: import_hold_vk's shortcut from here */
     s = clmem_handle_wrap(clmem__import_handed_mem(rec), req->queue, rec->row_pitch, anchor, out);
+    rec->handed_out = s == CLMEM_OK; /* read by the anchor's release, after the last handle went */
 fail:
     clmem_keepalive_unref(anchor); /* the handle holds it now, or the release undoes everything */
     return s;

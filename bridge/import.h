@@ -119,6 +119,7 @@ struct bridge_import {
     atomic_bool hand_back_claimed; /* the hand-back was started (exactly once) */
     atomic_bool hand_back_done;    /* ...and enqueued: release_event is set */
     cl_event release_event;      /* the hand-back's release, or NULL */
+    bool handed_out;             /* a handle of it was returned: it did not fail in the call that made it */
     atomic_bool teardown_claimed; /* the start (the markers) was claimed (exactly once) */
     atomic_bool markers_ready;   /* ...and done: markers and marker_count are written */
     struct bridge_import *next_start; /* the teardown thread's queue, under its lock */

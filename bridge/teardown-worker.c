@@ -63,16 +63,20 @@ static bool start_thread(void)
     return err == 0;
 }
 
-/* fork(): the lock is held across it, so the child gets it in a known
- * state; the child has no thread, and what the parent had queued is the
- * parent's. */
+/* fork(): the lock is held across it, so that no other thread is inside
+ * it. The child has no thread, and what the parent had queued is the
+ * parent's. The child makes the lock and the condition variable anew: the
+ * parent's thread, idle, was waiting on `wake`, and the child's copy would
+ * still count that waiter, which does not exist there (glibc then lost the
+ * child's third wake-up and hung in the fourth signal: t/teardown-worker). */
 static void before_fork(void) { pthread_mutex_lock(&lock); }
 static void after_fork_parent(void) { pthread_mutex_unlock(&lock); }
 static void after_fork_child(void)
 {
     head = tail = NULL;
     running = sleeping = false;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_init(&lock, NULL);
+    pthread_cond_init(&wake, NULL);
 }
 
 static void register_fork_handlers(void)
@@ -99,7 +103,9 @@ void clmem__teardown_worker_submit(struct bridge_import *rec)
     pthread_mutex_lock(&lock);
     if (use_thread && !running && !stopping)
         running = start_thread();
-    if (use_thread && running) {
+    /* Once the library is being unloaded, the thread takes nothing more
+     * (it may have ended already): the caller starts it. */
+    if (use_thread && running && !stopping) {
         rec->next_start = NULL;
         if (tail)
             tail->next_start = rec;

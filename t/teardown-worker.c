@@ -4,7 +4,8 @@
  * gate), every import is started exactly once, in the order handed over,
  * on one thread that is not the caller's, and its reference dropped after
  * its start; hand-overs from 8 threads at once lose or repeat none; and a
- * child made by fork() gets a thread of its own. (Why the thread exists:
+ * child made by fork() gets a thread of its own, which every later
+ * hand-over wakes. (Why the thread exists:
  * the last unref's cost at 16 queues, teardown-worker.h.) */
 #include "config.h"
 #include "bridge/import.h"
@@ -19,6 +20,7 @@
 
 #define MANY 8000
 #define HANDERS 8
+#define FORK_HANDOVERS 6
 
 /* What the recorder saw, under lock. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -192,14 +194,22 @@ static void after_fork(void)
     if (pid < 0)
         tap_bail("fork failed");
     if (pid == 0) {
-        struct bridge_import rec = {0};
-        clmem__teardown_worker_submit(&rec);
-        _exit(wait_done(1) && !pthread_equal(starter, pthread_self()) ? 0 : 1);
+        /* One at a time, each waited for: every hand-over must wake the
+         * child's thread (the parent's, idle at the fork, was waiting on
+         * the condition variable the child inherited). */
+        struct bridge_import rec[FORK_HANDOVERS] = {{0}};
+        for (unsigned i = 0; i < FORK_HANDOVERS; i++) {
+            clmem__teardown_worker_submit(&rec[i]);
+            if (!wait_done(i + 1))
+                _exit(2 + (int)i);
+        }
+        _exit(!pthread_equal(starter, pthread_self()) ? 0 : 1);
     }
     waitpid(pid, &status, 0);
     tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-           "a child made by fork() started its import on a thread of its own (exit status %d)",
-           WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+           "a child made by fork() started each of %d imports, handed over one at a time, on a thread of its own "
+           "(exit status %d: 0 ok, 1 on the caller's thread, 2 + i when hand-over i, from 0, was not started in 10 s)",
+           FORK_HANDOVERS, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
 int main(void)
