@@ -304,6 +304,14 @@ void clmem__import_anchor_release(void *user)
     clmem__import_get(rec);
     rec->hand_back = atomic_load(&rec->acquired);
     atomic_store(&rec->markers_pending, rec->hand_back ? 2u : 1u);
+    /* What must run before the cl_mem goes stays on the caller's thread,
+     * in the caller's order: the host-mapped path's unmap (the fd paths
+     * have none) is enqueued before the caller's next command, as before
+     * the teardown thread. On the H200 t/fakefd-bridge-stress crashed once
+     * in four runs with it on the thread, where the next cycle's
+     * clCreateBuffer on the same host memory could come before it. */
+    if (!rec->hand_back)
+        rec->ops->before_release(rec);
     rec->listed_dying = true;
     clmem__bridge_import_dying(b, rec);
     if (rec->handed_out) {
@@ -319,15 +327,13 @@ void clmem__import_anchor_release(void *user)
 }
 
 /* Once per import, by the teardown thread or by clmem_bridge_finish,
- * whichever claims it: what must run before the cl_mem goes, then (a)'s
- * markers. Polling (clmem__import_poll_teardown) reads the markers only
- * once markers_ready says they are all written. */
+ * whichever claims it: (a)'s markers. Polling
+ * (clmem__import_poll_teardown) reads the markers only once markers_ready
+ * says they are all written. */
 void clmem__import_start_teardown(struct bridge_import *rec)
 {
     if (atomic_exchange(&rec->teardown_claimed, true))
         return;
-    if (!rec->hand_back)
-        rec->ops->before_release(rec);
     enqueue_markers(rec);
     atomic_store_explicit(&rec->markers_ready, true, memory_order_release);
     marker_done(rec);

@@ -4,7 +4,9 @@
  * queue a handle of the import was made for (import-teardown.c): about
  * 10 us a queue on the H200, 155 us for 16 queues (clmem-bench (k)). The
  * last unref now lists the import as tearing down and hands it here; this
- * thread, or clmem_bridge_finish() if it gets there first, starts it.
+ * thread, or clmem_bridge_finish() if it gets there first, starts it. (The
+ * host-mapped path's unmap, which must come before the caller's next
+ * command on the same host memory, stays in the unref.)
  *
  * One thread for the process, made with the first bridge (or, failing
  * that, at the first hand-over) and joined when the library is unloaded
