@@ -39,7 +39,8 @@
  * threads, as t/bridge-lifetime prints), the thread in
  * clmem_bridge_finish(), or the library's teardown thread (below) when the
  * device work was already done and the driver ran the callbacks inside
- * its calls. Never inside a function of this library that holds a lock of
+ * its calls (for an import that failed inside the call that made it, that
+ * call's thread). Never inside a function of this library that holds a lock of
  * the bridge: the callback may call this library again.
  *
  * The library's own thread: libclmem-bridge makes one thread per process,
@@ -48,7 +49,7 @@
  * clmem_handle_unref() of an import hands the import to it, and it
  * enqueues the teardown's markers (clmem_bridge_import_vk() says what they
  * wait for), so that the unref costs the same whatever the number of
- * queues (about 2.5 us on the H200 with 16, against 155 us when the unref
+ * queues (about 2 us on the H200 with 16, against 155 us when the unref
  * enqueued them itself). Where the thread cannot be made, the unref
  * enqueues them as before. After fork() the child makes its own thread
  * when it needs one.
@@ -651,9 +652,11 @@ void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clme
  *    event), and waits for it too;
  *  - (c) OpenCL has destroyed the cl_mem.
  *
- * No timeout gives up on these. The last clmem_handle_unref() neither
- * enqueues nor waits: it hands the import to the library's teardown thread
- * (see the top of this header), which enqueues the markers;
+ * No timeout gives up on these. The last clmem_handle_unref() does not
+ * wait, and enqueues at most the host-mapped path's unmap of OpenCL's own
+ * mapping (which must come before the caller's next command on that host
+ * memory; the fd paths have none): it hands the import to the library's
+ * teardown thread (see the top of this header), which enqueues the markers;
  * clmem_bridge_finish() enqueues them itself for an import the thread has
  * not reached yet. A marker enqueued after the unref still waits for
  * everything enqueued before it. (NVIDIA runs a cl_mem's destructor
