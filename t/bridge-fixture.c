@@ -1,6 +1,7 @@
 #include "bridge-fixture.h"
 #include "tap.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -58,6 +59,23 @@ clmem_status bridge_settle(clmem_bridge *b)
     /* 10 s; 120 s in an instrumented run (tap.h), where valgrind runs
      * PoCL's kernels many times slower. */
     return clmem_bridge_finish(b, (uint64_t)(tap_time_bound_ms(10000.0, 120000.0) * 1e6));
+}
+
+void uuid_hex(const unsigned char uuid[16], char out[33])
+{
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", uuid[i]);
+}
+
+bool message_has_uuid(const char *msg, const char hex[33])
+{
+    char flat[1024];
+    size_t j = 0;
+    for (size_t i = 0; msg[i] && j < sizeof flat - 1; i++)
+        if (msg[i] != '-' && msg[i] != ':')
+            flat[j++] = (char)tolower((unsigned char)msg[i]);
+    flat[j] = '\0';
+    return strstr(flat, hex) != NULL;
 }
 
 /* Entries are written on driver threads too (destructor callbacks, the

@@ -36,6 +36,12 @@ clmem_bridge_path bridge_test_path(const clmem_bridge *b);
  * status (the message is in clmem_error_message()). */
 clmem_status bridge_settle(clmem_bridge *b);
 
+/* A UUID as 32 lower-case hex digits, and whether a message names it: in
+ * either case, with or without dashes or colons between the digits (the
+ * bridge's messages print CL_DEVICE_UUID_KHR and deviceUUID that way). */
+void uuid_hex(const unsigned char uuid[16], char out[33]);
+bool message_has_uuid(const char *msg, const char hex[33]);
+
 /* Ordered event log: event_log() appends, event_position() finds. */
 void event_log(const char *what);
 int event_position(const char *what); /* -1 when absent */

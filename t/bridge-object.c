@@ -61,25 +61,6 @@ static bool has_extension(cl_device_id d, const char *name)
     return false;
 }
 
-static void hex16(const unsigned char *u, char out[33])
-{
-    for (int i = 0; i < 16; i++)
-        snprintf(out + 2 * i, 3, "%02x", u[i]);
-}
-
-/* Does the message contain the UUID in hex, in either case, with or
- * without dashes or colons between the digits? */
-static bool message_has_uuid(const char *msg, const char hex[33])
-{
-    char flat[1024];
-    size_t j = 0;
-    for (size_t i = 0; msg[i] && j < sizeof flat - 1; i++)
-        if (msg[i] != '-' && msg[i] != ':')
-            flat[j++] = (char)tolower((unsigned char)msg[i]);
-    flat[j] = '\0';
-    return strstr(flat, hex) != NULL;
-}
-
 static clmem_bridge_info info_for(struct vkctx *vk, struct cl_fixture *f)
 {
     clmem_bridge_info info;
@@ -664,8 +645,8 @@ static void mismatch(struct vkctx *vk)
         char vk_hex[33], cl_hex[33];
         vkGetPhysicalDeviceProperties2(vk->physical_device, &p2);
         clGetDeviceInfo(device, CL_DEVICE_UUID_KHR, sizeof cl_uuid, cl_uuid, NULL);
-        hex16(id.deviceUUID, vk_hex);
-        hex16(cl_uuid, cl_hex);
+        uuid_hex(id.deviceUUID, vk_hex);
+        uuid_hex(cl_uuid, cl_hex);
         tap_ok(memcmp(id.deviceUUID, cl_uuid, 16) != 0, "mismatch: the UUIDs differ (Vulkan %s, OpenCL %s)", vk_hex,
                cl_hex);
         tap_ok(fd_status == CLMEM_ERR_DEVICE_MISMATCH,

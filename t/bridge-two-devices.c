@@ -38,20 +38,6 @@ struct side {
     struct ring_run r;
 };
 
-static void uuid_text(const uint8_t uuid[16], char out[37])
-{
-    int n = 0;
-    for (int i = 0; i < 16; i++)
-        n += snprintf(out + n, (size_t)(37 - n), "%s%02x", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "",
-                      uuid[i]);
-}
-
-static void uuid_hex(const uint8_t uuid[16], char out[33])
-{
-    for (int i = 0; i < 16; i++)
-        snprintf(out + 2 * i, 3, "%02x", uuid[i]);
-}
-
 /* The indices of the Vulkan devices that pair with an OpenCL device, at
  * most `max`; *total the number of Vulkan devices; *list what they are. */
 static int paired_devices(int *idx, int max, int *total, char *list, size_t len)
@@ -69,7 +55,7 @@ static int paired_devices(int *idx, int max, int *total, char *list, size_t len)
 
         if (vkctx_open(&vk, i)) {
             if (vk.has_device_uuid)
-                uuid_text(vk.device_uuid, uuid);
+                vkctx_format_uuid(vk.device_uuid, uuid);
             pairs = clmem_bridge_pair(vk.instance, NULL, vk.physical_device, NULL, NULL) == CLMEM_OK;
             snprintf(list + used, len - used, "%s%d %s %s (%s)", used ? "; " : "", i, vk.device_name, uuid,
                      pairs ? "pairs" : "pairs with no OpenCL device");
@@ -121,8 +107,8 @@ static void check_pairing(struct side *a, struct side *b, bool distinct)
         char vk_text[37], cl_text[37];
         bool has = clGetDeviceInfo(sides[i]->cl_device, CL_DEVICE_UUID_KHR, sizeof cl_uuid, cl_uuid, NULL) ==
                    CL_SUCCESS;
-        uuid_text(sides[i]->vk.device_uuid, vk_text);
-        uuid_text(cl_uuid, cl_text);
+        vkctx_format_uuid(sides[i]->vk.device_uuid, vk_text);
+        vkctx_format_uuid(cl_uuid, cl_text);
         tap_ok(has && memcmp(cl_uuid, sides[i]->vk.device_uuid, 16) == 0,
                "Vulkan device %d (%s, %s) pairs with OpenCL %s of CL_DEVICE_UUID_KHR %s", sides[i]->vk.device_index,
                sides[i]->vk.device_name, vk_text, sides[i]->f.device_name, cl_text);
@@ -148,7 +134,7 @@ static void check_env_choice(const struct side *s)
     snprintf(value, sizeof value, "%d", s->vk.device_index);
     setenv("CLMEM_VK_DEVICE", value, 1);
     by_index = vkctx_find_device(&probe);
-    uuid_text(s->vk.device_uuid, uuid);
+    vkctx_format_uuid(s->vk.device_uuid, uuid);
     setenv("CLMEM_VK_DEVICE", uuid, 1);
     by_uuid = vkctx_find_device(&probe);
     if (saved)
@@ -190,7 +176,7 @@ static void check_mismatch(struct side *a, struct side *b, bool distinct)
     } else {
         clmem_status fd = clmem_bridge_check_path(x, CLMEM_BRIDGE_PATH_OPAQUE_FD);
         const char *msg = clmem_error_message();
-        tap_ok(fd == CLMEM_ERR_DEVICE_MISMATCH && strstr(msg, ua) && strstr(msg, ub),
+        tap_ok(fd == CLMEM_ERR_DEVICE_MISMATCH && message_has_uuid(msg, ua) && message_has_uuid(msg, ub),
                "Vulkan on device %d, OpenCL on device %d: the opaque-fd path answers %s, naming both UUIDs: %s",
                a->vk.device_index, b->vk.device_index, clmem_status_name(fd), msg);
         clmem_bridge_unref(x);

@@ -148,7 +148,7 @@ static uint32_t list_devices(struct vkctx *ctx, struct device_facts *out)
     return n;
 }
 
-static void format_uuid(const uint8_t u[VK_UUID_SIZE], char out[37])
+void vkctx_format_uuid(const uint8_t u[VK_UUID_SIZE], char out[37])
 {
     snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
              u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
@@ -164,7 +164,7 @@ static void append_device_list(struct vkctx *ctx, const struct device_facts *d, 
     for (uint32_t i = 0; i < n && w >= 0 && (used += (size_t)w) < sizeof ctx->error; i++) {
         char uuid[37] = "unknown (Vulkan 1.0 device)";
         if (d[i].has_uuid)
-            format_uuid(d[i].uuid, uuid);
+            vkctx_format_uuid(d[i].uuid, uuid);
         w = snprintf(ctx->error + used, sizeof ctx->error - used, "%s %u = %s, UUID %s", i ? ";" : "",
                      (unsigned)i, d[i].props.deviceName, uuid);
     }
@@ -231,7 +231,7 @@ static int choose_device(struct vkctx *ctx, const struct device_facts *d, uint32
         for (uint32_t i = 0; i < n; i++)
             if (d[i].has_uuid && memcmp(d[i].uuid, uuid, sizeof uuid) == 0)
                 return (int)i;
-        format_uuid(uuid, text);
+        vkctx_format_uuid(uuid, text);
         snprintf(ctx->error, sizeof ctx->error,
                  "CLMEM_VK_DEVICE=%s asks for the Vulkan device with deviceUUID %s, which no device has", want, text);
         append_device_list(ctx, d, n);

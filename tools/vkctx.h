@@ -70,6 +70,9 @@ bool vkctx_open(struct vkctx *ctx, int index);
 int vkctx_find_device(struct vkctx *ctx);
 void vkctx_close(struct vkctx *ctx);
 
+/* A deviceUUID as clmem-info prints it and CLMEM_VK_DEVICE takes it:
+ * "0123abcd-0000-1111-2222-456789abcdef". */
+void vkctx_format_uuid(const uint8_t uuid[VK_UUID_SIZE], char out[37]);
 /* One-shot commands, submitted and waited for (vkQueueWaitIdle). */
 VkResult vkctx_fill(struct vkctx *ctx, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, uint32_t value);
 VkResult vkctx_copy(struct vkctx *ctx, VkBuffer src, VkBuffer dst, VkDeviceSize size);

@@ -122,7 +122,7 @@ static void cl_text(cl_device_id d, cl_device_info what, char *buf, size_t len)
 void print_header(const struct bench *b, const struct options *o, const uint64_t *sizes, int n)
 {
     char when[64], host[256] = "?", cl_name[256], cl_driver[256], cl_version[256], plat_name[256] = "?",
-                   vk_driver[64], sz[32];
+                   vk_driver[64], sz[32], uuid[37];
     time_t t = time(NULL);
     struct tm tm;
 
@@ -142,10 +142,9 @@ void print_header(const struct bench *b, const struct options *o, const uint64_t
            b->vk.validation ? "ON (timings include the layer)" : "off");
     /* Two identical GPUs have the same name: the index and UUID say which
      * one CLMEM_VK_DEVICE chose. */
-    printf("#   device %d, deviceUUID ", b->vk.device_index);
-    for (unsigned i = 0; i < VK_UUID_SIZE; i++)
-        printf("%s%02x", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", b->vk.device_uuid[i]);
-    printf("%s\n", b->vk.has_device_uuid ? "" : " (unknown: no Vulkan 1.1)");
+    vkctx_format_uuid(b->vk.device_uuid, uuid);
+    printf("#   device %d, deviceUUID %s%s\n", b->vk.device_index, uuid,
+           b->vk.has_device_uuid ? "" : " (unknown: no Vulkan 1.1)");
     printf("# OpenCL: %s on %s (%s), CL_DRIVER_VERSION %s, %s device\n", cl_name, plat_name, cl_version, cl_driver,
            b->cpu_device ? "CPU" : "non-CPU");
     printf("#   chosen: %s\n", b->pair_note);
