@@ -12,14 +12,15 @@
  * which also keeps clReleaseMemObject from blocking (NVIDIA's blocks while
  * a kernel using the buffer runs), and the keepalives go in (c)'s callback.
  *
- * Nothing here waits for device work. The last clmem_handle_unref lists the
+ * Nothing here waits for device work. The last clmem_handle_unref enqueues
+ * what must run before the cl_mem goes (host-mapped: the unmap), lists the
  * import and hands it to the teardown thread (teardown-worker.h), which
  * enqueues the markers; clmem_bridge_finish() does so itself for an import
  * the thread has not reached. The release then runs on whichever thread
  * sees the last condition met: a marker's event callback, the destructor
  * callback (both driver threads), or clmem_bridge_finish(), which polls
- * the markers itself. Blocking fallbacks (clFinish, clWaitForEvents) are taken only
- * when an enqueue or callback registration fails. */
+ * the markers itself. Blocking fallbacks (clFinish, clWaitForEvents) are
+ * taken only when an enqueue or callback registration fails. */
 #include "config.h"
 #include "fault.h"
 #include "import.h"
@@ -279,9 +280,11 @@ static void enqueue_markers(struct bridge_import *rec)
     }
 }
 
-/* The anchor's release: the import's last handle is gone. It lists the
- * import as tearing down and hands it to the teardown thread, which starts
- * the teardown (teardown-worker.h says why not here). */
+/* The anchor's release: the import's last handle is gone. It enqueues what
+ * must come before the markers in the caller's order, lists the import as
+ * tearing down and hands it to the teardown thread, which enqueues the
+ * markers (teardown-worker.h says why not here); an import that failed in
+ * its own call starts here. */
 void clmem__import_anchor_release(void *user)
 {
     struct bridge_import *rec = user;

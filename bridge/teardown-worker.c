@@ -84,12 +84,21 @@ static void register_fork_handlers(void)
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
+/* Is the thread there to take a hand-over, made now if need be? Once the
+ * library is being unloaded, no: it takes nothing more (it may have ended
+ * already). Called with the lock held. */
+static bool thread_ready(void)
+{
+    if (!running && !stopping)
+        running = start_thread();
+    return running && !stopping;
+}
+
 void clmem__teardown_worker_start(void)
 {
     pthread_once(&fork_handlers_once, register_fork_handlers);
     pthread_mutex_lock(&lock);
-    if (!running && !stopping)
-        running = start_thread();
+    thread_ready();
     pthread_mutex_unlock(&lock);
 }
 
@@ -101,11 +110,7 @@ void clmem__teardown_worker_submit(struct bridge_import *rec)
 
     pthread_once(&fork_handlers_once, register_fork_handlers);
     pthread_mutex_lock(&lock);
-    if (use_thread && !running && !stopping)
-        running = start_thread();
-    /* Once the library is being unloaded, the thread takes nothing more
-     * (it may have ended already): the caller starts it. */
-    if (use_thread && running && !stopping) {
+    if (use_thread && thread_ready()) {
         rec->next_start = NULL;
         if (tail)
             tail->next_start = rec;
@@ -117,7 +122,7 @@ void clmem__teardown_worker_submit(struct bridge_import *rec)
         queued = true;
     }
     pthread_mutex_unlock(&lock);
-    if (!queued) { /* no thread: start it here, as the last unref did before */
+    if (!queued) { /* no thread, or unloading: start it here, as the last unref did before */
         clmem__import_start_teardown(rec);
         clmem__import_put(rec);
     }
