@@ -1,4 +1,4 @@
-/* Fixture for the bridge tests: a Vulkan context (tools/vkctx.h), a
+/* Fixture for the bridge tests: a Vulkan context (vkctx/vkctx.h), a
  * Vulkan anchor that really frees its buffer and memory and records when,
  * an event-order log, and the round trip every path is tested with. */
 #ifndef CLMEM_BRIDGE_FIXTURE_H

@@ -4,7 +4,7 @@
  * waits for the other except inside the ring's calls. Every word of every
  * frame is checked in both directions (t/ring-fixture.h). Also two
  * threads making rings of the same frames at once: exactly one gets them.
- * Written for ThreadSanitizer (tools/check-sanitizers.sh tsan runs it):
+ * Written for ThreadSanitizer (scripts/check-sanitizers.sh tsan runs it):
  * the ring's state crosses threads only under its lock. 200 frames a run
  * with host ordering, 2000 with device ordering (or argv[1]). */
 #include "ring-fixture.h"

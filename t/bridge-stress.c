@@ -18,7 +18,7 @@
  *    (at once: the finished bridge holds no reference on it);
  *  - once the last bridge reference went, the context's reference count is
  *    what it was before the bridge was made.
- * CLMEM_STRESS_CYCLES overrides the count (tools/check-valgrind.sh lowers
+ * CLMEM_STRESS_CYCLES overrides the count (scripts/check-valgrind.sh lowers
  * it: valgrind is some 50 times slower). */
 #include "bridge-fixture.h"
 #include "fd-count.h"

@@ -1,5 +1,5 @@
 /* 8 threads on one bridge at once (host-mapped path, import cache on), in
- * two phases. Run under ThreadSanitizer by tools/check-sanitizers.sh.
+ * two phases. Run under ThreadSanitizer by scripts/check-sanitizers.sh.
  *
  * Phase 1, while a bridge handle on the whole allocation that all threads
  * share is alive. Each thread, on a queue of its own, over and over:

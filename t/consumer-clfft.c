@@ -37,7 +37,7 @@
  * class of 16 bytes (FFTRepo::deletePlan, from clfftDestroyPlan):
  * AddressSanitizer reports new-delete-type-mismatch there, with every
  * frame inside libclFFT. This program alone turns that one check off in
- * an ASan build (tools/check-sanitizers.sh); ASAN_OPTIONS from the
+ * an ASan build (scripts/check-sanitizers.sh); ASAN_OPTIONS from the
  * environment would still override it. Everything else ASan checks stays
  * on, and the function is unused in other builds. */
 const char *__asan_default_options(void);

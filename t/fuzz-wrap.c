@@ -23,7 +23,7 @@
  *  - on success the handle holds exactly what was wrapped and borrows the
  *    cl_mem (its OpenCL reference count is unchanged).
  *
- * tools/check-fuzz.sh builds this with clang -fsanitize=fuzzer,address,
+ * scripts/check-fuzz.sh builds this with clang -fsanitize=fuzzer,address,
  * undefined. With -DCLMEM_FUZZ_REPLAY (make check's t/fuzz-wrap) a main()
  * replays a fixed stream of pseudo-random inputs and prints TAP instead. */
 #define CL_TARGET_OPENCL_VERSION 300

@@ -23,7 +23,7 @@ int tap_done(void);
 
 /* A wall-clock bound for a test point: plain_ms in an ordinary build, or
  * instrumented_ms when CLMEM_TEST_INSTRUMENTED is set in the environment
- * (tools/check-sanitizers.sh and tools/check-valgrind.sh set it: ASan, TSan
+ * (scripts/check-sanitizers.sh and scripts/check-valgrind.sh set it: ASan, TSan
  * and valgrind slow every call several times over). Only for bounds that
  * tell "did not wait for device work" from "waited": the work such a test
  * holds back takes far longer than either bound. */

@@ -1,4 +1,4 @@
-/* Benchmark of the handle's hot path (not a test; see tools/bench-handle.sh).
+/* Benchmark of the handle's hot path (not a test; see scripts/bench-handle.sh).
  *
  *   bench-handle             times 10,000,000 clmem_handle_ref + unref pairs,
  *                            5 runs, and prints ns/pair for each and the median

@@ -88,7 +88,7 @@ static void usage(FILE *out)
             "ring 0.\n"
             "\n"
             "Environment: CLMEM_VK_DEVICE picks the Vulkan device: an index (all digits), a deviceUUID\n"
-            "(32 hex digits, dashes optional) or a substring of its name (tools/vkctx.h).\n"
+            "(32 hex digits, dashes optional) or a substring of its name (vkctx/vkctx.h).\n"
             "Exit status: 0; 1 when a check or a call failed; 2 usage error; 77 no Vulkan or\n"
             "OpenCL device (nothing to measure).\n",
             DEFAULT_FRAMES, DEFAULT_BLOCKS, MAX_BATCH, MAX_RING);

@@ -187,7 +187,7 @@ int main(int argc, char **argv)
     else
         fail(&b, "writing the CSV %s failed", o.csv);
     if (!on_path("gnuplot"))
-        printf("PNG: skipped, gnuplot is not on PATH (tools/bench-plot.sh plots the CSV elsewhere)\n");
+        printf("PNG: skipped, gnuplot is not on PATH (scripts/bench-plot.sh plots the CSV elsewhere)\n");
     else if (o.scaling_only)
         printf("PNG: none for --scaling-only\n");
     else if (write_png(&b, o.png, results, nresults))

@@ -3,8 +3,8 @@
 # clmem_bridge_import_fd with libFuzzer (t/fuzz-wrap.c), with ASan and UBSan,
 # for FUZZ_SECONDS (default 60) seconds.
 #
-# Usage: tools/check-fuzz.sh [extra libFuzzer arguments]
-#   FUZZ_SECONDS=300 tools/check-fuzz.sh
+# Usage: scripts/check-fuzz.sh [extra libFuzzer arguments]
+#   FUZZ_SECONDS=300 scripts/check-fuzz.sh
 #
 # Builds libclmem and libclmem-bridge with clang in build-fuzz/ (ignored by
 # git), instrumented for coverage (-fsanitize=fuzzer-no-link) and with the
@@ -25,7 +25,7 @@ flags='-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-f
 command -v clang >/dev/null || { echo "clang is not installed" >&2; exit 77; }
 
 mkdir -p "$build"
-. "$top/tools/build-dir.sh"
+. "$top/scripts/build-dir.sh"
 source_dir "$build"
 if ! test -f "$build/Makefile"; then
     # fuzzer-no-link: coverage feedback from inside the libraries, which is
@@ -38,13 +38,13 @@ fi
 cd "$build"
 make -j"$jobs" libclmem.la libclmem-bridge.la >make.out 2>&1 || { echo "build failed: $build/make.out" >&2; exit 1; }
 clang $flags -fsanitize=fuzzer -I"$src/include" -I"$src/tools" -I"$build" $(pkg-config --cflags vulkan OpenCL 2>/dev/null) \
-    -o fuzz-wrap "$src/t/fuzz-wrap.c" "$src/tools/vkctx.c" "$src/tools/vkctx-commands.c" .libs/libclmem-bridge.a .libs/libclmem.a \
+    -o fuzz-wrap "$src/t/fuzz-wrap.c" "$src/vkctx/vkctx.c" "$src/vkctx/vkctx-commands.c" .libs/libclmem-bridge.a .libs/libclmem.a \
     $(pkg-config --libs vulkan OpenCL 2>/dev/null || echo -lvulkan -lOpenCL) -pthread
 
 mkdir -p corpus
 # Leaks are checked per input (libFuzzer's -detect_leaks, on by default with
 # ASan); intercept_tls_get_addr=0 and fast_unwind_on_malloc=0 as in
-# tools/check-sanitizers.sh (gcc or clang, the same LeakSanitizer DTLS
+# scripts/check-sanitizers.sh (gcc or clang, the same LeakSanitizer DTLS
 # crash with glibc 2.36; stacks through the drivers' frames).
 ASAN_OPTIONS=${ASAN_OPTIONS:-intercept_tls_get_addr=0:fast_unwind_on_malloc=0}
 LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$top/t/lsan.supp}

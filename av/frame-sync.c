@@ -2,7 +2,7 @@
  * semaphores, ordered on the host (clmem-av.h says what that costs). */
 #include "config.h"
 #include "export.h"
-#include "frame-vk.h"
+#include "ffmpeg-vk.h"
 
 /* The frame and its planes, checked against each other. */
 static clmem_status frame_and_planes(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,

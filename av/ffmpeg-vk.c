@@ -1,6 +1,8 @@
-/* The helpers of frame-vk.h. */
+/* What libclmem-av asks of FFmpeg's Vulkan device and frames contexts: the
+ * imported software formats, the device's entry points and extensions, a
+ * frame's parts, the queue families and the export types (ffmpeg-vk.h). */
 #include "config.h"
-#include "frame-vk.h"
+#include "ffmpeg-vk.h"
 
 #include <libavutil/pixdesc.h>
 #include <string.h>
@@ -107,7 +109,7 @@ uint32_t clmem__av_queue_families(const AVVulkanDeviceContext *vk, uint32_t qfs[
     return n;
 }
 
-/* frame-vk.h. */
+/* ffmpeg-vk.h. */
 clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
                                         VkExternalMemoryHandleTypeFlags *types_out)
 {

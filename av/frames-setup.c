@@ -1,10 +1,10 @@
 /* clmem_av_frames_setup(): a Vulkan frames context whose frames OpenCL
  * reads as rows and shares right: linear, each plane in a dedicated
- * allocation, from libclmem-av's pool (pool.c says why its own). */
+ * allocation, from libclmem-av's pool (frame-pool.c says why its own). */
 #include "config.h"
 #include "export.h"
-#include "frame-vk.h"
-#include "pool.h"
+#include "ffmpeg-vk.h"
+#include "frame-pool.h"
 
 #include <libavutil/pixdesc.h>
 

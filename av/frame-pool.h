@@ -1,8 +1,8 @@
-/* libclmem-av's frame pool (pool.c says why it exists): linear frames,
+/* libclmem-av's frame pool (frame-pool.c says why it exists): linear frames,
  * each plane in a dedicated allocation of its own. */
 #ifndef CLMEM_AV_POOL_H
 #define CLMEM_AV_POOL_H
-#include "frame-vk.h"
+#include "ffmpeg-vk.h"
 
 /* Give the frames context (not yet initialised, no pool) libclmem-av's
  * pool, whose frames' memory is exportable as clmem__av_export_types()

@@ -6,7 +6,7 @@
 # (only a few files come back per call). Progress goes to stdout as it
 # happens, so a call that runs out of time still shows how far it got.
 #
-# Usage there:  . .device/setup.sh && sh tools/gpu-check.sh [TESTS...]
+# Usage there:  . .device/setup.sh && sh scripts/gpu-check.sh [TESTS...]
 # With TESTS, only those run (make check TESTS="..."). Then clmem-bench
 # (BENCH_ARGS, at most BENCH_SECONDS; NO_BENCH=1 skips it), its CSV to
 # $OUT/bench.csv.

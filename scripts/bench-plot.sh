@@ -1,5 +1,5 @@
 #!/bin/sh
-# tools/bench-plot.sh CSV [PNG]: plot a clmem-bench CSV with gnuplot, for
+# scripts/bench-plot.sh CSV [PNG]: plot a clmem-bench CSV with gnuplot, for
 # a CSV that came from a machine without gnuplot (clmem-bench plots by
 # itself when gnuplot is on PATH). Log-log: time against buffer size for
 # (a) to (e), clmem's runs solid with min..max bars, raw runs dashed. When
@@ -7,7 +7,7 @@
 # "-batches" before ".png": microseconds per frame against batch size, a
 # line per handoff, ring size and variant, and the staged copy of a frame.
 set -e
-csv=${1:?usage: tools/bench-plot.sh CSV [PNG]}
+csv=${1:?usage: scripts/bench-plot.sh CSV [PNG]}
 png=${2:-${csv%.csv}.png}
 command -v gnuplot >/dev/null 2>&1 || { echo "bench-plot.sh: gnuplot is not on PATH" >&2; exit 1; }
 

@@ -2,7 +2,7 @@
  * OpenCL device paired by UUID when the caller brings no context. */
 #include "config.h"
 #include "export.h"
-#include "frame-vk.h"
+#include "ffmpeg-vk.h"
 
 CLMEM_EXPORT clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context, uint32_t flags,
                                                  clmem_bridge **out)

@@ -2,8 +2,8 @@
  * bridge's image import, one handle per plane with its row pitch. */
 #include "config.h"
 #include "export.h"
-#include "frame-vk.h"
-#include "pool.h"
+#include "ffmpeg-vk.h"
+#include "frame-pool.h"
 
 #include <string.h>
 

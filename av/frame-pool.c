@@ -18,7 +18,7 @@
  * place, and calls the caller's from it. The pools are listed by frames
  * context, which is how that callback finds its own. */
 #include "config.h"
-#include "pool.h"
+#include "frame-pool.h"
 
 #include <libavutil/mem.h>
 #include <libavutil/pixdesc.h>

@@ -6,7 +6,7 @@
 # the same); t/bridge-two-devices; then make check with CLMEM_VK_DEVICE set
 # to the second device. Logs in one tarball under $OUT.
 #
-# Usage there:  . .device/setup.sh && sh tools/gpu-check-x2.sh [DEV]
+# Usage there:  . .device/setup.sh && sh scripts/gpu-check-x2.sh [DEV]
 # DEV is the second device's index (1). On a one-GPU machine, DEV=0 and
 # CLMEM_TEST_ONE_DEVICE_TWICE=1 run the same steps on the one device.
 set -u

@@ -18,7 +18,7 @@
 #         fd path (t/fakefd-fault-injection: sub-buffers, destroyed late from
 #         the stand-in's own thread).
 #
-# Usage: tools/check-sanitizers.sh [asan|tsan|all]   (default: all)
+# Usage: scripts/check-sanitizers.sh [asan|tsan|all]   (default: all)
 # A report makes its test fail (a non-zero exit status, which the TAP
 # driver reports as ERROR), so the script exits non-zero; the report is in
 # build-*/t/<test>.log. To start a build directory afresh: rm -rf build-asan.
@@ -33,7 +33,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:-all}
 jobs=${JOBS:-2}
 
-. "$top/tools/build-dir.sh"
+. "$top/scripts/build-dir.sh"
 
 # configure_in DIR CONFIGURE-ARGUMENTS...: configure once (a Makefile that
 # exists is kept, and regenerates itself when the .am files change).

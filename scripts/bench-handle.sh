@@ -5,7 +5,7 @@
 # Each figure is the difference between a run that does the work N times and
 # one that does it 0 times, divided by N, so the OpenCL set-up cancels out.
 #
-# Usage: tools/bench-handle.sh [BUILDDIR]   (after make; default BUILDDIR .)
+# Usage: scripts/bench-handle.sh [BUILDDIR]   (after make; default BUILDDIR .)
 # Targets: <= 20 instructions per pair, 1 allocation per wrap.
 set -e
 builddir=${1:-.}

@@ -2,8 +2,8 @@
  * context: the contexts behind an AVBufferRef, the Vulkan entry points
  * through FFmpeg's get_proc_addr, and which software formats are imported
  * and how FFmpeg 5.1 lays them out (one VkImage per plane). */
-#ifndef CLMEM_AV_FRAME_VK_H
-#define CLMEM_AV_FRAME_VK_H
+#ifndef CLMEM_AV_FFMPEG_VK_H
+#define CLMEM_AV_FFMPEG_VK_H
 
 #include "clmem-av.h"
 
@@ -58,7 +58,7 @@ uint32_t clmem__av_queue_families(const AVVulkanDeviceContext *vk, uint32_t qfs[
  * extension its device enabled and for which
  * vkGetPhysicalDeviceImageFormatProperties2 accepts plane 0's format with
  * the frames context's tiling, usage (and modifiers). This asks the same,
- * and libclmem-av's own pool (pool.c) exports what this answers. */
+ * and libclmem-av's own pool (frame-pool.c) exports what this answers. */
 clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
                                     VkExternalMemoryHandleTypeFlags *types_out);
 

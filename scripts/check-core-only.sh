@@ -5,7 +5,7 @@
 # `make distcheck`. Nothing of the bridge may be needed and no bridge build
 # output may be picked up (issue 12: a stale bridge-example wrapper was).
 #
-# Usage: tools/check-core-only.sh   (a failing step exits non-zero; the
+# Usage: scripts/check-core-only.sh   (a failing step exits non-zero; the
 # test logs are in build-core/t/*.log and build-core/test-suite.log)
 set -eu
 
@@ -13,7 +13,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${JOBS:-2}
 dir=$top/build-core
 
-. "$top/tools/build-dir.sh"
+. "$top/scripts/build-dir.sh"
 
 mkdir -p "$dir"
 source_dir "$dir"
