@@ -3,7 +3,7 @@
  *   main.c        the run: sizes, frames, batches, output, teardown
  *   args.c        the command line and --help
  *   probe.c       the devices, the bridges, the path, the limits
- *   util.c        the clock, errors, checks, the watchdog, size text
+ *   util.c        the clock, teardown waits, errors, checks, the watchdog, size text
  *   stats.c       measure and variant names, the statistics of samples
  *   vulkan.c      Vulkan buffers and command buffers
  *   raw.c         the raw-call variant (no library call)
@@ -332,6 +332,8 @@ struct batch_ctx {
 
 /* util.c */
 double now_us(void);
+double teardown_deadline(void);
+bool wait_until_set(atomic_int *flag, double deadline_us);
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void check_vk(VkResult r, const char *what);
 void check_cl(cl_int err, const char *what);
@@ -350,9 +352,11 @@ void parse_options(int argc, char **argv, struct options *o);
 
 /* probe.c */
 void setup(struct bench *b, const struct options *o);
+clmem_bridge *bench_bridge_create(struct bench *b, uint32_t flags, const char *what);
 
 /* vulkan.c */
 void anchored_buf_release(void *user);
+bool anchored_buf_free(struct anchored_buf *a, double deadline_us);
 void shared_buf_create(struct bench *b, struct vk_buf *out, uint64_t size);
 bool staging_buf_create(struct bench *b, struct vk_buf *out, uint64_t size);
 VkCommandBuffer begin_commands(struct bench *b);

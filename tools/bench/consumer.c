@@ -229,6 +229,8 @@ static void run_check(struct bench *b, struct consumer_run *r)
 
 static void run_teardown(struct bench *b, struct consumer_run *r)
 {
+    double deadline;
+
     vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &r->down_ab);
     vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &r->up_c);
     for (int i = 0; i < 3; i++) {
@@ -241,17 +243,10 @@ static void run_teardown(struct bench *b, struct consumer_run *r)
     }
     /* Not clmem_bridge_finish: the bench's semaphores live on this bridge.
      * The anchors run once OpenCL let go (driver callbacks). */
-    for (double t0 = now_us(); now_us() - t0 < DESTROY_WAIT_S * 1e6;) {
-        if (atomic_load(&r->zero[0]->freed) && atomic_load(&r->zero[1]->freed) && atomic_load(&r->zero[2]->freed))
-            break;
-        usleep(1000);
-    }
-    for (int i = 0; i < 3; i++) {
-        if (!atomic_load(&r->zero[i]->freed))
+    deadline = teardown_deadline();
+    for (int i = 0; i < 3; i++)
+        if (!anchored_buf_free(r->zero[i], deadline))
             fail(b, "(i): an imported matrix was not freed %d s after its last handle", DESTROY_WAIT_S);
-        else
-            free(r->zero[i]);
-    }
 }
 
 void run_consumer(struct bench *b, bool quick, int reps)

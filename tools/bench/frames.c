@@ -209,18 +209,10 @@ static void run_frame(struct bench *b, VkFormat format, const char *fmt_name, co
     /* As size_teardown: the cached bridge's teardowns complete through the
      * driver's callbacks once the markers ran. */
     check_cl(clFinish(b->queue), "clFinish(before the frame's teardown)");
-    {
-        double deadline = now_us() + DESTROY_WAIT_S * 1e6;
-        while (!atomic_load(&a->freed) && now_us() < deadline) {
-            struct timespec pause = {0, 100000};
-            nanosleep(&pause, NULL);
-        }
-        if (atomic_load(&a->freed))
-            free(a);
-        else
-            fail(b, "the frame %s's image was not freed %d s after its last plane handle went", label,
-                 DESTROY_WAIT_S);
-    }
+    if (wait_until_set(&a->freed, teardown_deadline()))
+        free(a);
+    else /* leave it to the anchor, which may still run */
+        fail(b, "the frame %s's image was not freed %d s after its last plane handle went", label, DESTROY_WAIT_S);
     free(st);
     free(zc);
 }

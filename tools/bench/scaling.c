@@ -336,21 +336,6 @@ static struct worker *workers_alloc(void)
     return w;
 }
 
-static clmem_bridge *bridge_like(struct bench *b)
-{
-    clmem_bridge_info info = {.size = sizeof info,
-                              .instance = b->vk.instance,
-                              .physical_device = b->vk.physical_device,
-                              .device = b->vk.device,
-                              .get_instance_proc_addr = b->vk.get_instance_proc_addr,
-                              .context = b->context,
-                              .cl_device = b->device,
-                              .flags = 0};
-    clmem_bridge *br = NULL;
-    check_clmem(clmem_bridge_create(&info, &br), "clmem_bridge_create((k) a bridge per thread)");
-    return br;
-}
-
 /* Hits from T threads, each on its own key and queue: through one bridge
  * (own_bridge false) or a bridge each. */
 static void threads_hits(struct scale_ctx *c, bool own_bridge)
@@ -362,7 +347,8 @@ static void threads_hits(struct scale_ctx *c, bool own_bridge)
     double v[16];
 
     for (int i = 0; i < max_t; i++) {
-        bridges[i] = own_bridge ? bridge_like(c->b) : clmem_bridge_ref(c->bridge);
+        bridges[i] = own_bridge ? bench_bridge_create(c->b, 0, "clmem_bridge_create((k) a bridge per thread)")
+                                : clmem_bridge_ref(c->bridge);
         check_clmem(import_key(c, bridges[i], 0, i, c->anchor[0], c->queues[i], &live[i]),
                     "clmem_bridge_import_vk((k) thread's import)");
     }
@@ -506,7 +492,6 @@ void run_scaling(struct bench *b, const struct scale_plan *plan)
     int nq = plan->max_threads > plan->max_queues ? plan->max_threads : plan->max_queues;
     uint64_t span;
     cl_int err;
-    double deadline;
 
     if (plan->max_threads > MAX_THREADS || plan->max_queues > MAX_QUEUES)
         die("(k): at most %d threads and %d queues", MAX_THREADS, MAX_QUEUES);
@@ -523,7 +508,7 @@ void run_scaling(struct bench *b, const struct scale_plan *plan)
     fflush(stdout);
     scale_buf(&c, 0, span);
     scale_buf(&c, 1, (uint64_t)plan->max_imports * c.align);
-    c.bridge = bridge_like(b);
+    c.bridge = bench_bridge_create(b, 0, "clmem_bridge_create((k))");
     for (int i = 0; i < nq; i++) {
         c.queues[i] = clCreateCommandQueueWithProperties(b->context, b->device, NULL, &err);
         check_cl(err, "clCreateCommandQueueWithProperties((k))");
@@ -558,14 +543,7 @@ void run_scaling(struct bench *b, const struct scale_plan *plan)
     for (int i = 0; i < 2; i++) {
         struct anchored_buf *a = c.mem[i];
         clmem_keepalive_unref(c.anchor[i]);
-        deadline = now_us() + DESTROY_WAIT_S * 1e6;
-        while (!atomic_load(&a->freed) && now_us() < deadline) {
-            struct timespec pause = {0, 100000};
-            nanosleep(&pause, NULL);
-        }
-        if (atomic_load(&a->freed))
-            free(a);
-        else
+        if (!anchored_buf_free(a, teardown_deadline()))
             fail(b, "(k): a buffer's anchor was not released %d s after its last import went", DESTROY_WAIT_S);
     }
     scaling_ran = true;

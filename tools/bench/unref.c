@@ -71,7 +71,6 @@ void run_unref(struct bench *b, int reps)
     cl_command_queue q2;
     cl_kernel k;
     cl_int err;
-    double deadline;
 
     if (!a || !first || !last)
         die("out of memory");
@@ -99,14 +98,7 @@ void run_unref(struct bench *b, int reps)
     clReleaseKernel(k);
     clReleaseCommandQueue(q2);
     clmem_keepalive_unref(anchor);
-    deadline = now_us() + DESTROY_WAIT_S * 1e6;
-    while (!atomic_load(&a->freed) && now_us() < deadline) {
-        struct timespec pause = {0, 100000};
-        nanosleep(&pause, NULL);
-    }
-    if (atomic_load(&a->freed))
-        free(a);
-    else /* leave it to the anchor, which may still run */
+    if (!anchored_buf_free(a, teardown_deadline()))
         fail(b, "(h): the buffer's anchor was not released %d s after its last import went", DESTROY_WAIT_S);
     if (unref_late)
         fail(b, "(h): in %d of %d reps the gated kernel was no longer pending after the last unref", unref_late,

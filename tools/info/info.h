@@ -162,6 +162,10 @@ struct report {
 
 /* realloc, or exit(1) with a message. */
 void *xrealloc(void *p, size_t n);
+/* array, or array moved to a larger block (its capacity, *allocated
+ * elements of `element` bytes, doubles from 8), with room for element
+ * `used`; exit(1) with a message when memory runs out. */
+void *grow_array(void *array, int used, int *allocated, size_t element);
 void format_uuid(const unsigned char u[16], char out[37]);
 /* The name of handle type i of ht, or its value in hex in buf. */
 const char *handle_type_name(const struct handle_types *ht, cl_uint i, bool memory, char buf[16]);
