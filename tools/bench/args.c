@@ -46,7 +46,7 @@ static void usage(FILE *out)
             "  (a) staged copy: Vulkan copies a buffer to the host, OpenCL takes it from there (per buffer size)\n"
             "  (b) first import: clmem_bridge_import_vk of a buffer with no import yet (per size)\n"
             "  (c) cached import: importing memory that has a live import, answered by the cache (per size)\n"
-            "  (d) handoff with host waits: Vulkan writes, OpenCL runs a kernel, per frame (per size)\n"
+            "  (d) handoff with host waits: Vulkan writes a frame, an OpenCL kernel uses it (per size)\n"
             "  (e) handoff with semaphores: the same frames ordered by semaphores, no host wait (per size)\n"
             "  (f) raw: (b), (d) and (e) through the same driver calls without the library\n"
             "  (g) image frames: 1920x1080 and 3840x2160 RGBA8 and NV12, staged copy against zero-copy\n"
