@@ -41,7 +41,20 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: clmem-bench [OPTION]...\n"
-            "Measure Vulkan -> OpenCL sharing through clmem-bridge against a staged copy and the raw calls.\n"
+            "Measure what handing Vulkan memory to OpenCL through clmem-bridge costs, against a staged copy\n"
+            "through the host and against the raw extension calls. The measures, in the order they run and print:\n"
+            "  (a) staged copy: Vulkan copies a buffer to the host, OpenCL takes it from there (per buffer size)\n"
+            "  (b) first import: clmem_bridge_import_vk of a buffer with no import yet (per size)\n"
+            "  (c) cached import: importing memory that has a live import, answered by the cache (per size)\n"
+            "  (d) handoff with host waits: Vulkan writes a frame, an OpenCL kernel uses it (per size)\n"
+            "  (e) handoff with semaphores: the same frames ordered by semaphores, no host wait (per size)\n"
+            "  (f) raw: (b), (d) and (e) through the same driver calls without the library\n"
+            "  (g) image frames: 1920x1080 and 3840x2160 RGBA8 and NV12, staged copy against zero-copy\n"
+            "  (h) clmem_handle_unref while a kernel on the memory is still pending\n"
+            "  (i) a consumer library: CLBlast SGEMM on Vulkan's matrices, staged, zero-copy, plain OpenCL\n"
+            "  (j) FFmpeg's Vulkan frames into an OpenCL kernel: staged against libclmem-av\n"
+            "  (k) scaling: costs against live imports, threads, queues and acquire_many's count\n"
+            "  then, with --batches or --quick: frames in flight through a frame ring\n"
             "\n"
             "  --sizes A,B,...    buffer sizes (4096, 4K, 16M, 1G; binary units), instead of\n"
             "                     4K to 1G by powers of 4\n"
@@ -62,36 +75,28 @@ static void usage(FILE *out)
             "                     device, 4K with --quick)\n"
             "  --quick            a smoke test: sizes 4K, 1M, 16M, 3 reps, 20 frames, 2 blocks, and a\n"
             "                     batch run (batches 1,4, ring size 2) unless --batches says otherwise\n"
-            "  --scaling-only     run only (k), the scaling rows (the cache against live imports, hits\n"
-            "                     with fresh anchors, threads, queues, acquire_many's count)\n"
+            "  --scaling-only     run only (k)\n"
             "  --scale-imports N  (k)'s largest count of live imports (default 10000; 1000 on a CPU\n"
             "                     OpenCL device; 100 with --quick)\n"
             "  --scale-threads T  (k)'s largest thread count (default: the online CPUs, at most 16;\n"
             "                     at most 2 with --quick; up to 64)\n"
             "  --csv FILE         where the CSV goes (default clmem-bench.csv)\n"
-            "  --png FILE         where the plot goes when gnuplot is on PATH (default clmem-bench.png)\n"
+            "  --svg FILE         where the plot goes (default clmem-bench.svg; after a batch run its\n"
+            "                     plot goes beside it, clmem-bench-batches.svg)\n"
+            "  --json             print the results as one JSON object on standard output; the text\n"
+            "                     report goes to standard error\n"
             "  --validate         enable the Vulkan validation layer (off by default: it slows Vulkan calls)\n"
             "  --help             this text\n"
             "\n"
-            "CSV columns: size_bytes, measure (staged_copy, import, cached_import, handoff_wait,\n"
-            "handoff_semaphore, import_overhead (paired: median, 95%% interval in min/max); with batches ring_semaphore, ring_host, ring_transfer and\n"
-            "batch_staged_copy), variant (baseline, clmem, raw), median_us, min_us, max_us, reps (the\n"
-            "samples: reps; frames for handoff_wait; blocks for handoff_semaphore and the ring_ measures,\n"
-            "whose values are per frame), frames_per_rep, batch (frames per handoff: 1 for the per-frame\n"
-            "measures, 0 for the imports), ring (batches in flight; 0 outside a ring). The CSV is\n"
-            "rewritten after every size. The (g) image frames add rows frame_staged_copy_WxH_FMT\n"
-            "(baseline) and frame_handoff_WxH_FMT (clmem), size_bytes the frame's bytes, batch 1, ring 0;\n"
-            "--quick runs 1920x1080 only. The (k) rows are scaling_ROW, size_bytes the point's x (live\n"
-            "imports, hits, threads, queues or handles), variant the row's verdict (flat, sublinear,\n"
-            "linear, worse), the times per operation, frames_per_rep the operations per sample (0 for the\n"
-            "thread rows, whose samples are windows of a fixed time), batch 0,\n"
-            "ring 0.\n"
+            "Targets were set on an NVIDIA H200: they are judged (met, missed) only there, at the point\n"
+            "each names, from at least %d samples, and printed elsewhere as a reference.\n"
+            "The CSV's and the JSON's columns and keys: clmem-bench(1).\n"
             "\n"
             "Environment: CLMEM_VK_DEVICE picks the Vulkan device: an index (all digits), a deviceUUID\n"
-            "(32 hex digits, dashes optional) or a substring of its name (vkctx/vkctx.h).\n"
+            "(32 hex digits, dashes optional) or a substring of its name.\n"
             "Exit status: 0; 1 when a check or a call failed; 2 usage error; 77 no Vulkan or\n"
             "OpenCL device (nothing to measure).\n",
-            DEFAULT_FRAMES, DEFAULT_BLOCKS, MAX_BATCH, MAX_RING);
+            DEFAULT_FRAMES, DEFAULT_BLOCKS, MAX_BATCH, MAX_RING, MIN_VERDICT_SAMPLES);
 }
 
 static const char *option_value(int argc, char **argv, int *i, const char *name)
@@ -136,8 +141,10 @@ static int parse_list(const char *text, const char *option, int max, int *out, i
 void parse_options(int argc, char **argv, struct options *o)
 {
     memset(o, 0, sizeof *o);
+    o->argc = argc;
+    o->argv = argv;
     o->csv = "clmem-bench.csv";
-    o->png = "clmem-bench.png";
+    o->svg = "clmem-bench.svg";
     for (int i = 1; i < argc; i++) {
         const char *v;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -147,6 +154,8 @@ void parse_options(int argc, char **argv, struct options *o)
             o->quick = true;
         } else if (strcmp(argv[i], "--validate") == 0) {
             o->validate = true;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            o->json = true;
         } else if ((v = option_value(argc, argv, &i, "--sizes"))) {
             char list[1024], *save = NULL;
             snprintf(list, sizeof list, "%s", v);
@@ -199,8 +208,8 @@ void parse_options(int argc, char **argv, struct options *o)
             }
         } else if ((v = option_value(argc, argv, &i, "--csv"))) {
             o->csv = v;
-        } else if ((v = option_value(argc, argv, &i, "--png"))) {
-            o->png = v;
+        } else if ((v = option_value(argc, argv, &i, "--svg"))) {
+            o->svg = v;
         } else {
             fprintf(stderr, "clmem-bench: unknown option '%s' (try --help)\n", argv[i]);
             exit(2);

@@ -270,6 +270,19 @@ static int frames_per_block(int n, bool quick)
     return n * rounds;
 }
 
+/* The rows: the staged copy of a frame, then per handoff, configuration
+ * and variant the time per frame (size_bytes: the frame size; reps: the
+ * blocks; batch and ring: the configuration's). */
+static void record_batches(const struct batch_results *r)
+{
+    record_row("batches", r->frame_size, "batch_staged_copy", "baseline", &r->staged, 1, 0);
+    for (int h = 0; h < H_COUNT; h++)
+        for (int i = 0; i < r->npoints; i++)
+            for (int v = V_CLMEM; v <= V_RAW; v++)
+                record_row("batches", r->frame_size, handoff_measure[h], variant_name[v], &r->points[i].s[h][v],
+                           r->points[i].batch, r->points[i].ring);
+}
+
 void run_batches(struct bench *b, const struct options *o, struct batch_results *out)
 {
     struct batch_ctx c;
@@ -290,6 +303,7 @@ void run_batches(struct bench *b, const struct options *o, struct batch_results 
     if (batch_unfit(b, frame_size, 2 * maxk * maxd, why, sizeof why)) {
         printf("\nbatches: skipped, %d frames of %s (%s)\n", 2 * maxk * maxd, size_text(frame_size, sz, sizeof sz),
                why);
+        record_skip("batches", "batch run", "%d frames of %s: %s", 2 * maxk * maxd, sz, why);
         return;
     }
     out->points = calloc((size_t)npoints, sizeof *out->points);
@@ -305,8 +319,10 @@ void run_batches(struct bench *b, const struct options *o, struct batch_results 
         printf(" %d", o->rings[i]);
     printf("; %d blocks per variant\n", o->blocks);
     for (int h = 0; h < H_COUNT; h++)
-        if (out->why_not[h][0])
+        if (out->why_not[h][0]) {
             printf("  %s: left out, %s\n", handoff_label[h], out->why_not[h]);
+            record_skip("batches", handoff_label[h], "%s", out->why_not[h]);
+        }
     fflush(stdout);
 
     batch_staged_rep(&c, false); /* warm-up */
@@ -357,4 +373,5 @@ void run_batches(struct bench *b, const struct options *o, struct batch_results 
     printf("  (batches done in %.1f s: %d configurations, staged copy of a frame %.2f us, median of %d)\n",
            (now_us() - t_start) / 1e6, configs, out->staged.median, out->staged.reps);
     fflush(stdout);
+    record_batches(out);
 }

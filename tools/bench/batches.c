@@ -225,15 +225,9 @@ void batch_teardown(struct batch_ctx *c)
     check_cl(clFinish(b->queue), "clFinish(before the batch teardowns)");
     for (int i = 0; i < c->nframes; i++)
         clmem_keepalive_unref(c->lib_anchor[i]);
-    deadline = now_us() + DESTROY_WAIT_S * 1e6;
+    deadline = teardown_deadline();
     for (int i = 0; i < c->nframes; i++) {
-        while (!atomic_load(&c->lib[i]->freed) && now_us() < deadline) {
-            struct timespec pause = {0, 100000};
-            nanosleep(&pause, NULL);
-        }
-        if (atomic_load(&c->lib[i]->freed))
-            free(c->lib[i]);
-        else
+        if (!anchored_buf_free(c->lib[i], deadline))
             fail(b, "batch frame %d's anchor was not released %d s after its import went", i, DESTROY_WAIT_S);
     }
     free(c->lib);

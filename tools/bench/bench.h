@@ -3,7 +3,7 @@
  *   main.c        the run: sizes, frames, batches, output, teardown
  *   args.c        the command line and --help
  *   probe.c       the devices, the bridges, the path, the limits
- *   util.c        the clock, errors, checks, the watchdog, size text
+ *   util.c        the clock, teardown waits, errors, checks, the watchdog, size text
  *   stats.c       measure and variant names, the statistics of samples
  *   vulkan.c      Vulkan buffers and command buffers
  *   raw.c         the raw-call variant (no library call)
@@ -16,8 +16,13 @@
  *   ffmpeg-frames.c (j) FFmpeg's Vulkan frames through libclmem-av
  *   batches.c     the batch run's setup and teardown
  *   batch-run.c   the batch run measured
+ *   results.c     every row measured and every part skipped, for the outputs
+ *   targets.c     the targets (set on an H200) and their verdicts
+ *   machine.c     what the run ran on: CPU, devices, drivers, date, command
  *   report.c      the header and the text tables
- *   csv.c, plot.c the CSV and the gnuplot plots */
+ *   csv.c         the CSV
+ *   json.c        --json
+ *   svg.c         the plots, as SVG */
 #ifndef CLMEM_BENCH_H
 #define CLMEM_BENCH_H
 #include "config.h"
@@ -94,6 +99,61 @@ struct size_result {
     uint64_t size;
     struct summary s[M_COUNT][V_COUNT];
     struct paired import_overhead;
+    const struct target *overhead_target;
+};
+
+/* ---------------------------------------------------------------- results */
+
+/* One row of the CSV and of the JSON's rows (results.c). */
+struct result_row {
+    char section[8];  /* the measure's letter, "a" to "k", or "batches" */
+    char measure[64]; /* staged_copy, frame_handoff_1920x1080_rgba8, scaling_hit_ranges, ... */
+    char variant[16]; /* baseline, clmem, raw, paired, floor, or (k)'s shape verdict */
+    uint64_t x;       /* size_bytes: the buffer's or frame's bytes, or (k)'s point */
+    struct summary s;
+    int batch, ring;
+};
+
+/* A part that did not run here, and why. */
+struct result_skip {
+    char section[8]; /* "a-f" for a buffer size */
+    char what[64];
+    char reason[1152];
+};
+
+/* ---------------------------------------------------------------- targets */
+
+/* Fewer samples than this behind a value give no verdict: the distribution-
+ * free 95 % interval of a median needs about 10 (at n = 10 it spans the
+ * 2nd to the 9th of the sorted samples). */
+#define MIN_VERDICT_SAMPLES 10
+
+enum verdict {
+    VERDICT_MET,
+    VERDICT_MISSED,
+    VERDICT_UNCLEAR,     /* can't tell: the interval straddles the target */
+    VERDICT_TOO_FEW,     /* fewer than MIN_VERDICT_SAMPLES */
+    VERDICT_NOT_REACHED, /* the run did not reach the target's point */
+    VERDICT_ELSEWHERE,   /* not an H200, where every target was set */
+};
+
+/* What a target asks of which row. */
+struct target_spec {
+    const char *section;
+    const char *measure; /* the row's */
+    uint64_t x;          /* the point it is set at (the row's size_bytes) */
+    const char *text;    /* "at most 20 us at Q = 16" */
+};
+
+struct target {
+    char section[8];
+    char measure[64];
+    uint64_t x;
+    char text[128];
+    int samples;
+    double value; /* what it was judged by (us, a ratio, a slope); NAN when not reached */
+    enum verdict verdict;
+    char why[320]; /* what stands in the way of met or missed; "" when judged */
 };
 
 /* ---------------------------------------------------------------- options */
@@ -112,6 +172,8 @@ struct scale_plan {
 };
 
 struct options {
+    int argc;
+    char **argv; /* the command line, for the outputs */
     uint64_t sizes[MAX_SIZES];
     int nsizes;        /* > 0 when --sizes was given */
     uint64_t max_size; /* 0: the default cap for the device type */
@@ -121,7 +183,8 @@ struct options {
     bool quick;
     bool validate;
     const char *csv;
-    const char *png;
+    const char *svg;
+    bool json;
     /* the batch run: --batches, --ring-sizes, --batch-frame-size */
     int batches[16];
     int nbatches;              /* 0: no batch run */
@@ -145,8 +208,21 @@ struct sem_set {
     VkFence fence;                         /* raw variant, host ordering */
 };
 
+/* What the run ran on and how it was started (machine.c), for the header,
+ * the CSV and the JSON. */
+struct machine {
+    char date[40]; /* ISO 8601, local time with its offset */
+    char host[256];
+    char cpu[256]; /* /proc/cpuinfo's model name */
+    int cpus;      /* online */
+    char command[4096];
+    char vk_driver[64], vk_api[32], vk_uuid[37];
+    char cl_name[256], cl_platform[256], cl_version[256], cl_driver[256];
+};
+
 struct bench {
     struct vkctx vk;
+    struct machine machine;
     VkPhysicalDeviceProperties vk_props;
     cl_platform_id platform;
     cl_device_id device;
@@ -330,8 +406,34 @@ struct batch_ctx {
 
 /* ---------------------------------------------------------------- functions */
 
+/* results.c */
+void record_row(const char *section, uint64_t x, const char *measure, const char *variant, const struct summary *s,
+                int batch, int ring);
+int result_count(void);
+const struct result_row *result_at(int i);
+void record_skip(const char *section, const char *what, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int skip_count(void);
+const struct result_skip *skip_at(int i);
+void results_free(void);
+
+/* targets.c: not_reached says why when !reached ("T reaches 2; the target
+ * is at T = 16"); outcome is the verdict where the target can be judged. */
+bool on_target_machine(const struct bench *b);
+const struct target *record_target(const struct bench *b, const struct target_spec *spec, bool reached,
+                                   const char *not_reached, int samples, double value, enum verdict outcome);
+int target_count(void);
+const struct target *target_at(int i);
+const char *verdict_key(enum verdict v);
+const char *verdict_text(const struct target *t, char *buf, size_t len);
+void print_target_line(const struct target *t);
+
+/* machine.c */
+void describe_machine(struct bench *b, const struct options *o);
+
 /* util.c */
 double now_us(void);
+double teardown_deadline(void);
+bool wait_until_set(atomic_int *flag, double deadline_us);
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void check_vk(VkResult r, const char *what);
 void check_cl(cl_int err, const char *what);
@@ -342,7 +444,7 @@ const char *size_text(uint64_t size, char *buf, size_t len);
 
 /* stats.c */
 struct paired summarize_paired(const double *lib, const double *raw, double *diff, int n);
-const char *paired_verdict(const struct paired *p);
+enum verdict paired_verdict(const struct paired *p);
 struct summary summarize(double *v, int n, int frames_per_rep);
 
 /* args.c */
@@ -350,9 +452,11 @@ void parse_options(int argc, char **argv, struct options *o);
 
 /* probe.c */
 void setup(struct bench *b, const struct options *o);
+clmem_bridge *bench_bridge_create(struct bench *b, uint32_t flags, const char *what);
 
 /* vulkan.c */
 void anchored_buf_release(void *user);
+bool anchored_buf_free(struct anchored_buf *a, double deadline_us);
 void shared_buf_create(struct bench *b, struct vk_buf *out, uint64_t size);
 bool staging_buf_create(struct bench *b, struct vk_buf *out, uint64_t size);
 VkCommandBuffer begin_commands(struct bench *b);
@@ -405,19 +509,17 @@ void print_unref(void);
 /* scaling.c */
 void run_scaling(struct bench *b, const struct scale_plan *plan);
 void print_scaling(void);
-void write_scaling_csv(FILE *f);
+
 /* consumer.c: (i); without CLBlast, print_consumer says why it did not run
- * and the CSV gets no rows */
+ * and it records no rows */
 void run_consumer(struct bench *b, bool quick, int reps);
 void print_consumer(void);
-void write_consumer_csv(FILE *f);
 
 /* ffmpeg-frames.c: (j); without libclmem-av (or where FFmpeg's device does
  * not pair with the bench's), print_ffmpeg_frames says why it did not run
- * and write_ffmpeg_frames_csv writes nothing. */
+ * and it records no rows. */
 void run_ffmpeg_frames(struct bench *b, bool quick, int reps);
 void print_ffmpeg_frames(void);
-void write_ffmpeg_frames_csv(FILE *f);
 
 /* batches.c */
 VkQueue handoff_queue(const struct batch_ctx *c);
@@ -436,11 +538,13 @@ void print_batch_table(const struct batch_results *r);
 void print_header(const struct bench *b, const struct options *o, const uint64_t *sizes, int n);
 
 /* csv.c */
-bool write_csv(const char *path, const struct size_result *res, int n, const struct batch_results *br);
+bool write_csv(const struct bench *b, const char *path);
 
-/* plot.c */
-bool on_path(const char *program);
-bool write_png(const struct bench *b, const char *png, const struct size_result *res, int n);
-void batch_png_path(const char *png, char *out, size_t len);
-bool write_batch_png(const struct bench *b, const char *png, const struct batch_results *r);
+/* json.c */
+void write_json(const struct bench *b, FILE *out, double seconds);
+
+/* svg.c */
+bool write_size_svg(const struct bench *b, const char *path);
+void batch_svg_path(const char *svg, char *out, size_t len);
+bool write_batch_svg(const struct bench *b, const char *path);
 #endif

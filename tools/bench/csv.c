@@ -1,65 +1,47 @@
-/* clmem-bench: the CSV. */
+/* clmem-bench: the CSV. Its first lines, each "# key: value", say what the
+ * run ran on and how it was started; then the column names and a row for
+ * every row recorded (results.c), in the order measured. */
 #include "bench.h"
 
-/* frames per handoff, for the CSV's batch column: 1 for what moves one
- * frame at a time, 0 for the imports, which hand nothing over */
-static int measure_batch(enum measure m)
+/* "# key: value", the value on one line. */
+static void comment(FILE *f, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void comment(FILE *f, const char *key, const char *fmt, ...)
 {
-    return m == M_IMPORT || m == M_CACHED ? 0 : 1;
+    char value[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(value, sizeof value, fmt, ap);
+    va_end(ap);
+    for (char *p = value; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    fprintf(f, "# %s: %s\n", key, value);
 }
 
-bool write_csv(const char *path, const struct size_result *res, int n, const struct batch_results *br)
+bool write_csv(const struct bench *b, const char *path)
 {
+    const struct machine *m = &b->machine;
     FILE *f = fopen(path, "w");
     if (!f) {
         perror(path);
         return false;
     }
+    comment(f, "clmem_version", "%s", clmem_version());
+    comment(f, "date", "%s", m->date);
+    comment(f, "command", "%s", m->command);
+    comment(f, "host", "%s", m->host);
+    comment(f, "cpu", "%s, %d online", m->cpu, m->cpus);
+    comment(f, "vulkan_device", "%s, index %d, deviceUUID %s", b->vk.device_name, b->vk.device_index,
+            m->vk_uuid[0] ? m->vk_uuid : "unknown");
+    comment(f, "vulkan_driver", "driverVersion %s, API %s", m->vk_driver, m->vk_api);
+    comment(f, "opencl_device", "%s on %s, %s", m->cl_name, m->cl_platform, m->cl_version);
+    comment(f, "opencl_driver", "%s", m->cl_driver);
+    comment(f, "path", "%s", clmem_bridge_path_name(b->path));
     fprintf(f, "size_bytes,measure,variant,median_us,min_us,max_us,reps,frames_per_rep,batch,ring\n");
-    for (int i = 0; i < n; i++)
-        for (int m = 0; m < M_COUNT; m++)
-            for (int v = 0; v < V_COUNT; v++) {
-                const struct summary *x = &res[i].s[m][v];
-                if (x->have)
-                    fprintf(f, "%llu,%s,%s,%.3f,%.3f,%.3f,%d,%d,%d,0\n", (unsigned long long)res[i].size,
-                            measure_name[m], variant_name[v], x->median, x->min, x->max, x->reps, x->frames_per_rep,
-                            measure_batch((enum measure)m));
-            }
-    /* the import's overhead, paired by rep: min_us and max_us hold the
-     * bounds of the median's 95 % interval, reps the pairs */
-    for (int i = 0; i < n; i++) {
-        const struct paired *p = &res[i].import_overhead;
-        if (p->have)
-            fprintf(f, "%llu,import_overhead,paired,%.3f,%.3f,%.3f,%d,1,0,0\n", (unsigned long long)res[i].size,
-                    p->median, p->lo, p->hi, p->pairs);
+    for (int i = 0; i < result_count(); i++) {
+        const struct result_row *r = result_at(i);
+        fprintf(f, "%llu,%s,%s,%.3f,%.3f,%.3f,%d,%d,%d,%d\n", (unsigned long long)r->x, r->measure, r->variant,
+                r->s.median, r->s.min, r->s.max, r->s.reps, r->s.frames_per_rep, r->batch, r->ring);
     }
-    /* (g): size_bytes is the frame's texel bytes; the measure names the frame;
-     * one frame per handoff, no ring: batch 1, ring 0, as the per-frame measures. */
-    for (int i = 0; i < n_frame_results; i++) {
-        const struct frame_result *fr = &frame_results[i];
-        const struct summary *x[2] = {&fr->staged, &fr->handoff};
-        for (int k = 0; k < 2; k++)
-            fprintf(f, "%llu,frame_%s_%s,%s,%.3f,%.3f,%.3f,%d,1,1,0\n", (unsigned long long)fr->bytes,
-                    k ? "handoff" : "staged_copy", fr->key, k ? "clmem" : "baseline", x[k]->median, x[k]->min,
-                    x[k]->max, x[k]->reps);
-    }
-    write_consumer_csv(f);      /* (i) */
-    write_ffmpeg_frames_csv(f); /* (j) */
-    if (br && br->ran) {
-        if (br->staged.have)
-            fprintf(f, "%llu,batch_staged_copy,baseline,%.3f,%.3f,%.3f,%d,1,1,0\n",
-                    (unsigned long long)br->frame_size, br->staged.median, br->staged.min, br->staged.max,
-                    br->staged.reps);
-        for (int h = 0; h < H_COUNT; h++)
-            for (int i = 0; i < br->npoints; i++)
-                for (int v = V_CLMEM; v <= V_RAW; v++) {
-                    const struct summary *x = &br->points[i].s[h][v];
-                    if (x->have)
-                        fprintf(f, "%llu,%s,%s,%.3f,%.3f,%.3f,%d,%d,%d,%d\n", (unsigned long long)br->frame_size,
-                                handoff_measure[h], variant_name[v], x->median, x->min, x->max, x->reps,
-                                x->frames_per_rep, br->points[i].batch, br->points[i].ring);
-                }
-    }
-    write_scaling_csv(f);
     return fclose(f) == 0;
 }

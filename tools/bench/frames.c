@@ -61,6 +61,7 @@ static void run_frame(struct bench *b, VkFormat format, const char *fmt_name, co
         fd ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
         fd ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT : 0, &a->img);
     if (s != CLMEM_OK) {
+        record_skip("g", label, "%s", clmem_error_message());
         printf("  (g) frame %-16s skipped: %s\n", label, clmem_error_message());
         free(a);
         free(st);
@@ -184,6 +185,7 @@ static void run_frame(struct bench *b, VkFormat format, const char *fmt_name, co
     if (n_frame_results < MAX_FRAME_RESULTS) {
         struct frame_result *fr = &frame_results[n_frame_results++];
         static char labels[MAX_FRAME_RESULTS][64], keys[MAX_FRAME_RESULTS][64];
+        char measure[96];
         snprintf(labels[n_frame_results - 1], 64, "%s", label);
         snprintf(keys[n_frame_results - 1], 64, "%ux%u_%s", w, h, fmt_key);
         fr->label = labels[n_frame_results - 1];
@@ -191,6 +193,11 @@ static void run_frame(struct bench *b, VkFormat format, const char *fmt_name, co
         fr->bytes = total;
         fr->staged = summarize(st, reps, 1);
         fr->handoff = summarize(zc, reps, 1);
+        /* size_bytes is the frame's texel bytes; one frame per handoff, no ring */
+        snprintf(measure, sizeof measure, "frame_staged_copy_%s", fr->key);
+        record_row("g", total, measure, "baseline", &fr->staged, 1, 0);
+        snprintf(measure, sizeof measure, "frame_handoff_%s", fr->key);
+        record_row("g", total, measure, "clmem", &fr->handoff, 1, 0);
         printf("  (g) frame %-16s staged %10.1f us [%.1f .. %.1f]  zero-copy %9.1f us [%.1f .. %.1f]  %7.1fx  n=%d\n",
                label, fr->staged.median, fr->staged.min, fr->staged.max, fr->handoff.median, fr->handoff.min,
                fr->handoff.max, fr->handoff.median > 0 ? fr->staged.median / fr->handoff.median : 0.0, reps);
@@ -209,18 +216,10 @@ static void run_frame(struct bench *b, VkFormat format, const char *fmt_name, co
     /* As size_teardown: the cached bridge's teardowns complete through the
      * driver's callbacks once the markers ran. */
     check_cl(clFinish(b->queue), "clFinish(before the frame's teardown)");
-    {
-        double deadline = now_us() + DESTROY_WAIT_S * 1e6;
-        while (!atomic_load(&a->freed) && now_us() < deadline) {
-            struct timespec pause = {0, 100000};
-            nanosleep(&pause, NULL);
-        }
-        if (atomic_load(&a->freed))
-            free(a);
-        else
-            fail(b, "the frame %s's image was not freed %d s after its last plane handle went", label,
-                 DESTROY_WAIT_S);
-    }
+    if (wait_until_set(&a->freed, teardown_deadline()))
+        free(a);
+    else /* leave it to the anchor, which may still run */
+        fail(b, "the frame %s's image was not freed %d s after its last plane handle went", label, DESTROY_WAIT_S);
     free(st);
     free(zc);
 }
@@ -249,9 +248,11 @@ void run_frames(struct bench *b, bool quick, int reps)
 
 void print_frames(void)
 {
-    if (!n_frame_results)
-        return;
     printf("\nFrames, medians in microseconds: staged copy vs zero-copy handoff (> 1x: sharing wins)\n");
+    if (!n_frame_results) {
+        printf("  none: the device made no frame (the lines above say why)\n");
+        return;
+    }
     printf("%-16s %12s %12s %9s\n", "frame", "staged", "zero-copy", "ratio");
     for (int i = 0; i < n_frame_results; i++) {
         const struct frame_result *fr = &frame_results[i];

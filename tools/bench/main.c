@@ -3,41 +3,20 @@
  * costs, against what programs do without it (a staged copy) and against
  * the raw extension calls the bridge makes.
  *
- * For each buffer size (4 KiB to 1 GiB by powers of 4; 256 MiB on a CPU
- * OpenCL device) it prints the median and the min..max, in microseconds, of
- *   (a) staged copy: Vulkan copies its buffer into a HOST_VISIBLE staging
- *       buffer (vkCmdCopyBuffer + vkQueueWaitIdle), then
- *       clEnqueueWriteBuffer(blocking) into a plain cl buffer;
- *   (b) first import: clmem_bridge_import_vk on a bridge made with
- *       CLMEM_BRIDGE_NO_IMPORT_CACHE (each rep a new driver import); the
- *       unref and the teardown it starts (clmem_bridge_finish) untimed;
- *   (c) cached import: a second clmem_bridge_import_vk of memory that has a
- *       live import, with the cache on;
- *   (d) per-frame handoff with host waits: Vulkan fills word 0,
- *       vkQueueWaitIdle, acquire, a one-work-item kernel, release, clFinish;
- *   (e) the same handoff ordered by two binary semaphores, no host wait in
- *       the loop: total time of K frames / K;
- * Both bridges are made once, before any timing, on the bench's context.
- * and (f) (b), (d), (e) once more through the raw calls with no library,
- * interleaved rep by rep with the clmem runs so that drift hits both alike.
- * Then (g) image frames (1920x1080 and 3840x2160, RGBA8 and NV12, linear
- * VkImages): a staged copy (vkCmdCopyImageToBuffer, then host writes into
- * OpenCL) against the zero-copy handoff of the plane handles
- * (clmem_bridge_import_vk_image), interleaved rep by rep.
- * Then (h) clmem_handle_unref while a kernel on the memory is pending
- * (target: under 1 ms each, tools/bench/unref.c).
- * Then (k) scaling: how a cache hit's cost grows with the live imports and
- * the re-imports, hits and handle references with threads, the last unref
- * with queues, and acquire_many with its count (tools/bench/scaling.c;
- * --scaling-only runs it alone).
- * Then (i) a consumer library in the pipeline (tools/bench/consumer.c,
- * with CLBlast only): Vulkan holds A and B, CLBlast SGEMM, Vulkan gets C,
- * staged against zero-copy against the floor (plain OpenCL buffers).
- * Then (j) FFmpeg's Vulkan frames (tools/bench/ffmpeg-frames.c, with
- * libclmem-av only): NV12 frames downloaded, written, read and uploaded
- * again against clmem_av_frame_acquire and release.
- * Then the ratios (a)/(d), (a)/(e) and clmem vs raw, a CSV and, when
- * gnuplot is on PATH, a PNG.
+ * The measures run and print in their order, each section whole:
+ *   (a) to (f) for each buffer size (4 KiB to 1 GiB by powers of 4; 256 MiB
+ *       on a CPU OpenCL device), measures.c: the staged copy, the first
+ *       and the cached import, the two handoffs, and (f) the raw calls,
+ *       interleaved rep by rep with the clmem runs so that drift hits both
+ *       alike; then their tables;
+ *   (g) image frames, frames.c;
+ *   (h) clmem_handle_unref with a kernel pending, unref.c;
+ *   (i) a consumer library in the pipeline (CLBlast), consumer.c;
+ *   (j) FFmpeg's Vulkan frames through libclmem-av, ffmpeg-frames.c;
+ *   (k) scaling, scaling.c (--scaling-only runs it alone);
+ *   then, with --batches, frames in flight through a ring, batch-run.c.
+ * Every row measured is recorded (results.c) and every target judged
+ * (targets.c); the CSV, the SVG plots and the JSON come from those.
  *
  * The raw variants mirror what bridge/import.c, bridge/handoff.c and
  * bridge/semaphore.c call, so that clmem - raw is the library's own cost.
@@ -76,8 +55,10 @@ static const char *size_unfit(const struct bench *b, uint64_t size, char *why, s
     return why;
 }
 
-/* (k)'s reach: the issue's figures on a GPU (N = 10 000, 16 threads), a
- * few seconds' worth on a CPU OpenCL device, a smoke test with --quick. */
+/* (k)'s reach: the points of its targets on a GPU (N = 10 000, 16 threads
+ * where there are 16 CPUs), a few seconds' worth on a CPU OpenCL device, a
+ * smoke test with --quick. 10 blocks (windows) a point, so that a target's
+ * point has the samples a verdict needs. */
 static struct scale_plan scale_plan_for(const struct bench *b, const struct options *o)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -89,7 +70,7 @@ static struct scale_plan scale_plan_for(const struct bench *b, const struct opti
                            .max_batch = 256,
                            .ops = b->cpu_device ? 5000 : 20000,
                            .window_ms = b->cpu_device ? 20 : 50,
-                           .blocks = 5,
+                           .blocks = MIN_VERDICT_SAMPLES,
                            .reps = b->cpu_device ? 10 : 20};
     if (o->quick)
         p = (struct scale_plan){.max_imports = 100, .fresh_hits = 200, .max_threads = threads < 2 ? threads : 2,
@@ -102,6 +83,75 @@ static struct scale_plan scale_plan_for(const struct bench *b, const struct opti
     return p;
 }
 
+/* Where the text goes: stdout, or with --json stderr (stdout then holds
+ * the JSON only; the validation messenger and some drivers print to
+ * stdout too). The fd the JSON goes to, or -1. */
+static int text_to_stderr(void)
+{
+    int saved;
+    fflush(stdout);
+    saved = dup(STDOUT_FILENO);
+    if (saved < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+        die("cannot send the text to standard error for --json");
+    return saved;
+}
+
+/* (a) to (f), a size at a time, then their tables. */
+static void run_sizes(struct bench *b, const struct options *o, const uint64_t *sizes, int nsizes,
+                      struct size_result *results, int *nresults)
+{
+    char sz[32], why[256];
+
+    printf("\n(a) to (f), one buffer size at a time: microseconds, median [min .. max] of n samples\n");
+    for (int i = 0; i < nsizes; i++) {
+        struct size_run s = {.size = sizes[i]};
+        if (size_unfit(b, sizes[i], why, sizeof why)) {
+            printf("\nsize %s: skipped, %s\n", size_text(sizes[i], sz, sizeof sz), why);
+            record_skip("a-f", sz, "%s", why);
+            continue;
+        }
+        s.reps = o->reps ? o->reps : o->quick ? 3 : default_reps(sizes[i]);
+        /* The import's overhead is a few microseconds on imports that vary
+         * by tens: it needs many pairs to be told from noise. */
+        s.import_reps = o->reps ? o->reps : o->quick ? 3 : IMPORT_PAIRS;
+        s.frames = o->frames;
+        s.blocks = o->blocks;
+        s.warmup_frames = o->quick ? 2 : WARMUP_FRAMES;
+        run_size(b, &s, &results[(*nresults)++]);
+        /* Rewritten after every size, so a run that dies later (the
+         * watchdog, a failing call) still leaves the sizes it finished. */
+        write_csv(b, o->csv);
+    }
+    print_tables(results, *nresults);
+    print_import_overhead(results, *nresults);
+}
+
+static bool measured_section(const char *section)
+{
+    for (int i = 0; i < result_count(); i++)
+        if (strcmp(result_at(i)->section, section) == 0)
+            return true;
+    return false;
+}
+
+static void write_plots(const struct bench *b, const struct options *o, bool batches_ran)
+{
+    char path[4096];
+    if (!measured_section("a"))
+        printf("SVG: none, no buffer size was measured\n");
+    else if (write_size_svg(b, o->svg))
+        printf("SVG: %s\n", o->svg);
+    else
+        printf("SVG: writing %s failed (the CSV has the data)\n", o->svg);
+    if (!batches_ran)
+        return;
+    batch_svg_path(o->svg, path, sizeof path);
+    if (write_batch_svg(b, path))
+        printf("SVG: %s (time per frame against batch size)\n", path);
+    else
+        printf("SVG: writing %s failed (the CSV has the data)\n", path);
+}
+
 int main(int argc, char **argv)
 {
     static struct bench b;
@@ -109,12 +159,14 @@ int main(int argc, char **argv)
     uint64_t sizes[MAX_SIZES] = {0};
     struct size_result *results;
     struct batch_results batches = {0};
-    int nsizes = 0, nresults = 0;
+    int nsizes = 0, nresults = 0, json_fd = -1;
     double t_start = now_us();
-    char sz[32], why[256];
 
     parse_options(argc, argv, &o);
+    if (o.json)
+        json_fd = text_to_stderr();
     setup(&b, &o);
+    describe_machine(&b, &o);
 
     /* The sizes: --sizes, or the default ladder up to the cap. */
     if (o.nsizes) {
@@ -138,70 +190,34 @@ int main(int argc, char **argv)
     results = calloc((size_t)(nsizes ? nsizes : 1), sizeof *results);
     if (!results)
         die("out of memory");
-    for (int i = 0; i < nsizes && !o.scaling_only; i++) {
-        struct size_run s = {.size = sizes[i]};
-        if (size_unfit(&b, sizes[i], why, sizeof why)) {
-            printf("\nsize %s: skipped, %s\n", size_text(sizes[i], sz, sizeof sz), why);
-            continue;
-        }
-        s.reps = o.reps ? o.reps : o.quick ? 3 : default_reps(sizes[i]);
-        /* The import's overhead is a few microseconds on imports that vary
-         * by tens: it needs many pairs to be told from noise. */
-        s.import_reps = o.reps ? o.reps : o.quick ? 3 : IMPORT_PAIRS;
-        s.frames = o.frames;
-        s.blocks = o.blocks;
-        s.warmup_frames = o.quick ? 2 : WARMUP_FRAMES;
-        run_size(&b, &s, &results[nresults++]);
-        /* Rewritten after every size, so a run that dies later (the
-         * watchdog, a failing call) still leaves the sizes it finished. */
-        write_csv(o.csv, results, nresults, NULL);
-    }
-
     if (!o.scaling_only) {
+        run_sizes(&b, &o, sizes, nsizes, results, &nresults);
         run_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : 20);
-        write_csv(o.csv, results, nresults, NULL); /* as after a size: the frames survive a batch run that dies */
+        print_frames();
+        write_csv(&b, o.csv); /* as after a size: the frames survive a later part that dies */
         run_unref(&b, o.quick ? 20 : 200);
+        print_unref();
         run_consumer(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : b.cpu_device ? 5 : 20);
+        print_consumer();
         run_ffmpeg_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : b.cpu_device ? 5 : 20);
-        write_csv(o.csv, results, nresults, NULL);
+        print_ffmpeg_frames();
+        write_csv(&b, o.csv);
     }
     {
         struct scale_plan plan = scale_plan_for(&b, &o);
         run_scaling(&b, &plan);
+        print_scaling();
     }
-    if (!o.scaling_only) {
-        print_tables(results, nresults);
-        print_import_overhead(results, nresults);
-        print_frames();
-        print_unref();
-        print_consumer();
-        print_ffmpeg_frames();
-    }
-    print_scaling();
     if (o.nbatches && !o.scaling_only) {
         run_batches(&b, &o, &batches);
         print_batch_table(&batches);
     }
-    if (write_csv(o.csv, results, nresults, &batches))
-        printf("\nCSV: %s\n", o.csv);
+    printf("\n");
+    if (write_csv(&b, o.csv))
+        printf("CSV: %s\n", o.csv);
     else
         fail(&b, "writing the CSV %s failed", o.csv);
-    if (!on_path("gnuplot"))
-        printf("PNG: skipped, gnuplot is not on PATH (scripts/bench-plot.sh plots the CSV elsewhere)\n");
-    else if (o.scaling_only)
-        printf("PNG: none for --scaling-only\n");
-    else if (write_png(&b, o.png, results, nresults))
-        printf("PNG: %s\n", o.png);
-    else
-        printf("PNG: gnuplot failed, no plot written (the CSV has the data)\n");
-    if (batches.ran && on_path("gnuplot")) {
-        char png[4096];
-        batch_png_path(o.png, png, sizeof png);
-        if (write_batch_png(&b, png, &batches))
-            printf("PNG: %s (time per frame against batch size)\n", png);
-        else
-            printf("PNG: gnuplot failed on the batch plot (the CSV has the data)\n");
-    }
+    write_plots(&b, &o, batches.ran);
 
     semaphores_teardown(&b);
     /* Before vkDestroyDevice (vkctx_close): nothing of either bridge may
@@ -230,5 +246,17 @@ int main(int argc, char **argv)
 
     printf("total %.1f s; %s\n", (now_us() - t_start) / 1e6,
            b.failures ? "SOME CHECKS FAILED" : "all correctness checks passed");
+    if (json_fd >= 0) {
+        FILE *out;
+        fflush(stdout);
+        if (dup2(json_fd, STDOUT_FILENO) < 0)
+            die("cannot write the JSON to standard output");
+        close(json_fd);
+        out = stdout;
+        write_json(&b, out, (now_us() - t_start) / 1e6);
+        if (fflush(out) != 0)
+            b.failures++;
+    }
+    results_free();
     return b.failures ? 1 : 0;
 }

@@ -39,6 +39,24 @@ static void pick_opencl(struct bench *b)
     exit(77);
 }
 
+/* A bridge on the bench's Vulkan device, context and OpenCL device, with
+ * `flags` (clmem_bridge_info.flags); any failure ends the run, naming what
+ * it was for. The caller owns the one reference. */
+clmem_bridge *bench_bridge_create(struct bench *b, uint32_t flags, const char *what)
+{
+    clmem_bridge_info info = {.size = sizeof info,
+                              .instance = b->vk.instance,
+                              .physical_device = b->vk.physical_device,
+                              .device = b->vk.device,
+                              .get_instance_proc_addr = b->vk.get_instance_proc_addr,
+                              .context = b->context,
+                              .cl_device = b->device,
+                              .flags = flags};
+    clmem_bridge *br = NULL;
+    check_clmem(clmem_bridge_create(&info, &br), what);
+    return br;
+}
+
 void setup(struct bench *b, const struct options *o)
 {
     cl_context_properties cprops[3] = {CL_CONTEXT_PLATFORM, 0, 0};
@@ -79,20 +97,9 @@ void setup(struct bench *b, const struct options *o)
     b->cpu_device = (type & CL_DEVICE_TYPE_CPU) != 0;
 
     /* The bridges, before anything is timed. */
-    {
-        clmem_bridge_info info = {.size = sizeof info,
-                                  .instance = b->vk.instance,
-                                  .physical_device = b->vk.physical_device,
-                                  .device = b->vk.device,
-                                  .get_instance_proc_addr = b->vk.get_instance_proc_addr,
-                                  .context = b->context,
-                                  .cl_device = b->device,
-                                  .flags = 0};
-        check_clmem(clmem_bridge_create(&info, &b->bridge), "clmem_bridge_create");
-        info.flags = CLMEM_BRIDGE_NO_IMPORT_CACHE;
-        check_clmem(clmem_bridge_create(&info, &b->bridge_uncached),
-                    "clmem_bridge_create(CLMEM_BRIDGE_NO_IMPORT_CACHE)");
-    }
+    b->bridge = bench_bridge_create(b, 0, "clmem_bridge_create");
+    b->bridge_uncached =
+        bench_bridge_create(b, CLMEM_BRIDGE_NO_IMPORT_CACHE, "clmem_bridge_create(CLMEM_BRIDGE_NO_IMPORT_CACHE)");
 
     /* The bridge answered this at creation (the flag does not change it). */
     if (clmem_bridge_check_path(b->bridge, CLMEM_BRIDGE_PATH_OPAQUE_FD) == CLMEM_OK) {

@@ -88,7 +88,6 @@ void raw_release(struct bench *b, struct raw_import *r)
  * destroyed the cl_mem let Vulkan's mapping go. */
 void raw_teardown(struct bench *b, struct raw_import *r)
 {
-    double deadline;
     if (r->acquired)
         raw_release(b, r);
     if (r->cl_map)
@@ -96,13 +95,8 @@ void raw_teardown(struct bench *b, struct raw_import *r)
     r->cl_map = NULL;
     check_cl(clFinish(b->queue), "clFinish");
     check_cl(clReleaseMemObject(r->mem), "clReleaseMemObject");
-    deadline = now_us() + DESTROY_WAIT_S * 1e6;
-    while (!atomic_load(&r->destroyed)) {
-        struct timespec pause = {0, 50000};
-        if (now_us() > deadline)
-            die("OpenCL did not destroy a raw import within %d s", DESTROY_WAIT_S);
-        nanosleep(&pause, NULL);
-    }
+    if (!wait_until_set(&r->destroyed, teardown_deadline()))
+        die("OpenCL did not destroy a raw import within %d s", DESTROY_WAIT_S);
     if (r->vk_base)
         vkUnmapMemory(r->device, r->memory);
     r->vk_base = NULL;

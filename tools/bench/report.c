@@ -63,10 +63,11 @@ void print_tables(const struct size_result *res, int n)
 /* The import's overhead, paired rep by rep, against its target. */
 void print_import_overhead(const struct size_result *res, int n)
 {
-    char sz[32];
+    char sz[32], v[512];
 
     printf("\nImport overhead: clmem - raw within each rep (paired), median with its 95%% interval;\n"
-           "target: at most %.0f us or %.0f %% of the raw import (met: the whole interval is within it)\n",
+           "target (H200): at most %.0f us or %.0f %% of the raw import (met: the whole interval is within it;\n"
+           "missed: all of it is above)\n",
            IMPORT_TARGET_US, IMPORT_TARGET_FRACTION * 100);
     printf("%6s %6s %10s %12s %22s %8s  %s\n", "size", "pairs", "raw us", "clmem-raw us", "95% interval", "%",
            "verdict");
@@ -76,7 +77,8 @@ void print_import_overhead(const struct size_result *res, int n)
             continue;
         printf("%6s %6d %10.1f %+12.2f   [%+8.2f .. %+8.2f] %+7.2f%%  %s\n", size_text(res[i].size, sz, sizeof sz),
                p->pairs, p->raw_median, p->median, p->lo, p->hi,
-               p->raw_median > 0 ? p->median / p->raw_median * 100 : 0.0, paired_verdict(p));
+               p->raw_median > 0 ? p->median / p->raw_median * 100 : 0.0,
+               res[i].overhead_target ? verdict_text(res[i].overhead_target, v, sizeof v) : "-");
     }
 }
 
@@ -103,50 +105,22 @@ void print_batch_table(const struct batch_results *r)
         }
 }
 
-/* Vulkan's driverVersion: NVIDIA packs it 10.8.8.6, others use VK_MAKE_VERSION. */
-static void vk_driver_text(const VkPhysicalDeviceProperties *p, char *buf, size_t len)
-{
-    uint32_t v = p->driverVersion;
-    if (p->vendorID == 0x10de)
-        snprintf(buf, len, "%u.%u.%u.%u", v >> 22, (v >> 14) & 0xff, (v >> 6) & 0xff, v & 0x3f);
-    else
-        snprintf(buf, len, "%u.%u.%u", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
-}
-
-static void cl_text(cl_device_id d, cl_device_info what, char *buf, size_t len)
-{
-    if (clGetDeviceInfo(d, what, len, buf, NULL) != CL_SUCCESS)
-        snprintf(buf, len, "?");
-}
-
 void print_header(const struct bench *b, const struct options *o, const uint64_t *sizes, int n)
 {
-    char when[64], host[256] = "?", cl_name[256], cl_driver[256], cl_version[256], plat_name[256] = "?",
-                   vk_driver[64], sz[32], uuid[37];
-    time_t t = time(NULL);
-    struct tm tm;
+    const struct machine *m = &b->machine;
+    char sz[32];
 
-    localtime_r(&t, &tm);
-    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %z", &tm);
-    gethostname(host, sizeof host - 1);
-    cl_text(b->device, CL_DEVICE_NAME, cl_name, sizeof cl_name);
-    cl_text(b->device, CL_DRIVER_VERSION, cl_driver, sizeof cl_driver);
-    cl_text(b->device, CL_DEVICE_VERSION, cl_version, sizeof cl_version);
-    clGetPlatformInfo(b->platform, CL_PLATFORM_NAME, sizeof plat_name, plat_name, NULL);
-    vk_driver_text(&b->vk_props, vk_driver, sizeof vk_driver);
-
-    printf("# clmem-bench (clmem %s), %s on %s\n", clmem_version(), when, host);
-    printf("# Vulkan: %s, driverVersion %s (0x%08x), API %u.%u.%u, validation %s\n", b->vk.device_name, vk_driver,
-           b->vk_props.driverVersion, VK_API_VERSION_MAJOR(b->vk_props.apiVersion),
-           VK_API_VERSION_MINOR(b->vk_props.apiVersion), VK_API_VERSION_PATCH(b->vk_props.apiVersion),
-           b->vk.validation ? "ON (timings include the layer)" : "off");
+    printf("# clmem-bench (clmem %s), %s on %s\n", clmem_version(), m->date, m->host);
+    printf("# command: %s\n", m->command);
+    printf("# CPU: %s, %d online\n", m->cpu, m->cpus);
+    printf("# Vulkan: %s, driverVersion %s (0x%08x), API %s, validation %s\n", b->vk.device_name, m->vk_driver,
+           b->vk_props.driverVersion, m->vk_api, b->vk.validation ? "ON (timings include the layer)" : "off");
     /* Two identical GPUs have the same name: the index and UUID say which
      * one CLMEM_VK_DEVICE chose. */
-    vkctx_format_uuid(b->vk.device_uuid, uuid);
-    printf("#   device %d, deviceUUID %s%s\n", b->vk.device_index, uuid,
-           b->vk.has_device_uuid ? "" : " (unknown: no Vulkan 1.1)");
-    printf("# OpenCL: %s on %s (%s), CL_DRIVER_VERSION %s, %s device\n", cl_name, plat_name, cl_version, cl_driver,
-           b->cpu_device ? "CPU" : "non-CPU");
+    printf("#   device %d, deviceUUID %s\n", b->vk.device_index,
+           m->vk_uuid[0] ? m->vk_uuid : "unknown (no Vulkan 1.1)");
+    printf("# OpenCL: %s on %s (%s), CL_DRIVER_VERSION %s, %s device\n", m->cl_name, m->cl_platform, m->cl_version,
+           m->cl_driver, b->cpu_device ? "CPU" : "non-CPU");
     printf("#   chosen: %s\n", b->pair_note);
     printf("# path: %s (%s)\n", clmem_bridge_path_name(b->path), b->path_note);
     printf("# bridges: made once before timing; (b) through one made with CLMEM_BRIDGE_NO_IMPORT_CACHE\n"
@@ -157,6 +131,10 @@ void print_header(const struct bench *b, const struct options *o, const uint64_t
         printf(" %s", size_text(sizes[i], sz, sizeof sz));
     printf("; reps %s; frames K=%d; (e) blocks %d%s\n", o->reps ? "fixed" : "by size", o->frames, o->blocks,
            o->quick ? " (--quick)" : "");
+    printf("# targets: set on an NVIDIA H200, and judged (met, missed) only there, at the point each names,\n"
+           "#       from at least %d samples; %s\n",
+           MIN_VERDICT_SAMPLES,
+           on_target_machine(b) ? "this is an H200" : "this is not an H200: they are printed as a reference");
     printf("# (a) = pre-recorded vkCmdCopyBuffer into persistently mapped staging + vkQueueWaitIdle +\n"
            "#       clEnqueueWriteBuffer(blocking) into a plain cl buffer\n"
            "# (d),(e) Vulkan's write: one pre-recorded command buffer per frame value (vkCmdFillBuffer of\n"

@@ -1,5 +1,5 @@
 /* clmem-bench: (k) how the bridge's costs grow with the work: live
- * imports, re-imports, threads, queues and handles per call (issue 20).
+ * imports, re-imports, threads, queues and handles per call.
  *
  * Each row is one cost measured at several points x, and its verdict is
  * the shape of the cost against x: the slope s of log(cost) against
@@ -29,8 +29,9 @@
  *                     first: rejected after every entry was checked, nothing
  *                     enqueued (the check alone);
  *   acquire_many      acquire_many of K distinct handles (release_many untimed).
- * Targets (the issue's, for the H200) are printed beside the rows they
- * belong to; on another machine they are a reference, not a verdict. */
+ * Targets, set on the H200, are printed under the rows they belong to and
+ * judged as targets.c says: only on an H200, at their point (N = 10000,
+ * T = 16, ...), from enough samples; elsewhere they are a reference. */
 #include "bench.h"
 
 #include <math.h>
@@ -40,31 +41,51 @@
 #define MAX_THREADS 64
 #define MAX_QUEUES 16
 
+/* What a row's target asks of the point x = at. */
+enum scale_goal {
+    GOAL_NONE,
+    GOAL_MEDIAN_AT_MOST,     /* microseconds per operation at most `bound` */
+    GOAL_THROUGHPUT_AT_LEAST, /* throughput at least `bound` times that of x = 1 */
+    GOAL_SLOPE_AT_MOST,      /* the shape up to x = at: slope at most `bound` (flat 0.15, linear 1.2) */
+};
+
 struct scale_row {
     const char *key;   /* CSV measure: scaling_<key> */
     const char *label; /* the table's */
     const char *x_name;
-    const char *target;
     bool throughput;   /* threads: also print the throughput's scale against x = 1 */
+    enum scale_goal goal;
+    int at;
+    double bound;
+    const char *target; /* the goal in words */
     int n;
     int x[MAX_POINTS];
     struct summary s[MAX_POINTS]; /* microseconds per operation */
+    const struct target *judged;
 };
 
 enum { R_HIT_RANGES, R_HIT_SIZES, R_FRESH, R_THREADS_ONE, R_THREADS_OWN, R_HANDLES_ADJ, R_HANDLES_OWN,
        R_LAST_UNREF, R_ACQ_CHECK, R_ACQ_MANY, R_COUNT };
 
 static struct scale_row rows[R_COUNT] = {
-    {"hit_ranges", "cache hit + unref vs live imports, distinct ranges", "N", "<= 0.2 us at N = 10000", false, 0, {0}, {{0}}},
-    {"hit_sizes", "cache hit + unref vs live imports, keys differing in size", "N", "<= 0.2 us at N = 10000", false, 0, {0}, {{0}}},
-    {"hit_fresh_anchor", "cache hit with a fresh anchor, by hit count", "hits", "last = first", false, 0, {0}, {{0}}},
-    {"threads_one_bridge", "cache hit + unref per thread, one bridge", "T", ">= x12 at T = 16", true, 0, {0}, {{0}}},
-    {"threads_own_bridge", "cache hit + unref per thread, a bridge each", "T", "", true, 0, {0}, {{0}}},
-    {"handles_adjacent", "handle ref + unref per thread, adjacent handles", "T", ">= x14 at T = 16", true, 0, {0}, {{0}}},
-    {"handles_own", "handle ref + unref per thread, own handles", "T", "", true, 0, {0}, {{0}}},
-    {"last_unref", "last unref with handles on Q queues", "Q", "<= 20 us at Q = 16", false, 0, {0}, {{0}}},
-    {"acquire_check", "acquire_many rejected at its duplicate check", "K", "<= 5 us at K = 256", false, 0, {0}, {{0}}},
-    {"acquire_many", "acquire_many of K handles", "K", "linear", false, 0, {0}, {{0}}},
+    {"hit_ranges", "cache hit + unref vs live imports, distinct ranges", "N", false, GOAL_MEDIAN_AT_MOST, 10000, 0.2,
+     "at most 0.2 us at N = 10000", 0, {0}, {{0}}, NULL},
+    {"hit_sizes", "cache hit + unref vs live imports, keys differing in size", "N", false, GOAL_MEDIAN_AT_MOST, 10000,
+     0.2, "at most 0.2 us at N = 10000", 0, {0}, {{0}}, NULL},
+    {"hit_fresh_anchor", "cache hit with a fresh anchor, by hit count", "hits", false, GOAL_SLOPE_AT_MOST, 10000, 0.15,
+     "flat: the last 1000 of 10000 hits cost what the first 1000 do", 0, {0}, {{0}}, NULL},
+    {"threads_one_bridge", "cache hit + unref per thread, one bridge", "T", true, GOAL_THROUGHPUT_AT_LEAST, 16, 12,
+     "throughput at least x12 at T = 16", 0, {0}, {{0}}, NULL},
+    {"threads_own_bridge", "cache hit + unref per thread, a bridge each", "T", true, GOAL_NONE, 0, 0, NULL, 0, {0}, {{0}}, NULL},
+    {"handles_adjacent", "handle ref + unref per thread, adjacent handles", "T", true, GOAL_THROUGHPUT_AT_LEAST, 16, 14,
+     "throughput at least x14 at T = 16", 0, {0}, {{0}}, NULL},
+    {"handles_own", "handle ref + unref per thread, own handles", "T", true, GOAL_NONE, 0, 0, NULL, 0, {0}, {{0}}, NULL},
+    {"last_unref", "last unref with handles on Q queues", "Q", false, GOAL_MEDIAN_AT_MOST, 16, 20,
+     "at most 20 us at Q = 16", 0, {0}, {{0}}, NULL},
+    {"acquire_check", "acquire_many rejected at its duplicate check", "K", false, GOAL_MEDIAN_AT_MOST, 256, 5,
+     "at most 5 us at K = 256", 0, {0}, {{0}}, NULL},
+    {"acquire_many", "acquire_many of K handles", "K", false, GOAL_SLOPE_AT_MOST, 256, 1.2,
+     "linear or better up to K = 256", 0, {0}, {{0}}, NULL},
 };
 static bool scaling_ran;
 
@@ -76,6 +97,12 @@ static double slope_of(const struct scale_row *r)
     if (r->n < 2 || r->x[r->n - 1] <= r->x[0] || c0 <= 0 || c1 <= 0)
         return 0;
     return log(c1 / c0) / log((double)r->x[r->n - 1] / r->x[0]);
+}
+
+/* Throughput at point p against x = 1's (the first point). */
+static double throughput_of(const struct scale_row *r, int p)
+{
+    return r->s[p].median > 0 ? r->x[p] * r->s[0].median / r->s[p].median : 0;
 }
 
 static const char *verdict_of(const struct scale_row *r)
@@ -336,21 +363,6 @@ static struct worker *workers_alloc(void)
     return w;
 }
 
-static clmem_bridge *bridge_like(struct bench *b)
-{
-    clmem_bridge_info info = {.size = sizeof info,
-                              .instance = b->vk.instance,
-                              .physical_device = b->vk.physical_device,
-                              .device = b->vk.device,
-                              .get_instance_proc_addr = b->vk.get_instance_proc_addr,
-                              .context = b->context,
-                              .cl_device = b->device,
-                              .flags = 0};
-    clmem_bridge *br = NULL;
-    check_clmem(clmem_bridge_create(&info, &br), "clmem_bridge_create((k) a bridge per thread)");
-    return br;
-}
-
 /* Hits from T threads, each on its own key and queue: through one bridge
  * (own_bridge false) or a bridge each. */
 static void threads_hits(struct scale_ctx *c, bool own_bridge)
@@ -362,7 +374,8 @@ static void threads_hits(struct scale_ctx *c, bool own_bridge)
     double v[16];
 
     for (int i = 0; i < max_t; i++) {
-        bridges[i] = own_bridge ? bridge_like(c->b) : clmem_bridge_ref(c->bridge);
+        bridges[i] = own_bridge ? bench_bridge_create(c->b, 0, "clmem_bridge_create((k) a bridge per thread)")
+                                : clmem_bridge_ref(c->bridge);
         check_clmem(import_key(c, bridges[i], 0, i, c->anchor[0], c->queues[i], &live[i]),
                     "clmem_bridge_import_vk((k) thread's import)");
     }
@@ -497,6 +510,62 @@ static void acquire_vs_count(struct scale_ctx *c)
     free(v2);
 }
 
+/* ---------------------------------------------------------------- record */
+
+/* A row's target, judged at its point: the last point for a shape, which
+ * must be the target's; else the point x = at. */
+static const struct target *judge_row(struct bench *b, const struct scale_row *r)
+{
+    char measure[64], not_reached[160];
+    struct target_spec spec = {"k", measure, (uint64_t)r->at, r->target};
+    int p = 0, samples;
+    double value;
+    bool met;
+
+    snprintf(measure, sizeof measure, "scaling_%s", r->key);
+    if (r->goal == GOAL_SLOPE_AT_MOST)
+        p = r->n >= 2 && r->x[r->n - 1] == r->at ? r->n - 1 : -1;
+    else
+        for (p = r->n - 1; p >= 0 && r->x[p] != r->at; p--)
+            ;
+    if (p < 0) {
+        snprintf(not_reached, sizeof not_reached, "%s reaches %d here; the target is at %s = %d", r->x_name,
+                 r->n ? r->x[r->n - 1] : 0, r->x_name, r->at);
+        return record_target(b, &spec, false, not_reached, 0, 0, VERDICT_NOT_REACHED);
+    }
+    samples = r->s[p].reps;
+    switch (r->goal) {
+    case GOAL_MEDIAN_AT_MOST:
+        value = r->s[p].median;
+        met = value <= r->bound;
+        break;
+    case GOAL_THROUGHPUT_AT_LEAST:
+        value = throughput_of(r, p);
+        met = value >= r->bound;
+        break;
+    default: /* GOAL_SLOPE_AT_MOST: the samples of both ends count */
+        value = slope_of(r);
+        met = value <= r->bound;
+        samples = r->s[0].reps < samples ? r->s[0].reps : samples;
+        break;
+    }
+    return record_target(b, &spec, true, NULL, samples, value, met ? VERDICT_MET : VERDICT_MISSED);
+}
+
+/* The scaling_ rows: size_bytes is the point's x, the variant the row's
+ * verdict, batch and ring 0; and the targets. */
+static void record_scaling(struct bench *b)
+{
+    for (int i = 0; i < R_COUNT; i++) {
+        char measure[64];
+        snprintf(measure, sizeof measure, "scaling_%s", rows[i].key);
+        for (int p = 0; p < rows[i].n; p++)
+            record_row("k", (uint64_t)rows[i].x[p], measure, verdict_of(&rows[i]), &rows[i].s[p], 0, 0);
+        if (rows[i].goal != GOAL_NONE)
+            rows[i].judged = judge_row(b, &rows[i]);
+    }
+}
+
 /* ------------------------------------------------------------------ run */
 
 void run_scaling(struct bench *b, const struct scale_plan *plan)
@@ -506,7 +575,6 @@ void run_scaling(struct bench *b, const struct scale_plan *plan)
     int nq = plan->max_threads > plan->max_queues ? plan->max_threads : plan->max_queues;
     uint64_t span;
     cl_int err;
-    double deadline;
 
     if (plan->max_threads > MAX_THREADS || plan->max_queues > MAX_QUEUES)
         die("(k): at most %d threads and %d queues", MAX_THREADS, MAX_QUEUES);
@@ -523,7 +591,7 @@ void run_scaling(struct bench *b, const struct scale_plan *plan)
     fflush(stdout);
     scale_buf(&c, 0, span);
     scale_buf(&c, 1, (uint64_t)plan->max_imports * c.align);
-    c.bridge = bridge_like(b);
+    c.bridge = bench_bridge_create(b, 0, "clmem_bridge_create((k))");
     for (int i = 0; i < nq; i++) {
         c.queues[i] = clCreateCommandQueueWithProperties(b->context, b->device, NULL, &err);
         check_cl(err, "clCreateCommandQueueWithProperties((k))");
@@ -558,17 +626,11 @@ void run_scaling(struct bench *b, const struct scale_plan *plan)
     for (int i = 0; i < 2; i++) {
         struct anchored_buf *a = c.mem[i];
         clmem_keepalive_unref(c.anchor[i]);
-        deadline = now_us() + DESTROY_WAIT_S * 1e6;
-        while (!atomic_load(&a->freed) && now_us() < deadline) {
-            struct timespec pause = {0, 100000};
-            nanosleep(&pause, NULL);
-        }
-        if (atomic_load(&a->freed))
-            free(a);
-        else
+        if (!anchored_buf_free(a, teardown_deadline()))
             fail(b, "(k): a buffer's anchor was not released %d s after its last import went", DESTROY_WAIT_S);
     }
     scaling_ran = true;
+    record_scaling(b);
 }
 
 /* ---------------------------------------------------------------- report */
@@ -577,34 +639,21 @@ void print_scaling(void)
 {
     if (!scaling_ran)
         return;
-    printf("\n(k) scaling: microseconds per operation at each x (median of the samples), the verdict the shape of\n"
-           "    cost against x (flat, sublinear, linear, worse); for threads also the throughput against T = 1\n");
+    printf("\nScaling: microseconds per operation at each x (median of the samples), the verdict the shape of\n"
+           "cost against x (flat, sublinear, linear, worse); for threads also the throughput against T = 1\n");
     for (int i = 0; i < R_COUNT; i++) {
         const struct scale_row *r = &rows[i];
         if (!r->n)
             continue;
-        printf("%-60s %-9s (slope %.2f)%s%s\n", r->label, verdict_of(r), slope_of(r), *r->target ? "  target: " : "",
-               r->target);
+        printf("%-60s %-9s (slope %.2f)\n", r->label, verdict_of(r), slope_of(r));
         for (int p = 0; p < r->n; p++) {
             printf("    %-5s = %-6d %10.3f us  (min %.3f, max %.3f)", r->x_name, r->x[p], r->s[p].median, r->s[p].min,
                    r->s[p].max);
             if (r->throughput && r->s[p].median > 0)
-                printf("  throughput x%.2f", r->x[p] * r->s[0].median / r->s[p].median);
+                printf("  throughput x%.2f", throughput_of(r, p));
             printf("\n");
         }
+        if (r->judged)
+            print_target_line(r->judged);
     }
-}
-
-/* The CSV's scaling_ rows: size_bytes is the point's x, the variant the
- * row's verdict, batch and ring 0. */
-void write_scaling_csv(FILE *f)
-{
-    if (!scaling_ran)
-        return;
-    for (int i = 0; i < R_COUNT; i++)
-        for (int p = 0; p < rows[i].n; p++) {
-            const struct summary *x = &rows[i].s[p];
-            fprintf(f, "%d,scaling_%s,%s,%.3f,%.3f,%.3f,%d,%d,0,0\n", rows[i].x[p], rows[i].key, verdict_of(&rows[i]),
-                    x->median, x->min, x->max, x->reps, x->frames_per_rep);
-        }
 }

@@ -82,7 +82,6 @@ void size_setup(struct bench *b, struct size_run *s)
 void size_teardown(struct bench *b, struct size_run *s)
 {
     clmem_status st;
-    double deadline;
     check_vk(vkQueueWaitIdle(b->vk.queue), "vkQueueWaitIdle");
     for (int v = V_CLMEM; v <= V_RAW; v++) {
         vkFreeCommandBuffers(b->vk.device, b->vk.pool, (uint32_t)s->nfill, s->fill_cb[v]);
@@ -107,14 +106,7 @@ void size_teardown(struct bench *b, struct size_run *s)
      * bench's reference is the last and dropping it frees the memory. */
     check_cl(clFinish(b->queue), "clFinish(before the teardowns)");
     clmem_keepalive_unref(s->lib_anchor);
-    deadline = now_us() + DESTROY_WAIT_S * 1e6;
-    while (!atomic_load(&s->lib->freed) && now_us() < deadline) {
-        struct timespec pause = {0, 100000};
-        nanosleep(&pause, NULL);
-    }
-    if (atomic_load(&s->lib->freed))
-        free(s->lib);
-    else /* leave it to the anchor, which may still run */
+    if (!anchored_buf_free(s->lib, teardown_deadline()))
         fail(b, "the clmem buffer's anchor was not released %d s after its last import went", DESTROY_WAIT_S);
     free(s->samples);
     free(s->samples2);

@@ -55,15 +55,13 @@ struct paired summarize_paired(const double *lib, const double *raw, double *dif
 
 /* met: the whole interval is within the target; missed: all of it is
  * above; otherwise the samples cannot tell. */
-const char *paired_verdict(const struct paired *p)
+enum verdict paired_verdict(const struct paired *p)
 {
     double target = IMPORT_TARGET_US > IMPORT_TARGET_FRACTION * p->raw_median ? IMPORT_TARGET_US
                                                                               : IMPORT_TARGET_FRACTION * p->raw_median;
-    if (!p->have)
-        return "-";
     if (p->hi <= target)
-        return "met";
+        return VERDICT_MET;
     if (p->lo > target)
-        return "missed";
-    return "can't tell";
+        return VERDICT_MISSED;
+    return VERDICT_UNCLEAR;
 }

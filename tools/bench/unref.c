@@ -11,16 +11,18 @@
  *   time clmem_handle_unref of the import's handle (first) and of the
  *   second queue's (last) while the kernel waits; then open the gate and
  *   clmem_bridge_finish, untimed.
- * The target is the issue's: each unref under 1 ms. It lives here, not in
- * t/bridge-lifetime, because a wall-clock bound in a test fails on a loaded
- * machine (it did, in CI: 1.1 ms with one preemption); the test asserts
- * that the unref does not wait for the kernel. */
+ * The target, set on the H200: each unref under 1 ms (the maximum of the
+ * reps). It lives here, not in t/bridge-lifetime, because a wall-clock
+ * bound in a test fails on a loaded machine (it did, in CI: 1.1 ms with one
+ * preemption); the test asserts that the unref does not wait for the
+ * kernel. */
 #include "bench.h"
 
 #define UNREF_SIZE (64 * KIB)
 #define UNREF_TARGET_US 1000.0
 
 static struct summary unref_first, unref_last;
+static const struct target *unref_target[2];
 static int unref_late; /* reps where the kernel was no longer pending after the last unref */
 
 static void unref_rep(struct bench *b, struct anchored_buf *a, clmem_keepalive *anchor, cl_command_queue q2,
@@ -63,6 +65,20 @@ static void unref_rep(struct bench *b, struct anchored_buf *a, clmem_keepalive *
     clReleaseEvent(gate);
 }
 
+/* The rows (unref_first, unref_last: x is the import's bytes; nothing is
+ * handed over, batch 0) and a target each. */
+static void record_unref(struct bench *b)
+{
+    static const char *const name[2] = {"unref_first", "unref_last"};
+    const struct summary *s[2] = {&unref_first, &unref_last};
+    for (int i = 0; i < 2; i++) {
+        struct target_spec spec = {"h", name[i], UNREF_SIZE, "each unref under 1000 us (the maximum)"};
+        record_row("h", UNREF_SIZE, name[i], "clmem", s[i], 0, 0);
+        unref_target[i] = record_target(b, &spec, true, NULL, s[i]->reps, s[i]->max,
+                                        s[i]->max < UNREF_TARGET_US ? VERDICT_MET : VERDICT_MISSED);
+    }
+}
+
 void run_unref(struct bench *b, int reps)
 {
     struct anchored_buf *a = calloc(1, sizeof *a);
@@ -71,7 +87,6 @@ void run_unref(struct bench *b, int reps)
     cl_command_queue q2;
     cl_kernel k;
     cl_int err;
-    double deadline;
 
     if (!a || !first || !last)
         die("out of memory");
@@ -99,14 +114,7 @@ void run_unref(struct bench *b, int reps)
     clReleaseKernel(k);
     clReleaseCommandQueue(q2);
     clmem_keepalive_unref(anchor);
-    deadline = now_us() + DESTROY_WAIT_S * 1e6;
-    while (!atomic_load(&a->freed) && now_us() < deadline) {
-        struct timespec pause = {0, 100000};
-        nanosleep(&pause, NULL);
-    }
-    if (atomic_load(&a->freed))
-        free(a);
-    else /* leave it to the anchor, which may still run */
+    if (!anchored_buf_free(a, teardown_deadline()))
         fail(b, "(h): the buffer's anchor was not released %d s after its last import went", DESTROY_WAIT_S);
     if (unref_late)
         fail(b, "(h): in %d of %d reps the gated kernel was no longer pending after the last unref", unref_late,
@@ -114,17 +122,17 @@ void run_unref(struct bench *b, int reps)
     alarm(0);
     free(first);
     free(last);
+    record_unref(b);
 }
 
 void print_unref(void)
 {
+    char v[2][512];
     if (!unref_last.have)
         return;
-    printf("\nclmem_handle_unref with a kernel pending, microseconds (target: each under %.0f us)\n",
-           UNREF_TARGET_US);
-    printf("%-26s %10s %10s %10s  %s\n", "", "median", "min", "max", "target");
+    printf("%-26s %10s %10s %10s  %s\n", "unref, microseconds", "median", "min", "max", "target (H200): each under 1000 us");
     printf("%-26s %10.1f %10.1f %10.1f  %s\n", "first (import's handle)", unref_first.median, unref_first.min,
-           unref_first.max, unref_first.max < UNREF_TARGET_US ? "met" : "missed");
+           unref_first.max, verdict_text(unref_target[0], v[0], sizeof v[0]));
     printf("%-26s %10.1f %10.1f %10.1f  %s\n", "last (starts the teardown)", unref_last.median, unref_last.min,
-           unref_last.max, unref_last.max < UNREF_TARGET_US ? "met" : "missed");
+           unref_last.max, verdict_text(unref_target[1], v[1], sizeof v[1]));
 }

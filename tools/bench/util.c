@@ -1,4 +1,4 @@
-/* clmem-bench: the clock, the error exits and checks, the watchdog, size text. */
+/* clmem-bench: the clock, waiting for a teardown, the error exits and checks, the watchdog, size text. */
 #include "bench.h"
 
 double now_us(void)
@@ -38,6 +38,24 @@ void check_clmem(clmem_status s, const char *what)
 {
     if (s != CLMEM_OK)
         die("%s failed: %s", what, clmem_error_message());
+}
+
+/* A teardown's deadline: DESTROY_WAIT_S from now. */
+double teardown_deadline(void)
+{
+    return now_us() + DESTROY_WAIT_S * 1e6;
+}
+
+/* Polls *flag every 100 us until it is set (by an anchor's release or by
+ * OpenCL's destructor callback, maybe on a driver thread) or now_us()
+ * passes deadline_us; whether it was set. */
+bool wait_until_set(atomic_int *flag, double deadline_us)
+{
+    while (!atomic_load(flag) && now_us() < deadline_us) {
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
+    return atomic_load(flag) != 0;
 }
 
 /* The watchdog: alarm() per measure; the handler only write()s and _exit()s. */

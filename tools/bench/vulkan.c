@@ -8,6 +8,16 @@ void anchored_buf_release(void *user)
     atomic_store(&a->freed, 1);
 }
 
+/* Once the anchor released a (its last import went) by deadline_us, frees
+ * a: true. Otherwise false, and a stays allocated: the anchor may still run. */
+bool anchored_buf_free(struct anchored_buf *a, double deadline_us)
+{
+    if (!wait_until_set(&a->freed, deadline_us))
+        return false;
+    free(a);
+    return true;
+}
+
 static const VkBufferUsageFlags buffer_usage =
     VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
 

@@ -10,6 +10,7 @@
  *   live.c        the checks of one pair: bridge, paths, semaphores (with Vulkan)
  *   live-buffer.c one live round trip on a path               (with Vulkan)
  *   live-image.c  every image format, live on a path          (with Vulkan)
+ *   summary.c     the counts of every row checked, by what it says
  *   text.c        the report as text
  *   json.c        the report as JSON
  *   main.c        main
@@ -162,6 +163,10 @@ struct report {
 
 /* realloc, or exit(1) with a message. */
 void *xrealloc(void *p, size_t n);
+/* array, or array moved to a larger block (its capacity, *allocated
+ * elements of `element` bytes, doubles from 8), with room for element
+ * `used`; exit(1) with a message when memory runs out. */
+void *grow_array(void *array, int used, int *allocated, size_t element);
 void format_uuid(const unsigned char u[16], char out[37]);
 /* The name of handle type i of ht, or its value in hex in buf. */
 const char *handle_type_name(const struct handle_types *ht, cl_uint i, bool memory, char buf[16]);
@@ -173,6 +178,19 @@ const char *cl_type_name(cl_device_type t, char buf[64]);
 int parse_args(int argc, char **argv, bool *json, size_t *size);
 /* Fill r->platforms and r->cl, or r->cl_error. */
 void list_opencl(struct report *r);
+
+/* ------------------------------------------------------------ summary.c */
+
+/* Every row checked, by status (enum row_status: ok or supported, failed,
+ * unsupported or "no"): the path rows, the semaphore rows, the ways of the
+ * image lines, and the bridges whose clmem_bridge_finish failed; `all`
+ * adds them up. */
+struct row_counts {
+    int paths[3], semaphores[3], image_ways[3];
+    int bridges_failed;
+    int all[3];
+};
+void count_rows(const struct report *r, struct row_counts *c);
 
 /* ------------------------------------------------------ text.c, json.c */
 

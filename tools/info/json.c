@@ -3,130 +3,10 @@
 #include "config.h"
 
 #include "info.h"
+#include "output.h"
 
 #include <stdio.h>
 #include <string.h>
-
-/* A minimal streaming JSON writer: it tracks, per nesting level, whether a
- * comma is due, and indents two spaces a level. */
-#define JSON_MAX_DEPTH 16
-struct json {
-    int depth;
-    bool comma[JSON_MAX_DEPTH];
-};
-
-/* Length of the valid UTF-8 sequence at s, or 0 when s starts none. JSON
- * must be UTF-8 (Python's json module rejects anything else) and driver
- * strings promise nothing; overlong forms and surrogates are invalid too. */
-static size_t utf8_length(const unsigned char *s)
-{
-    unsigned char lo = 0x80, hi = 0xBF;
-    size_t n;
-
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xC2 && s[0] <= 0xDF)
-        n = 2;
-    else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-        n = 3, lo = s[0] == 0xE0 ? 0xA0 : 0x80, hi = s[0] == 0xED ? 0x9F : 0xBF;
-    else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-        n = 4, lo = s[0] == 0xF0 ? 0x90 : 0x80, hi = s[0] == 0xF4 ? 0x8F : 0xBF;
-    else
-        return 0;
-    if (s[1] < lo || s[1] > hi) /* a NUL here fails too: no read past the end */
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    return n;
-}
-
-/* A JSON string: quotes, backslashes and control characters escaped, and
- * each invalid UTF-8 byte replaced by U+FFFD. */
-static void json_write_string(const char *str)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    putchar('"');
-    while (*s) {
-        size_t n = utf8_length(s);
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if (*s == '\n')
-            fputs("\\n", stdout);
-        else if (*s == '\t')
-            fputs("\\t", stdout);
-        else if (*s == '\r')
-            fputs("\\r", stdout);
-        else if (*s < 0x20)
-            printf("\\u%04x", *s);
-        else if (n == 0)
-            fputs("\\ufffd", stdout);
-        else
-            fwrite(s, 1, n, stdout);
-        s += n ? n : 1;
-    }
-    putchar('"');
-}
-
-/* Start an item at the current level: comma, new line, indent, key. */
-static void json_item(struct json *j, const char *key)
-{
-    if (j->comma[j->depth])
-        putchar(',');
-    j->comma[j->depth] = true;
-    if (j->depth > 0 || key)
-        printf("\n%*s", 2 * j->depth, "");
-    if (key) {
-        json_write_string(key);
-        fputs(": ", stdout);
-    }
-}
-
-static void json_open(struct json *j, const char *key, char bracket)
-{
-    json_item(j, key);
-    putchar(bracket);
-    j->comma[++j->depth] = false;
-}
-
-static void json_close(struct json *j, char bracket)
-{
-    bool had_items = j->comma[j->depth--];
-    if (had_items)
-        printf("\n%*s", 2 * j->depth, "");
-    putchar(bracket);
-}
-
-static void json_string(struct json *j, const char *key, const char *value)
-{
-    json_item(j, key);
-    if (value)
-        json_write_string(value);
-    else
-        fputs("null", stdout);
-}
-
-static void json_int(struct json *j, const char *key, long long value)
-{
-    json_item(j, key);
-    printf("%lld", value);
-}
-
-/* value < 0 prints null: the tri-state and "not measured" fields. */
-static void json_int_or_null(struct json *j, const char *key, long long value)
-{
-    json_item(j, key);
-    if (value < 0)
-        fputs("null", stdout);
-    else
-        printf("%lld", value);
-}
-
-static void json_bool(struct json *j, const char *key, bool value)
-{
-    json_item(j, key);
-    fputs(value ? "true" : "false", stdout);
-}
 
 static void json_handle_types(struct json *j, const char *key, const struct handle_types *ht, bool memory)
 {
@@ -243,8 +123,10 @@ static void json_row(struct json *j, const struct report *r, const struct row *r
     json_string(j, "path", row->path);
     json_string(j, "status", names[row->status]);
     json_string(j, "reason", row->reason[0] ? row->reason : NULL);
-    json_item(j, "zero_copy");
-    fputs(row->zero_copy < 0 ? "null" : row->zero_copy ? "true" : "false", stdout);
+    if (row->zero_copy < 0)
+        json_null(j, "zero_copy");
+    else
+        json_bool(j, "zero_copy", row->zero_copy);
     json_int_or_null(j, "import_us", row->import_us);
     json_int_or_null(j, "handoff_us", row->handoff_us);
     json_close(j, '}');
@@ -316,10 +198,23 @@ static void json_bridge(struct json *j, const struct report *r, const struct bri
     json_close(j, '}');
 }
 
+/* One line of the Summary: its counts, in an object of their own (key) or
+ * in the current one (key NULL). */
+static void json_counts(struct json *j, const char *key, const int n[3], const char *ok)
+{
+    if (key)
+        json_open(j, key, '{');
+    json_int(j, ok, n[ROW_OK]);
+    json_int(j, "failed", n[ROW_FAILED]);
+    json_int(j, "unsupported", n[ROW_UNSUPPORTED]);
+    if (key)
+        json_close(j, '}');
+}
+
 void print_json(const struct report *r)
 {
-    struct json j = {.depth = 0};
-    int counts[3] = {0, 0, 0};
+    struct json j = {.out = stdout};
+    struct row_counts c;
 
     json_open(&j, NULL, '{');
     json_string(&j, "clmem_version", clmem_version());
@@ -333,20 +228,21 @@ void print_json(const struct report *r)
         json_vk_device(&j, r, i);
     json_close(&j, ']');
     json_open(&j, "pairs", '[');
-    for (int i = 0; i < r->n_rows; i++) {
+    for (int i = 0; i < r->n_rows; i++)
         json_row(&j, r, &r->rows[i]);
-        counts[r->rows[i].status]++;
-    }
     json_close(&j, ']');
     json_open(&j, "bridges", '[');
     for (int i = 0; i < r->n_bridges; i++)
         json_bridge(&j, r, &r->bridges[i]);
     json_close(&j, ']');
+    count_rows(r, &c);
     json_open(&j, "summary", '{');
-    json_int(&j, "ok", counts[ROW_OK]);
-    json_int(&j, "failed", counts[ROW_FAILED]);
-    json_int(&j, "unsupported", counts[ROW_UNSUPPORTED]);
+    json_counts(&j, NULL, c.all, "ok");
+    json_counts(&j, "paths", c.paths, "ok");
+    json_counts(&j, "semaphores", c.semaphores, "supported");
+    json_counts(&j, "image_ways", c.image_ways, "ok");
+    json_int(&j, "bridges_failed", c.bridges_failed);
     json_close(&j, '}');
     json_close(&j, '}');
-    putchar('\n');
+    fputc('\n', j.out);
 }

@@ -175,10 +175,7 @@ static enum row_status image_live(struct vkctx *ctx, struct cl_env *env, clmem_b
 static struct image_rec *add_image(struct report *r, int bridge, clmem_bridge_path path, VkFormat format)
 {
     struct image_rec *ir;
-    if (r->n_images == r->images_allocated) {
-        r->images_allocated = r->images_allocated ? 2 * r->images_allocated : 16;
-        r->images = xrealloc(r->images, (size_t)r->images_allocated * sizeof *r->images);
-    }
+    r->images = grow_array(r->images, r->n_images, &r->images_allocated, sizeof *r->images);
     ir = &r->images[r->n_images++];
     memset(ir, 0, sizeof *ir);
     ir->bridge = bridge;

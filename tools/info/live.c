@@ -11,10 +11,7 @@
 static struct row *add_row(struct report *r, int bridge, clmem_bridge_path path)
 {
     struct row *row;
-    if (r->n_rows == r->rows_allocated) {
-        r->rows_allocated = r->rows_allocated ? 2 * r->rows_allocated : 16;
-        r->rows = xrealloc(r->rows, (size_t)r->rows_allocated * sizeof *r->rows);
-    }
+    r->rows = grow_array(r->rows, r->n_rows, &r->rows_allocated, sizeof *r->rows);
     row = &r->rows[r->n_rows++];
     memset(row, 0, sizeof *row);
     row->bridge = bridge;
@@ -29,10 +26,7 @@ static struct row *add_row(struct report *r, int bridge, clmem_bridge_path path)
 static int add_bridge(struct report *r, int vk, int cl)
 {
     struct bridge_rec *br;
-    if (r->n_bridges == r->bridges_allocated) {
-        r->bridges_allocated = r->bridges_allocated ? 2 * r->bridges_allocated : 8;
-        r->bridges = xrealloc(r->bridges, (size_t)r->bridges_allocated * sizeof *r->bridges);
-    }
+    r->bridges = grow_array(r->bridges, r->n_bridges, &r->bridges_allocated, sizeof *r->bridges);
     br = &r->bridges[r->n_bridges];
     memset(br, 0, sizeof *br);
     br->vk = vk;

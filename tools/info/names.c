@@ -17,6 +17,14 @@ void *xrealloc(void *p, size_t n)
     return p;
 }
 
+void *grow_array(void *array, int used, int *allocated, size_t element)
+{
+    if (used < *allocated)
+        return array;
+    *allocated = *allocated ? 2 * *allocated : 8;
+    return xrealloc(array, (size_t)*allocated * element);
+}
+
 void format_uuid(const unsigned char u[16], char out[37])
 {
     snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],

@@ -130,9 +130,27 @@ static void print_text_images(const struct report *r, int bridge)
         printf("    [%d] %s\n", k + 1, notes[k]);
 }
 
+static void print_counts(const char *label, const int n[3], const char *ok)
+{
+    printf("  %-12s %d %s, %d failed, %d unsupported\n", label, n[ROW_OK], ok, n[ROW_FAILED], n[ROW_UNSUPPORTED]);
+}
+
+static void print_text_summary(const struct report *r)
+{
+    struct row_counts c;
+    count_rows(r, &c);
+    printf("\nSummary: %d rows checked: %d ok, %d failed, %d unsupported\n",
+           c.all[ROW_OK] + c.all[ROW_FAILED] + c.all[ROW_UNSUPPORTED], c.all[ROW_OK], c.all[ROW_FAILED],
+           c.all[ROW_UNSUPPORTED]);
+    print_counts("paths:", c.paths, "ok");
+    print_counts("semaphores:", c.semaphores, "supported");
+    print_counts("image ways:", c.image_ways, "ok");
+    if (c.bridges_failed)
+        printf("  %-12s %d failed\n", "bridges:", c.bridges_failed);
+}
+
 static void print_text_rows(const struct report *r)
 {
-    int counts[3] = {0, 0, 0};
 
     printf("\nSharing paths, each supported one run live with %zu bytes:\n", r->size);
     for (int i = 0; i < r->n_rows; i++) {
@@ -142,7 +160,6 @@ static void print_text_rows(const struct report *r)
             printf("Vulkan %d (%s) + OpenCL %d.%d (%s) on %s:\n", r->vk[row->vk].index, r->vk[row->vk].name,
                    d->platform, d->index, d->name, r->platforms[d->platform].name);
         print_text_row(row);
-        counts[row->status]++;
         if (i + 1 == r->n_rows || r->rows[i + 1].bridge != row->bridge) {
             print_text_bridge(&r->bridges[row->bridge]);
             print_text_images(r, row->bridge);
@@ -151,8 +168,7 @@ static void print_text_rows(const struct report *r)
     if (r->n_rows == 0)
         printf("  none (%s)\n", r->vk_select_failed ? "CLMEM_VK_DEVICE names no Vulkan device"
                                                     : "no Vulkan and OpenCL device to pair");
-    printf("\nSummary: %d ok, %d failed, %d unsupported\n", counts[ROW_OK], counts[ROW_FAILED],
-           counts[ROW_UNSUPPORTED]);
+    print_text_summary(r);
 }
 
 void print_text(const struct report *r)

@@ -1,0 +1,92 @@
+/* clmem-bench: targets and their verdicts.
+ *
+ * Every target was set on an NVIDIA H200 (with NVIDIA's Vulkan and OpenCL
+ * drivers, on the opaque-fd path), and a verdict against one means
+ * something only there, at the point the target names, from enough
+ * samples. So a target is judged (met, missed, or can't tell when the
+ * samples' interval straddles it) only when all three hold; otherwise its
+ * verdict says which does not:
+ *   not applicable   the run did not reach the target's point (a 2-core
+ *                    machine's threads stop at T = 2, the target is at
+ *                    T = 16);
+ *   too few samples  fewer than MIN_VERDICT_SAMPLES behind the value;
+ *   not judged here  not an H200: the value is printed beside the target
+ *                    as a reference, never as met or missed. */
+#include "bench.h"
+
+#include <math.h>
+
+#define MAX_TARGETS 128
+static struct target targets[MAX_TARGETS];
+static int ntargets;
+
+bool on_target_machine(const struct bench *b)
+{
+    return b->vk_props.vendorID == 0x10de && strstr(b->vk.device_name, "H200") != NULL;
+}
+
+const struct target *record_target(const struct bench *b, const struct target_spec *spec, bool reached,
+                                   const char *not_reached, int samples, double value, enum verdict outcome)
+{
+    struct target *t;
+    if (ntargets == MAX_TARGETS)
+        die("more than %d targets", MAX_TARGETS);
+    t = &targets[ntargets++];
+    snprintf(t->section, sizeof t->section, "%s", spec->section);
+    snprintf(t->measure, sizeof t->measure, "%s", spec->measure);
+    snprintf(t->text, sizeof t->text, "%s", spec->text);
+    t->x = spec->x;
+    t->samples = samples;
+    t->value = reached ? value : NAN;
+    if (!reached) {
+        t->verdict = VERDICT_NOT_REACHED;
+        snprintf(t->why, sizeof t->why, "%s", not_reached);
+    } else if (samples < MIN_VERDICT_SAMPLES) {
+        t->verdict = VERDICT_TOO_FEW;
+        snprintf(t->why, sizeof t->why, "n = %d; a verdict needs %d", samples, MIN_VERDICT_SAMPLES);
+    } else if (!on_target_machine(b)) {
+        t->verdict = VERDICT_ELSEWHERE;
+        snprintf(t->why, sizeof t->why, "set on an NVIDIA H200; this is %s", b->vk.device_name);
+    } else {
+        t->verdict = outcome;
+        t->why[0] = '\0';
+    }
+    return t;
+}
+
+int target_count(void)
+{
+    return ntargets;
+}
+
+const struct target *target_at(int i)
+{
+    return &targets[i];
+}
+
+/* The JSON's word for a verdict. */
+const char *verdict_key(enum verdict v)
+{
+    static const char *const key[] = {"met", "missed", "cant_tell", "too_few_samples", "not_applicable",
+                                      "not_judged_here"};
+    return key[v];
+}
+
+/* The text's: "met", or "too few samples (n = 3; a verdict needs 10)". */
+const char *verdict_text(const struct target *t, char *buf, size_t len)
+{
+    static const char *const word[] = {"met", "missed", "can't tell", "too few samples", "not applicable",
+                                       "not judged here"};
+    if (t->why[0])
+        snprintf(buf, len, "%s (%s)", word[t->verdict], t->why);
+    else
+        snprintf(buf, len, "%s", word[t->verdict]);
+    return buf;
+}
+
+/* The line that follows a table of measures with targets. */
+void print_target_line(const struct target *t)
+{
+    char v[512];
+    printf("  target (H200): %s: %s\n", t->text, verdict_text(t, v, sizeof v));
+}
