@@ -189,8 +189,8 @@ void vk_staging_close(struct vk_staging *s)
     s->ka = NULL;
 }
 
-bool vk_read_back(struct vk_staging *s, clmem_bridge *b, struct vkctx *vk, const struct vk_owned *o,
-                  VkDeviceSize size, char *why, size_t why_len)
+bool vk_read_back(struct vk_staging *s, clmem_bridge *b, struct vkctx *vk, VkBuffer buffer, VkDeviceSize size,
+                  char *why, size_t why_len)
 {
     VkResult r;
 
@@ -198,7 +198,7 @@ bool vk_read_back(struct vk_staging *s, clmem_bridge *b, struct vkctx *vk, const
         snprintf(why, why_len, "reading back through Vulkan failed: mapping the staging buffer failed");
         return false;
     }
-    if ((r = vkctx_copy(vk, o->buffer, s->o.buffer, size)) != VK_SUCCESS) {
+    if ((r = vkctx_copy(vk, buffer, s->o.buffer, size)) != VK_SUCCESS) {
         snprintf(why, why_len, "reading back through Vulkan failed: VkResult %d", r);
         return false;
     }
@@ -260,7 +260,7 @@ static bool vulkan_sees(clmem_bridge *b, struct vkctx *vk, struct vk_owned *o, V
                         VkDeviceSize offset, VkDeviceSize size, uint32_t value, char *why, size_t why_len)
 {
     struct vk_staging staging;
-    bool good = vk_read_back(&staging, b, vk, o, alloc_size, why, why_len);
+    bool good = vk_read_back(&staging, b, vk, o->buffer, alloc_size, why, why_len);
     const uint32_t *words = staging.data;
 
     for (VkDeviceSize i = 0; good && i < alloc_size / 4; i++) {

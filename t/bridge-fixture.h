@@ -108,11 +108,11 @@ struct vk_staging {
 bool vk_staging_open(struct vk_staging *s, clmem_bridge *b, struct vkctx *vk, VkDeviceSize size);
 void vk_staging_close(struct vk_staging *s);
 
-/* Vulkan's view of the first `size` bytes of o's buffer: copied by Vulkan
+/* Vulkan's view of the first `size` bytes of `buffer`: copied by Vulkan
  * into a staging buffer this opens, to read at s->data and then close.
  * False, with why, when the copy or the mapping failed. */
-bool vk_read_back(struct vk_staging *s, clmem_bridge *b, struct vkctx *vk, const struct vk_owned *o,
-                  VkDeviceSize size, char *why, size_t why_len);
+bool vk_read_back(struct vk_staging *s, clmem_bridge *b, struct vkctx *vk, VkBuffer buffer, VkDeviceSize size,
+                  char *why, size_t why_len);
 
 /* The properties and export types a path's buffer is made with. */
 VkMemoryPropertyFlags path_memory_props(clmem_bridge_path path);

@@ -47,7 +47,7 @@ static bool vulkan_sees_rows(clmem_bridge *b, struct vkctx *vk, struct vk_owned 
                              char *why, size_t why_len)
 {
     struct vk_staging staging;
-    bool good = vk_read_back(&staging, b, vk, o, alloc_size, why, why_len);
+    bool good = vk_read_back(&staging, b, vk, o->buffer, alloc_size, why, why_len);
     const uint32_t *words = staging.data;
 
     for (VkDeviceSize i = 0; good && i < alloc_size / 4; i++) {
