@@ -205,6 +205,20 @@ bool vk_read_back(struct vk_staging *s, clmem_bridge *b, struct vkctx *vk, VkBuf
     return true;
 }
 
+void vk_buffer_barrier(VkCommandBuffer cb, VkBuffer buf, uint32_t src_family, uint32_t dst_family, VkAccessFlags src,
+                       VkAccessFlags dst)
+{
+    VkBufferMemoryBarrier bb = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+                                .srcAccessMask = src,
+                                .dstAccessMask = dst,
+                                .srcQueueFamilyIndex = src_family,
+                                .dstQueueFamilyIndex = dst_family,
+                                .buffer = buf,
+                                .size = VK_WHOLE_SIZE};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 1,
+                         &bb, 0, NULL);
+}
+
 VkMemoryPropertyFlags path_memory_props(clmem_bridge_path path)
 {
     /* BEST gets memory every path can take: host-visible and exportable. */

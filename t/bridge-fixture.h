@@ -114,6 +114,12 @@ void vk_staging_close(struct vk_staging *s);
 bool vk_read_back(struct vk_staging *s, clmem_bridge *b, struct vkctx *vk, VkBuffer buffer, VkDeviceSize size,
                   char *why, size_t why_len);
 
+/* Records a barrier on the whole of buf between all commands, with the
+ * queue-family transfer from src_family to dst_family (both
+ * VK_QUEUE_FAMILY_IGNORED for none). */
+void vk_buffer_barrier(VkCommandBuffer cb, VkBuffer buf, uint32_t src_family, uint32_t dst_family, VkAccessFlags src,
+                       VkAccessFlags dst);
+
 /* The properties and export types a path's buffer is made with. */
 VkMemoryPropertyFlags path_memory_props(clmem_bridge_path path);
 VkExternalMemoryHandleTypeFlags path_export_types(const struct vkctx *vk, clmem_bridge_path path);
