@@ -2,9 +2,9 @@
  * (of buffers, and of images: plane buffers, image views, optimal-tiling
  * images), handles for more queues, handoff (of one handle, and of many
  * at once), teardown, semaphores, the frame ring and Vulkan buffer and
- * image helpers is made to fail at every pass a sequence
- * of calls makes through it, and each failure must be reported as
- * documented and lose nothing.
+ * image helpers is made to fail at every pass a sequence of calls makes
+ * through it, and each failure must be reported as documented and lose
+ * nothing.
  *
  * The test is three files: this driver; t/fault-cases.c, the table of
  * cases (a point, a sequence of calls that reaches it, the status and the
@@ -32,15 +32,15 @@
  *         the test dropped its bridge reference: the fd count and the
  *         context's and the three queues' OpenCL reference counts are as
  *         before the run's bridge was made, host-mapped memory is no longer
- *         mapped, the validation layer saw no new error, every Vulkan keepalive an
- *         import was given (a probe anchor of its own per import call) has
- *         run its release exactly once, and only after OpenCL destroyed the
- *         cl_mem the import made, and the caller's anchor on the Vulkan
- *         memory runs its release at once, exactly once, when the caller
- *         drops its reference (the bridge kept none), and so does the
- *         caller's anchor on the semaphores (no ring or semaphore still
- *         holds one: a failed ring creation let go of the frames, the
- *         semaphores, the queue and the bridge);
+ *         mapped, the validation layer saw no new error, every Vulkan
+ *         keepalive an import was given (a probe anchor of its own per
+ *         import call) has run its release exactly once, and only after
+ *         OpenCL destroyed the cl_mem the import made, and the caller's
+ *         anchor on the Vulkan memory runs its release at once, exactly
+ *         once, when the caller drops its reference (the bridge kept none),
+ *         and so does the caller's anchor on the semaphores (no ring or
+ *         semaphore still holds one: a failed ring creation let go of the
+ *         frames, the semaphores, the queue and the bridge);
  *       - the library still works (the retry, or the next call).
  *
  * Each run makes a bridge of its own (import cache on) and drops it at
