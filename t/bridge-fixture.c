@@ -54,6 +54,31 @@ clmem_bridge_path bridge_test_path(const clmem_bridge *b)
                                                                 : CLMEM_BRIDGE_PATH_HOST_MAPPED;
 }
 
+void bridge_test_open(struct bridge_test *t, const char *name, unsigned watchdog_seconds)
+{
+    if (watchdog_seconds)
+        tap_watchdog(name, watchdog_seconds);
+    bridge_open_vulkan(&t->vk);
+    cl_fixture_open_paired(&t->f, &t->vk);
+    t->b = bridge_open(&t->vk, &t->f, 0);
+    t->path = bridge_test_path(t->b);
+    tap_diag("Vulkan %s, OpenCL %s (%s); path %s%s", t->vk.device_name, t->f.device_name, t->f.platform_name,
+             clmem_bridge_path_name(t->path),
+             t->path == CLMEM_BRIDGE_PATH_OPAQUE_FD ? "" : " (the bridge reports no opaque-fd import here)");
+}
+
+void bridge_test_close(struct bridge_test *t)
+{
+    tap_is_int(clmem_bridge_finish(t->b, 0), CLMEM_OK, "nothing of the bridge holds Vulkan memory at the end");
+    clmem_bridge_unref(t->b);
+    t->b = NULL;
+    cl_fixture_expect_no_leaks(&t->f); /* teardown threads may still be letting go: it waits up to 2 s */
+    cl_fixture_close(&t->f);
+    tap_is_int(vkctx_validation_errors(), 0, "the Vulkan validation layer reported no error%s",
+               t->vk.validation ? "" : " (layer not installed: nothing counted)");
+    vkctx_close(&t->vk);
+}
+
 clmem_status bridge_settle(clmem_bridge *b)
 {
     /* 10 s; 120 s in an instrumented run (tap.h), where valgrind runs
@@ -145,6 +170,55 @@ clmem_keepalive *vk_owned_new(struct vk_owned *o, clmem_bridge *b, struct vkctx 
     return ka;
 }
 
+bool vk_staging_open(struct vk_staging *s, clmem_bridge *b, struct vkctx *vk, VkDeviceSize size)
+{
+    s->ka = vk_owned_new(&s->o, b, vk, size, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                         0);
+    s->data = NULL;
+    if (vkMapMemory(vk->device, s->o.memory.memory, 0, VK_WHOLE_SIZE, 0, &s->data) != VK_SUCCESS)
+        s->data = NULL;
+    return s->data != NULL;
+}
+
+void vk_staging_close(struct vk_staging *s)
+{
+    if (s->data)
+        vkUnmapMemory(s->o.vk->device, s->o.memory.memory);
+    s->data = NULL;
+    clmem_keepalive_unref(s->ka); /* never imported: frees the buffer here */
+    s->ka = NULL;
+}
+
+bool vk_read_back(struct vk_staging *s, clmem_bridge *b, struct vkctx *vk, VkBuffer buffer, VkDeviceSize size,
+                  char *why, size_t why_len)
+{
+    VkResult r;
+
+    if (!vk_staging_open(s, b, vk, size)) {
+        snprintf(why, why_len, "reading back through Vulkan failed: mapping the staging buffer failed");
+        return false;
+    }
+    if ((r = vkctx_copy(vk, buffer, s->o.buffer, size)) != VK_SUCCESS) {
+        snprintf(why, why_len, "reading back through Vulkan failed: VkResult %d", r);
+        return false;
+    }
+    return true;
+}
+
+void vk_buffer_barrier(VkCommandBuffer cb, VkBuffer buf, uint32_t src_family, uint32_t dst_family, VkAccessFlags src,
+                       VkAccessFlags dst)
+{
+    VkBufferMemoryBarrier bb = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+                                .srcAccessMask = src,
+                                .dstAccessMask = dst,
+                                .srcQueueFamilyIndex = src_family,
+                                .dstQueueFamilyIndex = dst_family,
+                                .buffer = buf,
+                                .size = VK_WHOLE_SIZE};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 1,
+                         &bb, 0, NULL);
+}
+
 VkMemoryPropertyFlags path_memory_props(clmem_bridge_path path)
 {
     /* BEST gets memory every path can take: host-visible and exportable. */
@@ -199,19 +273,10 @@ cl_int run_xform(struct cl_fixture *f, cl_kernel k, cl_mem mem, size_t words)
 static bool vulkan_sees(clmem_bridge *b, struct vkctx *vk, struct vk_owned *o, VkDeviceSize alloc_size,
                         VkDeviceSize offset, VkDeviceSize size, uint32_t value, char *why, size_t why_len)
 {
-    struct vk_owned staging;
-    clmem_keepalive *ka = vk_owned_new(&staging, b, vk, alloc_size,
-                                       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
-    uint32_t *words = NULL;
-    bool good = true;
-    VkResult r = vkctx_copy(vk, o->buffer, staging.buffer, alloc_size);
+    struct vk_staging staging;
+    bool good = vk_read_back(&staging, b, vk, o->buffer, alloc_size, why, why_len);
+    const uint32_t *words = staging.data;
 
-    if (r == VK_SUCCESS)
-        r = vkMapMemory(vk->device, staging.memory.memory, 0, VK_WHOLE_SIZE, 0, (void **)&words);
-    if (r != VK_SUCCESS) {
-        snprintf(why, why_len, "reading back through Vulkan failed: VkResult %d", r);
-        good = false;
-    }
     for (VkDeviceSize i = 0; good && i < alloc_size / 4; i++) {
         bool inside = i * 4 >= offset && i * 4 < offset + size;
         uint32_t want = inside ? value * 3u + 1u : value;
@@ -221,9 +286,7 @@ static bool vulkan_sees(clmem_bridge *b, struct vkctx *vk, struct vk_owned *o, V
             good = false;
         }
     }
-    if (words)
-        vkUnmapMemory(vk->device, staging.memory.memory);
-    clmem_keepalive_unref(ka); /* never imported: frees the staging buffer here */
+    vk_staging_close(&staging);
     return good;
 }
 

@@ -1,6 +1,18 @@
 /* Fixture for the bridge tests: a Vulkan context (vkctx/vkctx.h), a
  * Vulkan anchor that really frees its buffer and memory and records when,
- * an event-order log, and the round trip every path is tested with. */
+ * an event-order log, and the round trip every path is tested with.
+ *
+ * How t/ is laid out (libevdev's model): one test program per area of the
+ * library, t/<area>.c (t/bridge-image-errors.c, t/bridge-ring.c, ...),
+ * each a main() that calls its area's checks in turn, and shared fixtures
+ * for everything two programs need: this file (a Vulkan context, OpenCL
+ * on the paired device, a bridge, a test's start and end, Vulkan buffers
+ * owned by anchors, read-backs), t/cl-fixture.[ch] (OpenCL alone),
+ * t/image-fixture.[ch] (images), t/ring-fixture.[ch] (frame rings),
+ * t/consumer-fixture.[ch] (other libraries on handles), t/fd-count.h and
+ * t/tap.h. A program too large to read in one sitting is split by topic
+ * into programs of its own (t/bridge-image-*.c), or into a driver, a table
+ * of cases and the table's interpreter (t/fault-*.c). */
 #ifndef CLMEM_BRIDGE_FIXTURE_H
 #define CLMEM_BRIDGE_FIXTURE_H
 #include "cl-fixture.h"
@@ -30,6 +42,27 @@ clmem_bridge *bridge_open_with(struct vkctx *vk, struct cl_fixture *f, uint32_t 
 /* The path a test exercises on b: opaque fd where the bridge offers it (the
  * GPU machine), else host-mapped (the CPU machines). */
 clmem_bridge_path bridge_test_path(const clmem_bridge *b);
+
+/* What a test of one bridge starts from. */
+struct bridge_test {
+    struct vkctx vk;
+    struct cl_fixture f; /* on the OpenCL device paired with vk (cl_fixture_open_paired) */
+    clmem_bridge *b;     /* bridge_open(&vk, &f, 0): the test owns the one reference */
+    clmem_bridge_path path; /* bridge_test_path(b) */
+};
+
+/* The start every such test shares: a watchdog named `name` (none when
+ * watchdog_seconds is 0), the Vulkan context (or a skip of the whole
+ * program, before any test point), OpenCL on the paired device, the bridge
+ * and its path, named in one diagnostic line. */
+void bridge_test_open(struct bridge_test *t, const char *name, unsigned watchdog_seconds);
+
+/* Its end, four TAP points: clmem_bridge_finish(b, 0) -> CLMEM_OK (nothing
+ * of the bridge holds Vulkan memory any more), then with the bridge's last
+ * reference gone cl_fixture_expect_no_leaks (two points), and no error
+ * from the validation layer; then the contexts are closed. The caller
+ * releases its own OpenCL objects (kernels, queues) first. */
+void bridge_test_close(struct bridge_test *t);
 
 /* clmem_bridge_finish(b, 10 s): what a test calls where it used to expect
  * the Vulkan anchor to drop inside the last clmem_handle_unref. Returns its
@@ -62,6 +95,30 @@ struct vk_owned {
  * the caller owns one reference on the returned anchor. */
 clmem_keepalive *vk_owned_new(struct vk_owned *o, clmem_bridge *b, struct vkctx *vk, VkDeviceSize size,
                               VkMemoryPropertyFlags props, VkExternalMemoryHandleTypeFlags export_types);
+
+/* A host-visible, host-coherent Vulkan buffer of `size` bytes on b's
+ * device, mapped at `data`, for the tests' own uploads and read-backs. It
+ * is never imported, so closing it frees it at once. Opening returns false
+ * (data NULL) only when the mapping failed; close it all the same. */
+struct vk_staging {
+    struct vk_owned o;
+    clmem_keepalive *ka;
+    void *data;
+};
+bool vk_staging_open(struct vk_staging *s, clmem_bridge *b, struct vkctx *vk, VkDeviceSize size);
+void vk_staging_close(struct vk_staging *s);
+
+/* Vulkan's view of the first `size` bytes of `buffer`: copied by Vulkan
+ * into a staging buffer this opens, to read at s->data and then close.
+ * False, with why, when the copy or the mapping failed. */
+bool vk_read_back(struct vk_staging *s, clmem_bridge *b, struct vkctx *vk, VkBuffer buffer, VkDeviceSize size,
+                  char *why, size_t why_len);
+
+/* Records a barrier on the whole of buf between all commands, with the
+ * queue-family transfer from src_family to dst_family (both
+ * VK_QUEUE_FAMILY_IGNORED for none). */
+void vk_buffer_barrier(VkCommandBuffer cb, VkBuffer buf, uint32_t src_family, uint32_t dst_family, VkAccessFlags src,
+                       VkAccessFlags dst);
 
 /* The properties and export types a path's buffer is made with. */
 VkMemoryPropertyFlags path_memory_props(clmem_bridge_path path);

@@ -304,39 +304,22 @@ static void lifetime_case(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *
 
 int main(void)
 {
-    struct vkctx vk;
-    struct cl_fixture f;
-    clmem_bridge *b;
-    clmem_bridge_path path;
+    struct bridge_test t;
     cl_kernel k;
     cl_uint n;
     double ms;
 
-    tap_watchdog("bridge-lifetime", 300);
-    bridge_open_vulkan(&vk);
-    cl_fixture_open_paired(&f, &vk);
-    b = bridge_open(&vk, &f, 0);
-    path = bridge_test_path(b);
-    tap_diag("Vulkan %s, OpenCL %s (%s); path %s%s", vk.device_name, f.device_name, f.platform_name,
-             clmem_bridge_path_name(path),
-             path == CLMEM_BRIDGE_PATH_OPAQUE_FD ? "" : " (the bridge reports no opaque-fd import here)");
-
-    k = cl_fixture_kernel(&f, spin_source, "spin");
-    n = calibrate(&f, k, &ms);
+    bridge_test_open(&t, "bridge-lifetime", 300);
+    k = cl_fixture_kernel(&t.f, spin_source, "spin");
+    n = calibrate(&t.f, k, &ms);
     tap_ok(ms >= 50.0, "the spin kernel runs at least 50 ms: %u iterations took %.1f ms", n, ms);
 
-    lifetime_case(b, &vk, &f, k, n, ms, path, -1, false);
-    lifetime_case(b, &vk, &f, k, n, ms, path, 100, false);
-    lifetime_case(b, &vk, &f, k, n, ms, path, 3000, false);
-    lifetime_case(b, &vk, &f, k, n, ms, path, -1, true);
+    lifetime_case(t.b, &t.vk, &t.f, k, n, ms, t.path, -1, false);
+    lifetime_case(t.b, &t.vk, &t.f, k, n, ms, t.path, 100, false);
+    lifetime_case(t.b, &t.vk, &t.f, k, n, ms, t.path, 3000, false);
+    lifetime_case(t.b, &t.vk, &t.f, k, n, ms, t.path, -1, true);
 
-    tap_is_int(clmem_bridge_finish(b, 0), CLMEM_OK, "nothing of the bridge holds Vulkan memory at the end");
-    clmem_bridge_unref(b);
     clReleaseKernel(k);
-    cl_fixture_expect_no_leaks(&f); /* teardown threads may still be letting go: it waits up to 2 s */
-    cl_fixture_close(&f);
-    tap_is_int(vkctx_validation_errors(), 0, "the Vulkan validation layer reported no error%s",
-               vk.validation ? "" : " (layer not installed: nothing counted)");
-    vkctx_close(&vk);
+    bridge_test_close(&t);
     return tap_done();
 }

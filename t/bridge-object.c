@@ -24,21 +24,11 @@ static const uint64_t MS = 1000000; /* nanoseconds */
  * run (tap.h), where valgrind runs PoCL's kernels 50 times slower. */
 #define SETTLE (tap_time_bound_ms(10000.0, 120000.0) * (double)MS)
 
-
-
-
-static cl_uint context_refcount(cl_context c)
-{
-    cl_uint n = 0;
-    clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
-    return n;
-}
-
 /* The bridge let go of what it held in f's context once its last reference
  * went; teardown threads may still be letting go, so wait up to 2 s. */
 static void expect_context_settles(struct cl_fixture *f)
 {
-    for (int i = 0; i < 200 && (context_refcount(f->context) != 2 || cl_queue_refcount(f->queue) != 1); i++)
+    for (int i = 0; i < 200 && (cl_context_refcount(f->context) != 2 || cl_queue_refcount(f->queue) != 1); i++)
         usleep(10000);
     cl_fixture_expect_no_leaks(f);
 }
@@ -99,13 +89,13 @@ struct bad_case {
 static void bad_info_case(struct cl_fixture *f, const struct bad_case *c)
 {
     clmem_bridge *out = (clmem_bridge *)&out; /* not NULL: the call must clear it */
-    cl_uint before = context_refcount(f->context), after;
+    cl_uint before = cl_context_refcount(f->context), after;
     char msg[1024] = "";
     clmem_status s = clmem_bridge_create(c->null_info ? NULL : &c->info, c->null_out ? NULL : &out);
     bool recorded = clmem_error_status() == s;
 
     message_copy(msg, sizeof msg);
-    after = context_refcount(f->context);
+    after = cl_context_refcount(f->context);
     if (s == CLMEM_OK && !c->null_out && out) /* a wrong success: do not leak it */
         clmem_bridge_unref(out);
     tap_ok(s == c->want && (c->null_out || out == NULL) && after == before && recorded,
@@ -119,7 +109,7 @@ static void bad_info(struct vkctx *vk, struct cl_fixture *f)
 {
     struct bad_case c;
     clmem_bridge *b = NULL;
-    cl_uint before = context_refcount(f->context);
+    cl_uint before = cl_context_refcount(f->context);
     clmem_bridge_info good = info_for(vk, f);
     clmem_status s;
     cl_platform_id platforms[16];
@@ -132,10 +122,10 @@ static void bad_info(struct vkctx *vk, struct cl_fixture *f)
     tap_ok(s == CLMEM_OK && b && clmem_bridge_context(b) == f->context && clmem_bridge_vk_device(b) == vk->device,
            "create with a good info -> CLMEM_OK, the bridge's context and device (%s)",
            s ? clmem_error_message() : "ok");
-    tap_ok(context_refcount(f->context) == before + 1, "the bridge retains the context (%u -> %u)", before,
-           context_refcount(f->context));
+    tap_ok(cl_context_refcount(f->context) == before + 1, "the bridge retains the context (%u -> %u)", before,
+           cl_context_refcount(f->context));
     clmem_bridge_unref(b);
-    tap_is_int(context_refcount(f->context), before, "its last unref releases the context");
+    tap_is_int(cl_context_refcount(f->context), before, "its last unref releases the context");
 
 #define CASE(desc, want_status, edit)                                                                         \
     do {                                                                                                      \
@@ -714,37 +704,21 @@ static void mismatch(struct vkctx *vk)
 
 int main(void)
 {
-    struct vkctx vk;
-    struct cl_fixture f;
-    clmem_bridge *b;
-    clmem_bridge_path path;
+    struct bridge_test t;
     cl_kernel k;
 
-    tap_watchdog("bridge-object", 300);
-    bridge_open_vulkan(&vk);
-    cl_fixture_open_paired(&f, &vk);
-    b = bridge_open(&vk, &f, 0);
-    path = bridge_test_path(b);
-    tap_diag("Vulkan %s, OpenCL %s (%s); path %s%s", vk.device_name, f.device_name, f.platform_name,
-             clmem_bridge_path_name(path),
-             path == CLMEM_BRIDGE_PATH_OPAQUE_FD ? "" : " (the bridge reports no opaque-fd import here)");
-    k = xform_kernel(&f);
+    bridge_test_open(&t, "bridge-object", 300);
+    k = xform_kernel(&t.f);
 
-    bad_info(&vk, &f);
-    finish_in_use(b, &vk, &f, path);
-    finish_semaphore(b, &vk);
-    finish_timeout(b, &vk, &f, k, path);
-    two_bridges(b, &vk, &f, path);
-    own_loader(&vk, &f, k, path);
-    mismatch(&vk);
+    bad_info(&t.vk, &t.f);
+    finish_in_use(t.b, &t.vk, &t.f, t.path);
+    finish_semaphore(t.b, &t.vk);
+    finish_timeout(t.b, &t.vk, &t.f, k, t.path);
+    two_bridges(t.b, &t.vk, &t.f, t.path);
+    own_loader(&t.vk, &t.f, k, t.path);
+    mismatch(&t.vk);
 
-    tap_is_int(clmem_bridge_finish(b, 0), CLMEM_OK, "nothing of the bridge holds Vulkan memory at the end");
-    clmem_bridge_unref(b);
     clReleaseKernel(k);
-    expect_context_settles(&f);
-    cl_fixture_close(&f);
-    tap_is_int(vkctx_validation_errors(), 0, "the Vulkan validation layer reported no error%s",
-               vk.validation ? "" : " (layer not installed: nothing counted)");
-    vkctx_close(&vk);
+    bridge_test_close(&t);
     return tap_done();
 }

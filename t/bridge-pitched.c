@@ -46,19 +46,10 @@ static bool vulkan_sees_rows(clmem_bridge *b, struct vkctx *vk, struct vk_owned 
                              VkDeviceSize offset, uint32_t pitch, uint32_t cols, uint32_t rows, uint32_t value,
                              char *why, size_t why_len)
 {
-    struct vk_owned staging;
-    clmem_keepalive *ka = vk_owned_new(&staging, b, vk, alloc_size,
-                                       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
-    uint32_t *words = NULL;
-    bool good = true;
-    VkResult r = vkctx_copy(vk, o->buffer, staging.buffer, alloc_size);
+    struct vk_staging staging;
+    bool good = vk_read_back(&staging, b, vk, o->buffer, alloc_size, why, why_len);
+    const uint32_t *words = staging.data;
 
-    if (r == VK_SUCCESS)
-        r = vkMapMemory(vk->device, staging.memory.memory, 0, VK_WHOLE_SIZE, 0, (void **)&words);
-    if (r != VK_SUCCESS) {
-        snprintf(why, why_len, "reading back through Vulkan failed: VkResult %d", r);
-        good = false;
-    }
     for (VkDeviceSize i = 0; good && i < alloc_size / 4; i++) {
         VkDeviceSize byte = i * 4;
         bool written = false;
@@ -73,9 +64,7 @@ static bool vulkan_sees_rows(clmem_bridge *b, struct vkctx *vk, struct vk_owned 
             good = false;
         }
     }
-    if (words)
-        vkUnmapMemory(vk->device, staging.memory.memory);
-    clmem_keepalive_unref(ka);
+    vk_staging_close(&staging);
     return good;
 }
 
@@ -238,36 +227,23 @@ static void bad_input(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, c
 
 int main(void)
 {
-    struct vkctx vk;
-    struct cl_fixture f;
-    clmem_bridge *b;
-    clmem_bridge_path path;
+    struct bridge_test t;
     cl_kernel k;
     cl_uint align_bits = 0;
 
-    tap_watchdog("bridge-pitched", 300);
-    bridge_open_vulkan(&vk);
-    cl_fixture_open_paired(&f, &vk);
-    b = bridge_open(&vk, &f, 0);
-    path = bridge_test_path(b);
-    tap_diag("Vulkan %s, OpenCL %s (%s); path %s", vk.device_name, f.device_name, f.platform_name,
-             clmem_bridge_path_name(path));
-    clGetDeviceInfo(f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
-    k = cl_fixture_kernel(&f, pitched_source, "pitched");
+    bridge_test_open(&t, "bridge-pitched", 300);
+    clGetDeviceInfo(t.f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
+    k = cl_fixture_kernel(&t.f, pitched_source, "pitched");
 
-    bad_input(b, &vk, &f, path);
+    bad_input(t.b, &t.vk, &t.f, t.path);
     /* A 100 x 60 float matrix whose rows are padded to 512 bytes, at the
      * allocation's start, and then at a sub-buffer origin. */
-    pitched_round_trip(b, &vk, &f, k, path, 0, 512, 60, 100);
-    pitched_round_trip(b, &vk, &f, k, path, align_bits / 8 > 4096 ? align_bits / 8 : 4096, 512, 60, 100);
+    pitched_round_trip(t.b, &t.vk, &t.f, k, t.path, 0, 512, 60, 100);
+    pitched_round_trip(t.b, &t.vk, &t.f, k, t.path, align_bits / 8 > 4096 ? align_bits / 8 : 4096, 512, 60, 100);
     /* A pitch equal to the packed width is a pitch too. */
-    pitched_round_trip(b, &vk, &f, k, path, 0, 240, 60, 33);
+    pitched_round_trip(t.b, &t.vk, &t.f, k, t.path, 0, 240, 60, 33);
 
     clReleaseKernel(k);
-    tap_ok(clmem_bridge_finish(b, 0) == CLMEM_OK, "the bridge has nothing left at the end");
-    clmem_bridge_unref(b);
-    cl_fixture_expect_no_leaks(&f);
-    cl_fixture_close(&f);
-    vkctx_close(&vk);
+    bridge_test_close(&t);
     return tap_done();
 }

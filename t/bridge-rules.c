@@ -756,34 +756,27 @@ static void check_consumer_view(clmem_bridge *b, struct vkctx *vk, struct cl_fix
 
 int main(void)
 {
-    struct vkctx vk;
-    struct cl_fixture f, other;
-    clmem_bridge *b;
-    clmem_bridge_path path;
+    struct bridge_test t;
+    struct cl_fixture other;
 
-    tap_watchdog("bridge-rules", 300);
-    bridge_open_vulkan(&vk);
-    cl_fixture_open_paired(&f, &vk);
-    cl_fixture_open_on(&other, f.platform, f.device);
-    b = bridge_open(&vk, &f, 0);
-    path = bridge_test_path(b);
-    tap_diag("the %s path, on %s", clmem_bridge_path_name(path), f.device_name);
+    bridge_test_open(&t, "bridge-rules", 300);
+    cl_fixture_open_on(&other, t.f.platform, t.f.device);
 
-    check_finish_null_keepalive(b, &vk, &f, path);
-    check_keepalive_callback(b, &vk, &f, path);
-    check_cache_hit_keepalive(b, &vk, &f, path);
-    check_aliases(b, &vk, &f, path);
-    check_error_order(b, &vk, &f, &other, path);
-    check_null_arguments(b, &vk, &f, path);
-    check_versioned(&vk, &f, b);
-    check_odd_420(b, &vk, &f, path);
-    check_consumer_view(b, &vk, &f, path);
+    check_finish_null_keepalive(t.b, &t.vk, &t.f, t.path);
+    check_keepalive_callback(t.b, &t.vk, &t.f, t.path);
+    check_cache_hit_keepalive(t.b, &t.vk, &t.f, t.path);
+    check_aliases(t.b, &t.vk, &t.f, t.path);
+    check_error_order(t.b, &t.vk, &t.f, &other, t.path);
+    check_null_arguments(t.b, &t.vk, &t.f, t.path);
+    check_versioned(&t.vk, &t.f, t.b);
+    check_odd_420(t.b, &t.vk, &t.f, t.path);
+    check_consumer_view(t.b, &t.vk, &t.f, t.path);
 
-    tap_ok(bridge_settle(b) == CLMEM_OK, "finish at the end -> CLMEM_OK (%s)", clmem_error_message());
-    clmem_bridge_unref(b);
+    tap_ok(bridge_settle(t.b) == CLMEM_OK, "finish at the end -> CLMEM_OK (%s)", clmem_error_message());
+    clmem_bridge_unref(t.b);
     cl_fixture_close(&other);
-    cl_fixture_expect_no_leaks(&f);
-    cl_fixture_close(&f);
-    vkctx_close(&vk);
+    cl_fixture_expect_no_leaks(&t.f);
+    cl_fixture_close(&t.f);
+    vkctx_close(&t.vk);
     return tap_done();
 }

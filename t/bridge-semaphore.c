@@ -60,15 +60,8 @@ static clmem_keepalive *semaphore_anchor(struct vkctx *vk, VkSemaphore s)
 
 static void buffer_barrier(VkCommandBuffer cb, VkBuffer b, uint32_t src_family, uint32_t dst_family)
 {
-    VkBufferMemoryBarrier bb = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
-                                .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                                .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                                .srcQueueFamilyIndex = src_family,
-                                .dstQueueFamilyIndex = dst_family,
-                                .buffer = b,
-                                .size = VK_WHOLE_SIZE};
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 1,
-                         &bb, 0, NULL);
+    vk_buffer_barrier(cb, b, src_family, dst_family, VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
 }
 
 /* Iteration i's Vulkan work: log shared[0] into log[i], then shared[0] = i.

@@ -32,22 +32,6 @@
 
 #define ALLOC_SIZE (64 * 1024)
 
-static cl_uint context_refs(cl_context c)
-{
-    cl_uint n = 0;
-    clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
-    return n;
-}
-
-/* The context's count once it came back to want (PoCL drops the references
- * its commands held on a driver thread, a little late), or after two
- * seconds, whatever it is then. */
-static cl_uint context_refs_settled(cl_context c, cl_uint want)
-{
-    for (int ms = 0; ms < 2000 && context_refs(c) != want; ms++)
-        usleep(1000);
-    return context_refs(c);
-}
 
 /* PoCL lets go of its own references on the queue and the context (held by
  * its commands and events, which a driver thread cleans up) a little after
@@ -56,7 +40,7 @@ static cl_uint context_refs_settled(cl_context c, cl_uint want)
 static bool refs_settle(struct cl_fixture *f, cl_uint ctx_want, cl_uint queue_want)
 {
     for (int ms = 0; ms < 2000; ms++) {
-        if (context_refs(f->context) == ctx_want && cl_queue_refcount(f->queue) == queue_want)
+        if (cl_context_refcount(f->context) == ctx_want && cl_queue_refcount(f->queue) == queue_want)
             return true;
         usleep(1000);
     }
@@ -108,7 +92,7 @@ static void stress(struct vkctx *vk, struct cl_fixture *f, clmem_bridge_path pat
 
     tap_diag("path: %s on %s", clmem_bridge_path_name(path), f->device_name);
     clGetDeviceInfo(f->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
-    ctx_no_bridge = context_refs(f->context);
+    ctx_no_bridge = cl_context_refcount(f->context);
     b = bridge_open(vk, f, CLMEM_BRIDGE_NO_IMPORT_CACHE);
     ka = vk_owned_new(&o, b, vk, ALLOC_SIZE, path_memory_props(path), path_export_types(vk, path));
     /* Warm-up: the drivers' first-use fds and caches are not leaks. */
@@ -121,7 +105,7 @@ static void stress(struct vkctx *vk, struct cl_fixture *f, clmem_bridge_path pat
     clFinish(f->queue);
     usleep(100000); /* let the driver's own references go (see refs_settle) */
     fds_before = fd_count();
-    ctx_before = context_refs(f->context);
+    ctx_before = cl_context_refcount(f->context);
     queue_before = cl_queue_refcount(f->queue);
     heap_before = mallinfo2().uordblks;
 
@@ -162,7 +146,7 @@ static void stress(struct vkctx *vk, struct cl_fixture *f, clmem_bridge_path pat
         tap_diag("the fd count first differed after %d cycles", first_fd_leak);
     tap_ok(refs_settle(f, ctx_before, queue_before) && first_ref_leak < 0,
            "no OpenCL object leaked: context references %u (%u before), queue references %u (%u before)",
-           context_refs(f->context), ctx_before, cl_queue_refcount(f->queue), queue_before);
+           cl_context_refcount(f->context), ctx_before, cl_queue_refcount(f->queue), queue_before);
     if (first_ref_leak >= 0)
         tap_diag("the reference counts first differed after %d cycles", first_ref_leak);
     if (heap_before == 0 && heap_after == 0)
@@ -191,7 +175,7 @@ static void stress(struct vkctx *vk, struct cl_fixture *f, clmem_bridge_path pat
     tap_is_int(atomic_load(&o.released), 1,
                "and released exactly once, at once, when the caller let go: every import's record was freed");
     clmem_bridge_unref(b); /* the anchor's release dropped its own reference */
-    tap_is_int(context_refs_settled(f->context, ctx_no_bridge), ctx_no_bridge,
+    tap_is_int(cl_context_refs_settled(f->context, ctx_no_bridge), ctx_no_bridge,
                "the last bridge reference released the context: its reference count is as before the bridge");
 }
 

@@ -369,22 +369,6 @@ static const char *disjoint_slices(clmem_bridge *b, struct cl_fixture *f, struct
     return why;
 }
 
-static cl_uint context_refs(cl_context c)
-{
-    cl_uint n = 0;
-    clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
-    return n;
-}
-
-/* The context's count once it came back to want (PoCL drops the references
- * its commands held on a driver thread, a little late), or after two
- * seconds, whatever it is then. */
-static cl_uint context_refs_settled(cl_context c, cl_uint want)
-{
-    for (int ms = 0; ms < 2000 && context_refs(c) != want; ms++)
-        usleep(1000);
-    return context_refs(c);
-}
 
 /* The counts a phase must leave as it found them. */
 struct baseline {
@@ -397,7 +381,7 @@ static void take_baseline(struct baseline *bl, struct cl_fixture *f, const struc
     clFinish(f->queue);
     usleep(100000); /* let the driver's own references go */
     bl->fds = fd_count();
-    bl->context_refs = context_refs(f->context);
+    bl->context_refs = cl_context_refcount(f->context);
     bl->main_queue_refs = cl_queue_refcount(f->queue);
     for (int i = 0; i < NTHREADS; i++)
         bl->queue_refs[i] = cl_queue_refcount(workers[i].queue);
@@ -412,7 +396,8 @@ static const char *leaks(const struct baseline *bl, struct cl_fixture *f, const 
     bool same = false;
 
     for (int ms = 0; ms < 2000 && !same; ms++) {
-        same = context_refs(f->context) == bl->context_refs && cl_queue_refcount(f->queue) == bl->main_queue_refs;
+        same = cl_context_refcount(f->context) == bl->context_refs &&
+               cl_queue_refcount(f->queue) == bl->main_queue_refs;
         for (int i = 0; i < NTHREADS && same; i++)
             same = cl_queue_refcount(workers[i].queue) == bl->queue_refs[i];
         if (!same)
@@ -421,8 +406,8 @@ static const char *leaks(const struct baseline *bl, struct cl_fixture *f, const 
     why[0] = '\0';
     if (fd_count() != bl->fds)
         snprintf(why, sizeof why, "%d fds open, %d before", fd_count(), bl->fds);
-    else if (context_refs(f->context) != bl->context_refs)
-        snprintf(why, sizeof why, "the context has %u references, %u before", context_refs(f->context),
+    else if (cl_context_refcount(f->context) != bl->context_refs)
+        snprintf(why, sizeof why, "the context has %u references, %u before", cl_context_refcount(f->context),
                  bl->context_refs);
     else if (cl_queue_refcount(f->queue) != bl->main_queue_refs)
         snprintf(why, sizeof why, "the main queue has %u references, %u before", cl_queue_refcount(f->queue),
@@ -473,7 +458,7 @@ int main(void)
         sh.iterations = 1;
     bridge_open_vulkan(&vk);
     cl_fixture_open_paired(&f, &vk);
-    ctx_no_bridge = context_refs(f.context);
+    ctx_no_bridge = cl_context_refcount(f.context);
     b = bridge_open(&vk, &f, 0);
     clGetDeviceInfo(f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
     sh.slice = align_bits / 8 > 4096 ? align_bits / 8 : 4096;
@@ -591,7 +576,7 @@ int main(void)
     clmem_keepalive_unref(vk_ka);
     tap_is_int(atomic_load(&o.released), 1, "and released exactly once, at once, when the test let go");
     clmem_bridge_unref(b);
-    tap_is_int(context_refs_settled(f.context, ctx_no_bridge), ctx_no_bridge,
+    tap_is_int(cl_context_refs_settled(f.context, ctx_no_bridge), ctx_no_bridge,
                "the last bridge reference released the context: its reference count is as before the bridge");
     free(sh.releases);
     free(sh.releases2);

@@ -128,11 +128,18 @@ int cl_all_devices(cl_platform_id *platforms, cl_device_id *devices, int max)
     return count;
 }
 
+cl_uint cl_context_refcount(cl_context context)
+{
+    cl_uint n = 0;
+    clGetContextInfo(context, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
+    return n;
+}
+
 cl_uint cl_context_refs_settled(cl_context context, cl_uint want)
 {
     cl_uint n = 0;
     for (int i = 0; i < 200; i++) {
-        clGetContextInfo(context, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
+        n = cl_context_refcount(context);
         if (n == want)
             break;
         usleep(10000);

@@ -54,4 +54,5 @@ bool cl_queue_drains(cl_command_queue queue);
 /* The reference counts OpenCL reports (for borrow/retain checks). */
 cl_uint cl_mem_refcount(cl_mem mem);
 cl_uint cl_queue_refcount(cl_command_queue queue);
+cl_uint cl_context_refcount(cl_context context);
 #endif

@@ -329,26 +329,20 @@ static bool sgemm_lifetime(clmem_bridge *b, struct vkctx *vk, struct cl_fixture 
 
 int main(void)
 {
-    struct vkctx vk;
-    struct cl_fixture f;
-    clmem_bridge *b;
+    struct bridge_test t;
     clmem_bridge_path path;
     bool gpu;
 
     /* 15 min; 90 under valgrind or a sanitizer, where PoCL compiles
      * CLBlast's kernels instrumented (under valgrind it sees another CPU,
      * so its kernel cache from the plain run does not apply). */
-    tap_watchdog("consumer-clblast", (unsigned)(tap_time_bound_ms(900000.0, 5400000.0) / 1000.0));
-    bridge_open_vulkan(&vk);
-    cl_fixture_open_paired(&f, &vk);
-    b = bridge_open(&vk, &f, 0);
-    path = consumer_path(b);
-    gpu = cl_device_is_gpu(f.device);
-    tap_diag("Vulkan %s, OpenCL %s (%s); path %s; CLBlast %s", vk.device_name, f.device_name, f.platform_name,
-             clmem_bridge_path_name(path), CLBLAST_FOUND);
+    bridge_test_open(&t, "consumer-clblast", (unsigned)(tap_time_bound_ms(900000.0, 5400000.0) / 1000.0));
+    path = consumer_path(t.b);
+    gpu = cl_device_is_gpu(t.f.device);
+    tap_diag("consumer path %s; CLBlast %s", clmem_bridge_path_name(path), CLBLAST_FOUND);
 
-    sgemm_padded(b, &vk, &f, path, 200, 136, 168);
-    sgemm_padded(b, &vk, &f, path, 64, 64, 64);
+    sgemm_padded(t.b, &t.vk, &t.f, path, 200, 136, 168);
+    sgemm_padded(t.b, &t.vk, &t.f, path, 64, 64, 64);
     /* 8192^3 ran 33.9 ms on the H200 (NOTES.md); a CPU gets 256^3. Where
      * the case cannot see pending work (on the H200 the acquire waited
      * inside until the gate opened, and the SGEMM then completed within the
@@ -356,18 +350,18 @@ int main(void)
      * gate and dropped still acquired, at 256^3: small enough for CLBlast's
      * direct kernel, which needs no temporary buffer to wait for (on the
      * H200 an 8192^3 SGEMM returned complete even with no gate at all). */
-    clmem_bridge_ref(b); /* for a second case; each case drops the reference it is given */
-    if (sgemm_lifetime(b, &vk, &f, path, gpu ? 8192 : 256, gpu ? 512 : 0, false) && gpu)
-        sgemm_lifetime(b, &vk, &f, path, 256, 0, true);
+    clmem_bridge_ref(t.b); /* for a second case; each case drops the reference it is given */
+    if (sgemm_lifetime(t.b, &t.vk, &t.f, path, gpu ? 8192 : 256, gpu ? 512 : 0, false) && gpu)
+        sgemm_lifetime(t.b, &t.vk, &t.f, path, 256, 0, true);
     else
-        clmem_bridge_unref(b);
+        clmem_bridge_unref(t.b);
 
     /* CLBlast keeps its compiled programs, and with them a reference on the
      * context, until asked to let go. */
     CLBlastClearCache();
-    cl_fixture_expect_no_leaks(&f);
-    cl_fixture_close(&f);
-    vkctx_close(&vk);
+    cl_fixture_expect_no_leaks(&t.f);
+    cl_fixture_close(&t.f);
+    vkctx_close(&t.vk);
     return tap_done();
 }
 #else

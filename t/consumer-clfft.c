@@ -439,9 +439,7 @@ static void fft_lifetime(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f
 
 int main(void)
 {
-    struct vkctx vk;
-    struct cl_fixture f;
-    clmem_bridge *b;
+    struct bridge_test t;
     clmem_bridge_path path;
     clfftSetupData setup;
     cl_command_queue q2;
@@ -452,32 +450,28 @@ int main(void)
     /* 15 min; 90 under valgrind or a sanitizer, where PoCL compiles
      * clFFT's kernels instrumented (under valgrind it sees another CPU, so
      * its kernel cache from the plain run does not apply). */
-    tap_watchdog("consumer-clfft", (unsigned)(tap_time_bound_ms(900000.0, 5400000.0) / 1000.0));
-    bridge_open_vulkan(&vk);
-    cl_fixture_open_paired(&f, &vk);
-    b = bridge_open(&vk, &f, 0);
-    path = consumer_path(b);
-    gpu = cl_device_is_gpu(f.device);
-    tap_diag("Vulkan %s, OpenCL %s (%s); path %s; clFFT %s", vk.device_name, f.device_name, f.platform_name,
-             clmem_bridge_path_name(path), CLFFT_FOUND);
+    bridge_test_open(&t, "consumer-clfft", (unsigned)(tap_time_bound_ms(900000.0, 5400000.0) / 1000.0));
+    path = consumer_path(t.b);
+    gpu = cl_device_is_gpu(t.f.device);
+    tap_diag("consumer path %s; clFFT %s", clmem_bridge_path_name(path), CLFFT_FOUND);
     if ((st = clfftInitSetupData(&setup)) != CLFFT_SUCCESS || (st = clfftSetup(&setup)) != CLFFT_SUCCESS)
         tap_bail("clfftSetup failed: %d", (int)st);
-    q2 = clCreateCommandQueueWithProperties(f.context, f.device, NULL, &err);
+    q2 = clCreateCommandQueueWithProperties(t.f.context, t.f.device, NULL, &err);
     if (err != CL_SUCCESS)
         tap_bail("a second queue: clCreateCommandQueueWithProperties failed: %d", err);
 
-    fft_dft(b, &vk, &f, q2, path);
+    fft_dft(t.b, &t.vk, &t.f, q2, path);
     /* 1920x1080 on a GPU; a quarter of each side on a CPU. */
-    fft_round_trip(b, &vk, &f, q2, path, gpu ? 1920 : 480, gpu ? 1080 : 270);
-    fft_lifetime(b, &vk, &f, q2, path);
+    fft_round_trip(t.b, &t.vk, &t.f, q2, path, gpu ? 1920 : 480, gpu ? 1080 : 270);
+    fft_lifetime(t.b, &t.vk, &t.f, q2, path);
 
     /* clFFT keeps its compiled kernels, and a reference on the context,
      * until torn down. */
     clfftTeardown();
     clReleaseCommandQueue(q2);
-    cl_fixture_expect_no_leaks(&f);
-    cl_fixture_close(&f);
-    vkctx_close(&vk);
+    cl_fixture_expect_no_leaks(&t.f);
+    cl_fixture_close(&t.f);
+    vkctx_close(&t.vk);
     return tap_done();
 }
 #else

@@ -156,20 +156,6 @@ void ring_run_open(struct ring_run *r, struct vkctx *vk, struct cl_fixture *f, c
         tap_bail("cannot run the ring");
 }
 
-static void barrier(VkCommandBuffer cb, VkBuffer buf, uint32_t src_family, uint32_t dst_family, VkAccessFlags src,
-                    VkAccessFlags dst)
-{
-    VkBufferMemoryBarrier bb = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
-                                .srcAccessMask = src,
-                                .dstAccessMask = dst,
-                                .srcQueueFamilyIndex = src_family,
-                                .dstQueueFamilyIndex = dst_family,
-                                .buffer = buf,
-                                .size = VK_WHOLE_SIZE};
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 1,
-                         &bb, 0, NULL);
-}
-
 /* Frame `index`'s memory is OpenCL's when this runs: external memory comes
  * back with a queue-family acquire (host-mapped memory needs none). */
 static void record_log_copy(struct ring_run *r, VkCommandBuffer cb, uint32_t index)
@@ -179,12 +165,13 @@ static void record_log_copy(struct ring_run *r, VkCommandBuffer cb, uint32_t ind
     uint32_t own = ext ? r->vk->queue_family : VK_QUEUE_FAMILY_IGNORED;
     VkBuffer buf = r->mem[index].buffer;
 
-    barrier(cb, buf, from, own, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    vk_buffer_barrier(cb, buf, from, own, VK_ACCESS_MEMORY_WRITE_BIT,
+                      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
     if (r->last_seq[index] != UINT64_MAX) {
         VkBufferCopy region = {0, FRAME_BYTES * r->last_seq[index], FRAME_BYTES};
         vkCmdCopyBuffer(cb, buf, r->log.buffer, 1, &region);
-        barrier(cb, buf, VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED, VK_ACCESS_TRANSFER_READ_BIT,
-                VK_ACCESS_TRANSFER_WRITE_BIT);
+        vk_buffer_barrier(cb, buf, VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED, VK_ACCESS_TRANSFER_READ_BIT,
+                          VK_ACCESS_TRANSFER_WRITE_BIT);
     }
 }
 
@@ -258,9 +245,9 @@ bool ring_produce_batch(struct ring_run *r)
         for (uint32_t j = 0; j < RING_FRAME_WORDS; j++)
             data[j] = vk_value(fr[p].sequence, j);
         vkCmdUpdateBuffer(cb, r->mem[index].buffer, 0, FRAME_BYTES, data);
-        barrier(cb, r->mem[index].buffer, ext ? r->vk->queue_family : VK_QUEUE_FAMILY_IGNORED,
-                ext ? VK_QUEUE_FAMILY_EXTERNAL : VK_QUEUE_FAMILY_IGNORED, VK_ACCESS_TRANSFER_WRITE_BIT,
-                VK_ACCESS_MEMORY_READ_BIT);
+        vk_buffer_barrier(cb, r->mem[index].buffer, ext ? r->vk->queue_family : VK_QUEUE_FAMILY_IGNORED,
+                          ext ? VK_QUEUE_FAMILY_EXTERNAL : VK_QUEUE_FAMILY_IGNORED, VK_ACCESS_TRANSFER_WRITE_BIT,
+                          VK_ACCESS_MEMORY_READ_BIT);
         r->last_seq[index] = fr[p].sequence;
     }
     record_host_barrier(cb);
