@@ -3,7 +3,7 @@
  * are in query-cl.h. */
 #ifndef CLMEM_QUERY_H
 #define CLMEM_QUERY_H
-#include "query-cl.h"
+#include "opencl/query-cl.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include "vkfn.h"

@@ -40,7 +40,7 @@
  * an fd fails, so the image live check answers "not offered".
  */
 #define _GNU_SOURCE
-#include "bridge/cl-compat.h"
+#include "opencl/cl-compat.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -23,7 +23,7 @@
 #include "config.h"
 
 #include <clmem-bridge.h>
-#include "bridge/clext.h" /* the extension entry-point types and cl-compat.h's constants */
+#include "opencl/clext.h" /* the extension entry-point types and cl-compat.h's constants */
 #include "vkctx.h"
 
 #include <signal.h>
