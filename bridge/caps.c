@@ -6,7 +6,7 @@
 #include "config.h"
 #include "caps.h"
 #include "export.h"
-#include "query.h"
+#include "opencl/query-cl.h"
 
 #include <stdarg.h>
 #include <stdio.h>
