@@ -17,7 +17,7 @@
  * OpenCL device offers cl_khr_external_memory itself (the GPU machine),
  * the fake steps aside and the same programs test the driver's import.
  *
- * Who links it: only the t/fakefd-* test programs, which are
+ * Who links it: only the t/fakefd-* test programs (t/tests.am), which are
  * the bridge, fault-injection, stress and av tests built a second time with
  * this file. No library and no installed program contains it.
  *
