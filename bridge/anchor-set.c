@@ -16,8 +16,8 @@ static unsigned slot_of(const clmem_keepalive *ka, unsigned capacity)
 }
 
 /* The slot holding ka, or the free slot where it would go. The table is
- * never full (at most half), so the probe ends. */
-static unsigned probe(const struct anchor_set *set, const clmem_keepalive *ka)
+ * never full (at most half), so the search ends. */
+static unsigned find_slot(const struct anchor_set *set, const clmem_keepalive *ka)
 {
     unsigned i = slot_of(ka, set->capacity);
     while (set->slots[i] && set->slots[i] != ka)
@@ -35,7 +35,7 @@ static clmem_status grow(struct anchor_set *set)
                                "Holding the import's Vulkan keepalive failed.");
     for (unsigned i = 0; i < set->capacity; i++)
         if (set->slots[i])
-            bigger.slots[probe(&bigger, set->slots[i])] = set->slots[i];
+            bigger.slots[find_slot(&bigger, set->slots[i])] = set->slots[i];
     free(set->slots);
     *set = bigger;
     return CLMEM_OK;
@@ -45,7 +45,7 @@ clmem_status clmem__anchor_set_hold(struct anchor_set *set, clmem_keepalive *ka)
 {
     clmem_status s;
 
-    if (!ka || (set->capacity && set->slots[probe(set, ka)] == ka))
+    if (!ka || (set->capacity && set->slots[find_slot(set, ka)] == ka))
         return CLMEM_OK;
     /* A new anchor. The fault point is passed for each one, as when every
      * anchor grew a list. */
@@ -54,7 +54,7 @@ clmem_status clmem__anchor_set_hold(struct anchor_set *set, clmem_keepalive *ka)
                                "Holding the import's Vulkan keepalive failed.");
     if ((set->count + 1) * 2 > set->capacity && (s = grow(set)) != CLMEM_OK)
         return s;
-    set->slots[probe(set, ka)] = clmem_keepalive_ref(ka);
+    set->slots[find_slot(set, ka)] = clmem_keepalive_ref(ka);
     set->count++;
     return CLMEM_OK;
 }

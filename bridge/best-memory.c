@@ -7,7 +7,7 @@
 #include "config.h"
 #include "bridge.h"
 #include "export.h"
-#include "query.h"
+#include "vkfn.h"
 
 /* In the order an import's BEST tries the paths they serve. */
 static const char *const sharing_extensions[] = {"VK_KHR_external_memory_fd", "VK_EXT_external_memory_dma_buf",

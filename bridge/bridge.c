@@ -6,7 +6,7 @@
 #include "export.h"
 #include "fault.h"
 #include "import.h"
-#include "query.h"
+#include "opencl/query-cl.h"
 #include "teardown-worker.h"
 
 #include <errno.h>

@@ -7,7 +7,7 @@
 #define CLMEM_BRIDGE_INTERNAL_H
 #include "cache.h"
 #include "caps.h"
-#include "clext.h"
+#include "opencl/clext.h"
 #include "formats.h"
 #include "host-map.h"
 #include "refcount.h"

@@ -6,7 +6,7 @@
 #include "config.h"
 #include "caps.h"
 #include "export.h"
-#include "query.h"
+#include "opencl/query-cl.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -64,7 +64,7 @@ static void answer_set(struct cap_answer *a, const struct missing *m, const char
     snprintf(a->message, sizeof a->message, fmt, what, m->text);
 }
 
-static void uuid_hex(const unsigned char uuid[16], char out[33])
+static void uuid_to_hex(const unsigned char uuid[16], char out[33])
 {
     for (int i = 0; i < 16; i++)
         snprintf(out + 2 * i, 3, "%02x", uuid[i]);
@@ -88,8 +88,8 @@ static void check_same_device(const struct pair *p, struct missing *m)
         missing_add(m, "cl_khr_device_uuid (not offered by %s on %s), so the devices cannot be matched",
                     p->caps->cl_platform_name, p->caps->cl_device_name);
     } else if (memcmp(cl_uuid, p->vk_uuid, 16) != 0) {
-        uuid_hex(p->vk_uuid, a);
-        uuid_hex(cl_uuid, b);
+        uuid_to_hex(p->vk_uuid, a);
+        uuid_to_hex(cl_uuid, b);
         missing_add(m, "the same device: %s has deviceUUID %s and %s has CL_DEVICE_UUID_KHR %s",
                     p->caps->vk_device_name, a, p->caps->cl_device_name, b);
         m->mismatch = true;
@@ -204,7 +204,7 @@ static int cl_device_version(cl_device_id dev)
 
 /* Images: image2d views of plane buffers, and images imported from an fd
  * (the fd path's own answer, the format and the live check come on top). */
-static void check_images(const struct pair *p, struct bridge_caps *caps)
+static void check_image_sharing(const struct pair *p, struct bridge_caps *caps)
 {
     cl_bool images = CL_FALSE;
     int version = cl_device_version(p->cl);
@@ -264,7 +264,7 @@ clmem_status clmem__caps_compute(struct bridge_caps *caps, const struct vkfn *vk
     check_fd_path(&p, vk, CLMEM_BRIDGE_PATH_DMA_BUF, &caps->path[CLMEM_BRIDGE_PATH_DMA_BUF],
                   &caps->cl_import[CLMEM_BRIDGE_PATH_DMA_BUF], NULL);
     check_host_mapped(&p, &caps->path[CLMEM_BRIDGE_PATH_HOST_MAPPED]);
-    check_images(&p, caps);
+    check_image_sharing(&p, caps);
     check_semaphore(&p, vk, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD, &caps->semaphore[CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD]);
     check_semaphore(&p, vk, CLMEM_BRIDGE_SEMAPHORE_SYNC_FD, &caps->semaphore[CLMEM_BRIDGE_SEMAPHORE_SYNC_FD]);
 

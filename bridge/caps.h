@@ -5,7 +5,7 @@
  * BEST, and clmem-info (through the public calls). */
 #ifndef CLMEM_CAPS_H
 #define CLMEM_CAPS_H
-#include "cl-compat.h"
+#include "opencl/cl-compat.h"
 #include "clmem-bridge.h"
 #include "vkfn.h"
 

@@ -8,7 +8,7 @@
  * nothing else in the bridge names a VkFormat. */
 #ifndef CLMEM_FORMATS_H
 #define CLMEM_FORMATS_H
-#include "cl-compat.h"
+#include "opencl/cl-compat.h"
 #include "clmem-bridge.h"
 
 #include <stdbool.h>

@@ -135,7 +135,7 @@ static void image_barrier(struct vk_once *o, VkImage image, VkImageLayout from, 
 
 /* Vulkan writes the staging buffer's texels into the image, which ends in
  * VK_IMAGE_LAYOUT_GENERAL (the layout the bridge hands images over in). */
-static clmem_status vk_write(struct vk_once *o, VkBuffer staging, VkImage image)
+static clmem_status vk_upload_to_image(struct vk_once *o, VkBuffer staging, VkImage image)
 {
     VkBufferImageCopy region = {.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
                                 .imageExtent = {CHECK_WIDTH, CHECK_HEIGHT, 1}};
@@ -154,7 +154,7 @@ static clmem_status vk_write(struct vk_once *o, VkBuffer staging, VkImage image)
 
 /* Vulkan reads the image (in GENERAL, as OpenCL handed it back) into the
  * staging buffer. */
-static clmem_status vk_read(struct vk_once *o, VkImage image, VkBuffer staging)
+static clmem_status vk_read_back_image(struct vk_once *o, VkImage image, VkBuffer staging)
 {
     VkBufferImageCopy region = {.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
                                 .imageExtent = {CHECK_WIDTH, CHECK_HEIGHT, 1}};
@@ -320,7 +320,7 @@ static clmem_status run_check(clmem_bridge *b, const struct image_format *f, clm
 
     /* Vulkan -> OpenCL */
     fill_pattern(f, 1, up.data);
-    if ((s = vk_write(&once, up.buffer, owned->image.image)) != CLMEM_OK)
+    if ((s = vk_upload_to_image(&once, up.buffer, owned->image.image)) != CLMEM_OK)
         goto done;
     s = clmem__import_optimal(b, &owned->image, path, ka, queue, CL_MEM_READ_WRITE, &h);
     if (s != CLMEM_OK) {
@@ -361,7 +361,7 @@ static clmem_status run_check(clmem_bridge *b, const struct image_format *f, clm
         s = CLMEM_ERR_UNSUPPORTED;
         goto done;
     }
-    if ((s = vk_read(&once, owned->image.image, down.buffer)) != CLMEM_OK)
+    if ((s = vk_read_back_image(&once, owned->image.image, down.buffer)) != CLMEM_OK)
         goto done;
     if (!same_texels(f, host, down.data, "OpenCL wrote, Vulkan read", why, why_len))
         s = CLMEM_ERR_UNSUPPORTED;

@@ -4,7 +4,8 @@
 #include "config.h"
 #include "clmem-bridge.h"
 #include "export.h"
-#include "query.h"
+#include "opencl/query-cl.h"
+#include "vkfn.h"
 
 #include <string.h>
 

@@ -1,5 +1,6 @@
-/* The size rule of the versioned structs (clmem_bridge_info,
- * clmem_bridge_ring_info), in one place so that both say the same thing:
+/* The size rule of the versioned structs, in a file of its own because two
+ * neighbours use it, bridge.c (clmem_bridge_info) and frame-ring.c
+ * (clmem_bridge_ring_info), and both must say the same thing:
  * clmem-bridge.h's "Versioned structs" paragraph is its specification. */
 #include "config.h"
 #include "bridge.h"

@@ -1,4 +1,4 @@
-# Sourced by tools/check-*.sh: source_dir BUILDDIR sets $src to the source
+# Sourced by scripts/check-*.sh: source_dir BUILDDIR sets $src to the source
 # tree a separate build directory configures from. configure refuses a
 # build directory when the sources are configured in place ("source
 # directory already configured"); then the checkout's files (tracked and

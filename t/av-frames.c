@@ -13,8 +13,9 @@
  * a cache hit; bad input, with nothing leaked.
  *
  * Skips, naming why, only where FFmpeg cannot make a Vulkan device. Built
- * twice: plain (host-mapped on the CPU machines) and with t/fake-fd.c
- * (t/fakefd-av-frames, the opaque-fd path on the CPU machines). */
+ * twice: plain (host-mapped on the CPU machines) and with
+ * t/fake-nvidia-import.c (t/fakefd-av-frames, the opaque-fd path on the
+ * CPU machines). */
 #include "cl-fixture.h"
 #include "clmem-av.h"
 #include "fd-count.h"

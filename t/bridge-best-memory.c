@@ -4,7 +4,7 @@
  * offer (opaque fd, dma-buf, host-mapped) with the memory that path
  * shares, which then goes through a round trip. On the GPU machine that is
  * the opaque-fd path with device-local memory; on the CPU machines
- * host-mapped (and opaque fd again through t/fake-fd.c, as
+ * host-mapped (and opaque fd again through t/fake-nvidia-import.c, as
  * t/fakefd-bridge-best-memory).
  *
  * With --print-path it prints the name of the first path the capability

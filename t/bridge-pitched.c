@@ -6,7 +6,8 @@
  * indexes rows by clmem_handle_row_pitch() writes only the first `cols`
  * words of each row; Vulkan then sees the padding untouched) runs on the
  * path the bridge offers: host-mapped on the CPU machines, and the fd path
- * when built as t/fakefd-bridge-pitched (t/fake-fd.c) or on a GPU. */
+ * when built as t/fakefd-bridge-pitched (t/fake-nvidia-import.c) or on a
+ * GPU. */
 #include "bridge-fixture.h"
 #include "fd-count.h"
 #include "tap.h"

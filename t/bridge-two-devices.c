@@ -16,7 +16,7 @@
  * device): the rings, threads, fds and drop orders then run, and the
  * points that need two distinct devices skip, saying so. */
 #include "ring-fixture.h"
-#include "bridge/cl-compat.h" /* CL_DEVICE_UUID_KHR (cl_ext.h) */
+#include "opencl/cl-compat.h" /* CL_DEVICE_UUID_KHR (cl_ext.h) */
 #include "fd-watch.h"
 #include "tap.h"
 

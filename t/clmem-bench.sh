@@ -15,7 +15,7 @@
 # source file. No timing is asserted: machines are noisy. A
 # CLMEM_VK_DEVICE that names no device is an error (exit 1), not a skip.
 #
-# Run by make check from the build directory: Makefile.am exports
+# Run by make check from the build directory: t/tests.am exports
 # top_builddir and top_srcdir.
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"

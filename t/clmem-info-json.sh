@@ -9,7 +9,7 @@
 # machine, and the test says how many were not (the CPU machines of CI
 # pair no devices, so paired_opencl_device is null).
 #
-# Run by make check from the build directory: Makefile.am exports
+# Run by make check from the build directory: t/tests.am exports
 # top_builddir, top_srcdir and CLMEM_BRIDGE_BUILT ("yes", or why the bridge
 # was not built).
 : "${top_builddir:=.}"

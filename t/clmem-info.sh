@@ -5,7 +5,7 @@
 # CLMEM_VK_DEVICE by index and by deviceUUID selects the device the default
 # run lists as device 0; an index that does not exist fails, naming it.
 #
-# Run by make check from the build directory: Makefile.am exports
+# Run by make check from the build directory: t/tests.am exports
 # top_builddir and top_srcdir.
 : "${top_builddir:=.}"
 LC_ALL=C

@@ -15,7 +15,7 @@
 # only while the .sym file is right; this one holds even if someone puts
 # them back in both.
 #
-# Run by make check from the build directory: Makefile.am exports NM,
+# Run by make check from the build directory: t/tests.am exports NM,
 # top_builddir and top_srcdir (which differ under make distcheck), and
 # CLMEM_BRIDGE_BUILT and CLMEM_AV_BUILT: "yes", or the sentence saying why
 # that library was not built.

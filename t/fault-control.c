@@ -2,7 +2,7 @@
  * clmem_fault_hit() that lib/fault.h's FAULT() calls when the library is
  * built with -DCLMEM_FAULT_INJECTION, and the control functions of
  * t/fault-control.h. Never part of a shipped library: it lives here, next
- * to the tests that use it, and only t/fault.am builds it.
+ * to the tests that use it, and only t/tests.am builds it.
  *
  * A small fixed table under one mutex: the library has a few dozen points
  * and the tests that use this are not measuring speed, so simple wins. */

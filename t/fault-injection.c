@@ -56,7 +56,7 @@
  *
  * Links t/libclmem-fault.la, libclmem and libclmem-bridge built with the
  * seam (lib/fault.h), instead of the shipped libraries; built twice, the
- * second time as t/fakefd-fault-injection with t/fake-fd.c. */
+ * second time as t/fakefd-fault-injection with t/fake-nvidia-import.c. */
 #include "fault-injection.h"
 #include "fault-control.h"
 #include "fd-count.h"

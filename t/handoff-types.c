@@ -1,8 +1,8 @@
 /* clmem_bridge_acquire_many() and clmem_bridge_release_many() take the
- * handle arrays callers have, without a cast (issue 16): an array of
- * handles (clmem_handle *[]), a pointer to its first element
- * (clmem_handle **), and a ring batch's frames (clmem_handle *const *).
- * Built with -std=c99 -pedantic -Werror -Wall -Wextra (bridge/bridge.am):
+ * handle arrays callers have, without a cast: an array of handles
+ * (clmem_handle *[]), a pointer to its first element (clmem_handle **),
+ * and a ring batch's frames (clmem_handle *const *).
+ * Built with -std=c99 -pedantic -Werror -Wall -Wextra (t/tests.am):
  * building this is the test, so a parameter type that one of these does
  * not convert to fails the build. Running it checks that each call reaches
  * the library, which refuses the NULL bridge; no device is needed. */

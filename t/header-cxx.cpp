@@ -1,5 +1,5 @@
 // clmem.h on its own in C++11 (-std=c++11 -pedantic -Werror -Wall, see
-// t/core.am): it must compile as C++ and give its functions C linkage. A
+// t/tests.am): it must compile as C++ and give its functions C linkage. A
 // missing extern "C" shows up here as an undefined reference at link time.
 #include <clmem.h>
 

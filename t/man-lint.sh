@@ -12,7 +12,7 @@
 #    no file, line or level) and it does not change the exit status.
 # Skips, naming it, where mandoc is not installed.
 #
-# Run by make check from the build directory: Makefile.am exports
+# Run by make check from the build directory: t/tests.am exports
 # top_srcdir.
 : "${top_srcdir:=.}"
 LC_ALL=C

@@ -7,7 +7,7 @@
 #
 # clmem-info is always built; clmem-bench only with libclmem-bridge, so
 # its points skip, with configure's reason, when CLMEM_BRIDGE_BUILT is not
-# "yes". Run by make check from the build directory: Makefile.am exports
+# "yes". Run by make check from the build directory: t/tests.am exports
 # top_builddir, top_srcdir and CLMEM_BRIDGE_BUILT.
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"

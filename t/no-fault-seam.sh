@@ -6,7 +6,7 @@
 # test-only t/libclmem-fault.la (when built: it needs the bridge) must
 # define it.
 #
-# Run by make check from the build directory: Makefile.am exports NM,
+# Run by make check from the build directory: t/tests.am exports NM,
 # top_builddir and top_srcdir.
 : "${NM:=nm}"
 : "${top_builddir:=.}"

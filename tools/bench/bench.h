@@ -28,7 +28,7 @@
 #include "config.h"
 
 #include <clmem-bridge.h>
-#include "bridge/clext.h" /* the extension entry-point types and cl-compat.h's constants */
+#include "opencl/clext.h" /* the extension entry-point types and cl-compat.h's constants */
 #include "vkctx.h"
 
 #include <signal.h>
@@ -240,8 +240,8 @@ struct bench {
     char pair_note[1152]; /* clmem_error_message() is at most 1023 bytes */
     char path_note[1152];
 
-    /* Raw entry points, resolved as the bridge does (bridge/clext.c). */
-    struct clext ext; /* bridge/clext.h's table, filled by raw_resolve (raw.c) */
+    /* Raw entry points, resolved as the bridge does (opencl/clext.h). */
+    struct clext ext; /* opencl/clext.h's table, filled by raw_resolve (raw.c) */
     PFN_vkGetMemoryFdKHR get_memory_fd;
     PFN_vkGetSemaphoreFdKHR get_semaphore_fd;
 

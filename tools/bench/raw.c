@@ -1,6 +1,6 @@
 /* clmem-bench: the raw-call variant, what a program that calls the
  * extensions itself does: exactly the driver calls bridge/import.c,
- * bridge/handoff.c, bridge/semaphore.c and bridge/clext.c make, and no
+ * bridge/handoff.c, bridge/semaphore.c and opencl/clext.h make, and no
  * call into the library (it names the library's types and constants only),
  * so that clmem - raw is the library's own cost. */
 #include "bench.h"
@@ -162,7 +162,7 @@ void raw_semaphore_signal(struct bench *b, struct sem_set *set)
     check_cl(clFlush(b->queue), "clFlush");
 }
 
-/* Raw entry points, the way bridge/clext.c resolves them. */
+/* Raw entry points, the way opencl/clext.h resolves them. */
 void raw_resolve(struct bench *b)
 {
     b->ext.acquire_external = (clEnqueueAcquireExternalMemObjectsKHR_fn)clGetExtensionFunctionAddressForPlatform(

@@ -1,10 +1,10 @@
 /* clmem-info: the OpenCL platforms and devices, and what each offers for
  * sharing memory. The queries that libclmem-bridge answers too are asked
- * the bridge's way: bridge/query-cl.c (bridge/libclmem-query.la). */
+ * the bridge's way: opencl/query-cl.c (opencl/libclmem-opencl.la). */
 #include "config.h"
 
 #include "info.h"
-#include "bridge/query-cl.h"
+#include "opencl/query-cl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
-/* The OpenCL half of query.h (query-cl.h): it needs no Vulkan, so
- * clmem-info links it (bridge/query.am) in every configuration. */
+/* The device queries of query-cl.h, for the bridge and clmem-info. They
+ * need no Vulkan, so clmem-info links them (opencl/opencl.am) in every
+ * configuration. */
 #include "config.h"
 #include "query-cl.h"
 

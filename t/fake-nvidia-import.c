@@ -1,12 +1,25 @@
 /*
- * A stand-in for NVIDIA's cl_khr_external_memory_opaque_fd on the CPU
- * machines, so that the bridge's fd path (sub-buffers, fd ownership, the
+ * A FAKE, for tests only: a stand-in for NVIDIA's
+ * cl_khr_external_memory_opaque_fd import on the CPU machines.
+ *
+ * Why: so that the bridge's fd path (sub-buffers, fd ownership, the
  * extension's acquire and release, the teardown's rules) runs in CI, where
- * PoCL has no external memory. Linked into a test program (the t/fakefd-*
- * tests are the bridge tests built with it), it defines the OpenCL entry
- * points it changes; the program's definitions win over libOpenCL's for
- * every caller, the bridge included, and the real ones are reached through
- * dlsym(RTLD_NEXT).
+ * PoCL has no external memory.
+ *
+ * How: the functions below named cl* are NOT OpenCL's. They replace
+ * clGetDeviceInfo, clCreateBufferWithProperties, clCreateSubBuffer,
+ * clRetainMemObject, clReleaseMemObject, clSetMemObjectDestructorCallback,
+ * clRetainEvent, clReleaseEvent, clGetEventInfo and
+ * clGetExtensionFunctionAddressForPlatform in the program this file is
+ * linked into: the program's definitions win over libOpenCL's for every
+ * caller, the bridge included, and each reaches the real one through
+ * dlsym(RTLD_NEXT). Where the first Vulkan device is not lavapipe or an
+ * OpenCL device offers cl_khr_external_memory itself (the GPU machine),
+ * the fake steps aside and the same programs test the driver's import.
+ *
+ * Who links it: only the t/fakefd-* test programs (t/tests.am), which are
+ * the bridge, fault-injection, stress and av tests built a second time with
+ * this file. No library and no installed program contains it.
  *
  * What it models is what ../shared/device/NOTES.md and docs/driver-notes.md
  * measured on the H200, not what the extension allows:
@@ -40,7 +53,7 @@
  * an fd fails, so the image live check answers "not offered".
  */
 #define _GNU_SOURCE
-#include "bridge/cl-compat.h"
+#include "opencl/cl-compat.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -65,7 +78,7 @@ static void *real(const char *name)
 {
     void *f = dlsym(RTLD_NEXT, name);
     if (!f) {
-        fprintf(stderr, "fake-fd: no %s to forward to\n", name);
+        fprintf(stderr, "fake-nvidia-import: no %s to forward to\n", name);
         abort();
     }
     return f;
@@ -187,7 +200,7 @@ static void decide_active(void)
                 why = "an OpenCL device offers cl_khr_external_memory itself";
     }
     active = !why;
-    fprintf(stderr, "fake-fd: %s%s\n",
+    fprintf(stderr, "fake-nvidia-import: %s%s\n",
             active ? "standing in for cl_khr_external_memory_opaque_fd on the CPU OpenCL devices" : "inactive: ",
             active ? "" : why);
 }
@@ -691,7 +704,8 @@ CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem mem)
     if (last->acquired) {
         /* NVIDIA never destroys an import OpenCL still holds (NOTES.md):
          * the bridge must hand it back first. Loudly, not a quiet leak. */
-        fprintf(stderr, "fake-fd: cl_mem %p released while acquired by OpenCL; NVIDIA would never destroy it\n",
+        fprintf(stderr,
+                "fake-nvidia-import: cl_mem %p released while acquired by OpenCL; NVIDIA would never destroy it\n",
                 (void *)mem);
         abort();
     }

@@ -1,8 +1,8 @@
-/* Internal: what OpenCL says about its devices (the OpenCL half of
- * query.h). Small wrappers that turn the two-call size/data queries into
- * one call each. No Vulkan here: clmem-info links these through
- * bridge/libclmem-query.la (bridge/query.am) even when the bridge is not
- * built. */
+/* Shared on purpose by the bridge and clmem-info, so that clmem-info asks
+ * OpenCL the bridge's way: what OpenCL says about its devices. Small
+ * wrappers that turn the two-call size/data queries into one call each. No
+ * Vulkan here: clmem-info links them (opencl/libclmem-opencl.la,
+ * opencl/opencl.am) even when the bridge is not built. */
 #ifndef CLMEM_QUERY_CL_H
 #define CLMEM_QUERY_CL_H
 #include "cl-compat.h"
