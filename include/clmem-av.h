@@ -380,6 +380,281 @@ clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem
 clmem_status clmem_av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
                                     cl_command_queue queue, cl_uint num_events, const cl_event *wait_list);
 
+/* ------------------------------------------------------ ordering */
+
+/**
+ * How a frame's handoff between FFmpeg and OpenCL is ordered.
+ *
+ * Host order: clmem_av_frame_acquire() and clmem_av_frame_release(), or a
+ * sync object of CLMEM_AV_ORDER_HOST. Acquire waits on the host for
+ * FFmpeg's work (vkWaitSemaphores), release waits on the host for
+ * OpenCL's (clFinish) and then signals each plane's timeline semaphore
+ * from the host (vkSignalSemaphore). Works on every path. One frame at a
+ * time it is the faster order: no Vulkan submission, so no GPU context
+ * switch.
+ *
+ * Device order: a sync object of CLMEM_AV_ORDER_DEVICE. Neither call
+ * waits on the host: acquire submits, on FFmpeg's Vulkan device, a wait
+ * for each plane's timeline semaphore at sem_value and a signal of a
+ * binary semaphore that OpenCL waits on before the acquire; release has
+ * OpenCL signal a second binary semaphore after the release, and submits
+ * a wait for it and the signal of each plane's timeline semaphore at
+ * sem_value + 1. The host never sleeps, so FFmpeg's work on one frame and
+ * OpenCL's on another overlap when several frames are in flight. Needs
+ * semaphores both APIs share (clmem_bridge_check_semaphore() with
+ * CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD, as on NVIDIA) and FFmpeg's device with
+ * VK_KHR_external_semaphore_fd; CPU OpenCL (PoCL) imports no semaphore, and
+ * lavapipe exports none, so there only host order exists.
+ * @since 0.3
+ */
+typedef enum clmem_av_order {
+    CLMEM_AV_ORDER_BEST = 0,  /**< Device order where it works and frames_in_flight is 2 or more, else host. */
+    CLMEM_AV_ORDER_HOST = 1,  /**< Host order. */
+    CLMEM_AV_ORDER_DEVICE = 2 /**< Device order. */
+} clmem_av_order;
+
+/**
+ * An order's short name.
+ *
+ * @param order Any value.
+ * @return "host", "device", "best", or "unknown-order"; static storage.
+ * @par Blocks
+ *      Never.
+ * @since 0.3
+ */
+const char *clmem_av_order_name(clmem_av_order order);
+
+/**
+ * Most frames a sync object keeps in flight (clmem_av_sync_create()).
+ * @since 0.3
+ */
+#define CLMEM_AV_MAX_IN_FLIGHT 16
+
+/**
+ * What orders the handoffs of frames between FFmpeg and OpenCL on one
+ * bridge: the order chosen at creation and, for device order, the
+ * library's own Vulkan objects on FFmpeg's device (a command pool, two
+ * binary semaphores and two command buffers per frame in flight, all made
+ * once and reused, and a timeline semaphore counting its submissions).
+ * Opaque and reference-counted.
+ * @since 0.3
+ */
+typedef struct clmem_av_sync clmem_av_sync;
+
+/**
+ * Make a sync object.
+ *
+ * Device order submits to one queue of FFmpeg's device: queue
+ * nb_tx_queues - 1 of its transfer family (queue_family_tx_index). FFmpeg
+ * picks as that family the one with the fewest other capabilities, a
+ * transfer-only family where the device has one (NVIDIA's), where a
+ * semaphore-only submission does not pay the GPU's context switch between
+ * Vulkan and OpenCL that the graphics queue pays.
+ *
+ * @param b                The bridge, on FFmpeg's device
+ *                         (clmem_av_bridge_create()); a reference is taken.
+ * @param device_ref       FFmpeg's Vulkan device context (the bridge's); a
+ *                         reference is taken, so that the sync object's
+ *                         Vulkan objects go before the device.
+ * @param order            CLMEM_AV_ORDER_BEST, _HOST or _DEVICE.
+ * @param frames_in_flight 1 to CLMEM_AV_MAX_IN_FLIGHT: how many frames may
+ *                         be acquired, or released with their Vulkan
+ *                         submission not yet completed, at once (device
+ *                         order; host order has one at a time per thread).
+ * @param[out] out         The sync object, one reference, the caller's.
+ * @retval CLMEM_OK                  *out is the sync object;
+ *                                   clmem_av_sync_get_order() says which
+ *                                   order it runs.
+ * @retval CLMEM_ERR_NULL_POINTER    b, device_ref or out is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE   device_ref is not a Vulkan device
+ *                                   context, order is unknown, or
+ *                                   frames_in_flight is 0 or above
+ *                                   CLMEM_AV_MAX_IN_FLIGHT.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH The bridge is on another VkDevice.
+ * @retval CLMEM_ERR_UNSUPPORTED     CLMEM_AV_ORDER_DEVICE where it cannot
+ *                                   work: the sentence names what is
+ *                                   missing (OpenCL's semaphore import,
+ *                                   FFmpeg's VK_KHR_external_semaphore_fd,
+ *                                   a Vulkan entry point).
+ * @retval CLMEM_ERR_VULKAN          Making a Vulkan object failed.
+ * @retval CLMEM_ERR_OPENCL          Importing a semaphore into OpenCL failed.
+ * @retval CLMEM_ERR_NO_MEMORY       An allocation failed.
+ * @par On error
+ *      *out is NULL (when out is not NULL); nothing is made or held.
+ * @par Blocks
+ *      On the driver calls (device order: 2 x frames_in_flight semaphore
+ *      exports and imports).
+ * @since 0.3
+ */
+clmem_status clmem_av_sync_create(clmem_bridge *b, AVBufferRef *device_ref, clmem_av_order order,
+                                  uint32_t frames_in_flight, clmem_av_sync **out);
+
+/**
+ * The order the sync object runs.
+ *
+ * @param sync The sync object, or NULL.
+ * @return CLMEM_AV_ORDER_HOST or CLMEM_AV_ORDER_DEVICE (never BEST);
+ *         CLMEM_AV_ORDER_BEST for NULL.
+ * @par Blocks
+ *      Never.
+ * @since 0.3
+ */
+clmem_av_order clmem_av_sync_get_order(const clmem_av_sync *sync);
+
+/**
+ * One more reference.
+ *
+ * @param sync The sync object, or NULL.
+ * @return sync (NULL for NULL).
+ * @par Blocks
+ *      Never.
+ * @since 0.3
+ */
+clmem_av_sync *clmem_av_sync_ref(clmem_av_sync *sync);
+
+/**
+ * Drop one reference. The last waits until the sync object's Vulkan
+ * submissions completed (call clmem_av_sync_finish() first to bound that
+ * wait), destroys its Vulkan objects, releases its OpenCL semaphores and
+ * drops its references on the bridge, on FFmpeg's device context and on
+ * frames still held. A frame acquired and never released keeps its
+ * timeline semaphores where they were (FFmpeg's next use does not wait for
+ * OpenCL): release every frame you acquired.
+ *
+ * @param sync The sync object, or NULL (which does nothing).
+ * @par Blocks
+ *      The last reference, on the sync object's Vulkan submissions (each
+ *      waits on OpenCL's signal of its frame).
+ * @since 0.3
+ */
+void clmem_av_sync_unref(clmem_av_sync *sync);
+
+/**
+ * Wait until every Vulkan submission of the sync object completed: after
+ * CLMEM_OK FFmpeg's semaphores of every frame released through it are
+ * signalled, and the frames it held are let go.
+ *
+ * @param sync       The sync object.
+ * @param timeout_ns How long to wait at most, in nanoseconds.
+ * @retval CLMEM_OK               Nothing of the sync object is pending.
+ * @retval CLMEM_ERR_TIMEOUT      A submission was still pending (OpenCL had
+ *                                not signalled its frame).
+ * @retval CLMEM_ERR_VULKAN       vkWaitSemaphores failed.
+ * @retval CLMEM_ERR_NULL_POINTER sync is NULL.
+ * @par Blocks
+ *      Up to timeout_ns.
+ * @since 0.3
+ */
+clmem_status clmem_av_sync_finish(clmem_av_sync *sync, uint64_t timeout_ns);
+
+/**
+ * Hand the frame to OpenCL in the sync object's order, then
+ * clmem_bridge_acquire_many() of its planes on `queue`.
+ *
+ * Host order: clmem_av_frame_acquire(). Device order: one vkQueueSubmit
+ * that waits for each plane's timeline semaphore at sem_value and records
+ * each plane image's move to VK_IMAGE_LAYOUT_GENERAL and its queue-family
+ * release to VK_QUEUE_FAMILY_EXTERNAL (as FFmpeg's own CUDA interop does),
+ * signalling a binary semaphore; then, on `queue`, the wait for that
+ * semaphore (clEnqueueWaitSemaphoresKHR) and the acquire. Returns once
+ * submitted and enqueued.
+ *
+ * @param sync       The sync object.
+ * @param frame      The frame the planes were imported from.
+ * @param planes     Its planes (clmem_av_frame_import() of this frame).
+ * @param queue      An in-order queue of the bridge's context with a handle
+ *                   of each plane's import.
+ * @param timeout_ns Host order: as for clmem_av_frame_acquire(). Device
+ *                   order: how long to wait at most for one of the
+ *                   frames_in_flight slots to come free.
+ * @param[out] event_out If not NULL, the acquire's event, the caller's to
+ *                   release; NULL on error.
+ * @retval CLMEM_OK                The acquire is enqueued.
+ * @retval CLMEM_ERR_NULL_POINTER  sync, frame, planes or queue is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE As for clmem_av_frame_acquire(); device
+ *                                 order also: the frame is acquired through
+ *                                 this sync object already, or `queue` is
+ *                                 out of order.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH The frame is on another VkDevice.
+ * @retval CLMEM_ERR_TIMEOUT       Host order: FFmpeg's work had not
+ *                                 completed. Device order: frames_in_flight
+ *                                 frames were acquired or their releases
+ *                                 pending on the device for all of
+ *                                 timeout_ns. Nothing is submitted.
+ * @retval CLMEM_ERR_VULKAN        A Vulkan call failed; nothing is
+ *                                 enqueued.
+ * @retval CLMEM_ERR_OPENCL        The wait or the acquire was refused after
+ *                                 the Vulkan submission: the frame is handed
+ *                                 back to FFmpeg by a second submission, as
+ *                                 a release would (sem_value advanced by
+ *                                 one, layout GENERAL, its bytes as they
+ *                                 were).
+ * @par On error
+ *      But for CLMEM_ERR_OPENCL above, nothing is submitted or enqueued and
+ *      the frame is unchanged.
+ * @par Threads
+ *      Calls on one sync object take its lock. Device order submits to a
+ *      queue of FFmpeg's device: with FFmpeg 6.1 and later (libavutil
+ *      58.29) under FFmpeg's queue lock (AVVulkanDeviceContext.lock_queue)
+ *      and frame lock (AVVulkanFramesContext.lock_frame). FFmpeg 5.1 has
+ *      neither: no other thread may submit to FFmpeg's device (FFmpeg's
+ *      transfers, filters, another sync object) while the call runs, as
+ *      Vulkan requires of a VkQueue and FFmpeg 5.1 itself does not ensure:
+ *      make FFmpeg's calls and these from one thread, or under one lock of
+ *      yours.
+ * @par Blocks
+ *      Host order: as clmem_av_frame_acquire(). Device order: only when
+ *      frames_in_flight frames are in flight, until the oldest release's
+ *      Vulkan submission completed.
+ * @since 0.3
+ */
+clmem_status clmem_av_sync_acquire(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
+                                   cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out);
+
+/**
+ * Hand the frame back to FFmpeg in the sync object's order, after
+ * clmem_bridge_release_many() of its planes on `queue` (after wait_list).
+ *
+ * Host order: clmem_av_frame_release(). Device order: on `queue`, the
+ * release and the signal of a binary semaphore
+ * (clEnqueueSignalSemaphoresKHR, then clFlush); then one vkQueueSubmit that
+ * waits for it, records each plane image's queue-family acquire from
+ * VK_QUEUE_FAMILY_EXTERNAL, and signals each plane's timeline semaphore at
+ * sem_value + 1, which it stores in the frame with layout
+ * VK_IMAGE_LAYOUT_GENERAL and access VK_ACCESS_MEMORY_READ_BIT |
+ * VK_ACCESS_MEMORY_WRITE_BIT. Returns once enqueued and submitted: FFmpeg's
+ * next submission on the frame (an upload into it, a download, a filter)
+ * waits on the device for OpenCL's work. Until that submission completed
+ * the sync object holds a reference on the frame.
+ *
+ * @param sync       The sync object.
+ * @param frame      The frame, acquired through sync.
+ * @param planes     Its planes.
+ * @param queue      The queue they were acquired on.
+ * @param num_events How many events wait_list has.
+ * @param wait_list  Events the release waits for too, or NULL.
+ * @retval CLMEM_OK                Enqueued and submitted (host order: done).
+ * @retval CLMEM_ERR_NULL_POINTER  sync, frame, planes or queue is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE As for clmem_av_frame_release(); device
+ *                                 order also: the frame is not acquired
+ *                                 through this sync object. Nothing
+ *                                 changed.
+ * @retval CLMEM_ERR_OPENCL        The release was refused: nothing changed.
+ *                                 (Host order: as clmem_av_frame_release().)
+ * @retval CLMEM_ERR_VULKAN        Device order: vkQueueSubmit failed after
+ *                                 OpenCL's release was enqueued: FFmpeg's
+ *                                 semaphores are not signalled, and the
+ *                                 slot is not used again.
+ * @par Threads
+ *      As clmem_av_sync_acquire().
+ * @par Blocks
+ *      Host order: as clmem_av_frame_release(). Device order: never (if
+ *      OpenCL refuses the semaphore signal, clFinish(queue) instead).
+ * @since 0.3
+ */
+clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
+                                   cl_command_queue queue, cl_uint num_events, const cl_event *wait_list);
+
 #ifdef __cplusplus
 }
 #endif
