@@ -245,7 +245,7 @@ static int ffmpeg_can_make(enum AVPixelFormat sw)
 
 /* The TAP points of one round trip, skipped together where the device
  * cannot make the format's frames (linear). */
-#define ROUND_TRIP_POINTS 9
+#define ROUND_TRIP_POINTS 10
 
 static void round_trip(enum AVPixelFormat sw, uint32_t want_planes)
 {
@@ -316,15 +316,18 @@ static void round_trip(enum AVPixelFormat sw, uint32_t want_planes)
         sem_ok = sem_ok && vkf->sem_value[p] == before[p] + 1 && counter(vkf->sem[p]) == before[p] + 1;
     tap_ok(sem_ok, "%s: release signalled each plane's timeline semaphore at sem_value + 1 and stored it", name);
 
-    /* Hand everything back before FFmpeg maps the frame to download it
-     * (the host-mapped path holds the memory's one mapping while imported). */
+    /* FFmpeg downloads the frame while its planes are still imported: it
+     * never maps a frame of libclmem-av's pool (which hides HOST_VISIBLE),
+     * so the host-mapped path's mapping is never doubled. */
+    if ((r = av_hwframe_transfer_data(down, hw, 0)) < 0)
+        tap_bail("%s: download with av_hwframe_transfer_data: %d", name, r);
+    tap_ok(inverted(up, down, sw, why, sizeof why),
+           "%s: FFmpeg's download, the planes still imported, sees the kernel's writes %s", name, why);
+    tap_ok(!(vkf->flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT),
+           "%s: the frame's flags do not show HOST_VISIBLE to FFmpeg (flags 0x%x)", name, (unsigned)vkf->flags);
     clmem_av_frame_planes_unref(&planes);
     s = clmem_bridge_finish(bridge, 10000000000ull);
     tap_ok(s == CLMEM_OK, "%s: the imports' teardowns are done (%s)", name, why_not(s));
-
-    if ((r = av_hwframe_transfer_data(down, hw, 0)) < 0)
-        tap_bail("%s: download with av_hwframe_transfer_data: %d", name, r);
-    tap_ok(inverted(up, down, sw, why, sizeof why), "%s: FFmpeg's download sees the kernel's writes %s", name, why);
 
     av_frame_free(&up);
     av_frame_free(&down);
@@ -456,6 +459,7 @@ static void lifetime(void)
     AVFrame *a = frame_get(frames), *b2;
     AVVkFrame *pa = (AVVkFrame *)a->data[0];
     clmem_av_frame_planes planes, again;
+    uint64_t before, before_counter;
     cl_event user;
     pthread_t t;
     clmem_status s;
@@ -485,6 +489,9 @@ static void lifetime(void)
         clEnqueueNDRangeKernel(cl.queue, invert, 2, NULL, global, NULL, 1, &user, NULL);
     }
     clFlush(cl.queue);
+    /* The planes dropped while acquired: allowed, but no release means
+     * FFmpeg's semaphores are not signalled (clmem-av.h). */
+    before = pa->sem_value[0];
     clmem_av_frame_planes_unref(&planes);
     av_frame_free(&a);
     b2 = frame_get(frames);
@@ -492,6 +499,8 @@ static void lifetime(void)
            "lifetime: a frame FFmpeg dropped while OpenCL uses it is not back in the pool (the next frame is "
            "another)");
     av_frame_free(&b2);
+
+    before_counter = counter(pa->sem[0]);
 
     /* And the frames context torn down meanwhile. */
     atomic_store(&frames_freed, false);
@@ -505,7 +514,74 @@ static void lifetime(void)
            "lifetime: once the held kernel ran and the teardowns were done, the frame went back and the frames "
            "context was freed (%s)",
            why_not(s));
+    tap_ok(before_counter == before,
+           "lifetime: planes dropped while acquired and the frame dropped: no release, so FFmpeg's semaphore was "
+           "not signalled (counter %llu, sem_value %llu, when they were dropped), and the teardown handed the "
+           "memory back",
+           (unsigned long long)before_counter, (unsigned long long)before);
     clReleaseEvent(user);
+}
+
+/* FFmpeg's device context dropped while a frame of it is imported: the
+ * imports hold the frame, its frames context holds the device. A probe
+ * reference of ours counts who else holds it. */
+static void device_lifetime(void)
+{
+    AVBufferRef *dev = NULL, *probe, *frames;
+    AVFrame *hw;
+    clmem_bridge *b2 = NULL;
+    clmem_av_frame_planes planes;
+    cl_event user;
+    pthread_t t;
+    int held_while_imported, held_after;
+    clmem_status s;
+
+    if (av_hwdevice_ctx_create(&dev, AV_HWDEVICE_TYPE_VULKAN, NULL, NULL, 0) < 0)
+        tap_bail("device lifetime: a second FFmpeg Vulkan device");
+    probe = av_buffer_ref(dev);
+    if (clmem_av_bridge_create(dev, cl.context, 0, &b2) != CLMEM_OK)
+        tap_bail("device lifetime: bridge: %s", clmem_error_message());
+    frames = frames_new(dev, AV_PIX_FMT_RGBA, true);
+    hw = frame_get(frames);
+    if (clmem_av_frame_import(b2, hw, CLMEM_BRIDGE_PATH_BEST, cl.queue, CL_MEM_READ_WRITE, &planes) != CLMEM_OK ||
+        clmem_av_frame_acquire(b2, hw, &planes, cl.queue, UINT64_MAX, NULL) != CLMEM_OK)
+        tap_bail("device lifetime: import or acquire: %s", clmem_error_message());
+    user = clCreateUserEvent(cl.context, NULL);
+    {
+        cl_mem mem = clmem_handle_mem(planes.planes[0]);
+        cl_uint pitch = clmem_handle_row_pitch(planes.planes[0]), row_bytes = 4 * W;
+        size_t global[2] = {4 * W, H};
+        clSetKernelArg(invert, 0, sizeof mem, &mem);
+        clSetKernelArg(invert, 1, sizeof pitch, &pitch);
+        clSetKernelArg(invert, 2, sizeof row_bytes, &row_bytes);
+        clEnqueueNDRangeKernel(cl.queue, invert, 2, NULL, global, NULL, 1, &user, NULL);
+    }
+    clFlush(cl.queue);
+    pthread_create(&t, NULL, open_event, user);
+    s = clmem_av_frame_release(b2, hw, &planes, cl.queue, 0, NULL);
+    pthread_join(t, NULL);
+    /* Everything of the caller's dropped but the bridge: planes, frame,
+     * frames context, device. A second kernel keeps the imports alive. */
+    clReleaseEvent(user);
+    user = clCreateUserEvent(cl.context, NULL);
+    clEnqueueMarkerWithWaitList(cl.queue, 1, &user, NULL);
+    clFlush(cl.queue);
+    clmem_av_frame_planes_unref(&planes);
+    av_frame_free(&hw);
+    av_buffer_unref(&frames);
+    av_buffer_unref(&dev);
+    held_while_imported = av_buffer_get_ref_count(probe);
+    clSetUserEventStatus(user, CL_COMPLETE);
+    if (s == CLMEM_OK)
+        s = clmem_bridge_finish(b2, 10000000000ull);
+    held_after = av_buffer_get_ref_count(probe);
+    tap_ok(s == CLMEM_OK && held_while_imported > 1 && held_after == 1,
+           "device lifetime: FFmpeg's device context dropped while a frame was imported lives on (held by %d "
+           "references besides ours), and once the teardowns were done only ours is left (%d) (%s)",
+           held_while_imported - 1, held_after, why_not(s));
+    clReleaseEvent(user);
+    clmem_bridge_unref(b2);
+    av_buffer_unref(&probe); /* the device goes now, after the bridge */
 }
 
 /* ------------------------------------------------------------ bad input */
@@ -706,18 +782,27 @@ int main(void)
         cl_fixture_open(&cl);
     invert = cl_fixture_kernel(&cl, invert_src, "invert");
 
-    /* The bridge, paired by UUID with no context given. */
-    s = clmem_av_bridge_create(device_ref, NULL, 0, &paired);
-    if (s == CLMEM_OK)
-        tap_ok(clmem_bridge_vk_device(paired) == vk->act_dev && clmem_bridge_context(paired) != NULL,
-               "clmem_av_bridge_create without a context pairs FFmpeg's device by UUID in a context of its own");
-    else
-        tap_ok((s == CLMEM_ERR_UNSUPPORTED && strstr(clmem_error_message(), "cl_khr_device_uuid")) ||
-                   s == CLMEM_ERR_DEVICE_MISMATCH,
-               "clmem_av_bridge_create without a context: no OpenCL device to pair by UUID here -> %s, naming "
-               "why (%s)",
-               clmem_status_name(s), clmem_error_message());
-    clmem_bridge_unref(paired);
+    /* The bridge with no context given: paired by UUID, or, where no
+     * OpenCL device says its UUID (PoCL), the only OpenCL device there is. */
+    {
+        cl_platform_id ps[8];
+        cl_device_id ds[8];
+        bool by_uuid = clmem_bridge_pair(vk->inst, vk->get_proc_addr, vk->phys_dev, NULL, NULL) == CLMEM_OK;
+        int n = cl_all_devices(ps, ds, 8);
+        s = clmem_av_bridge_create(device_ref, NULL, 0, &paired);
+        if (by_uuid || n == 1)
+            tap_ok(s == CLMEM_OK && clmem_bridge_vk_device(paired) == vk->act_dev &&
+                       clmem_bridge_context(paired) != NULL,
+                   "clmem_av_bridge_create without a context makes a context of its own on %s (%s)",
+                   by_uuid ? "the OpenCL device with FFmpeg's UUID" : "the only OpenCL device, none saying its UUID",
+                   why_not(s));
+        else
+            tap_ok(s == CLMEM_ERR_UNSUPPORTED && strstr(clmem_error_message(), "pass a context"),
+                   "clmem_av_bridge_create without a context: %d OpenCL devices and none says its UUID -> "
+                   "CLMEM_ERR_UNSUPPORTED, asking for a context (%s)",
+                   n, clmem_error_message());
+        clmem_bridge_unref(paired);
+    }
 
     s = clmem_av_bridge_create(device_ref, cl.context, 0, &bridge);
     if (!tap_ok(s == CLMEM_OK && clmem_bridge_vk_device(bridge) == vk->act_dev,
@@ -733,6 +818,7 @@ int main(void)
     round_trip(AV_PIX_FMT_BGRA, 1);
     sync_order();
     lifetime();
+    device_lifetime();
     bad_input();
 
     s = clmem_bridge_finish(bridge, 10000000000ull);
