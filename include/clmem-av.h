@@ -12,36 +12,85 @@
  * What an FFmpeg user calls:
  * @code
  *   clmem_av_bridge_create(device_ref, NULL, 0, &b);     // once per device
+ *   clmem_av_sync_create(b, device_ref, CLMEM_AV_ORDER_BEST, 4, &sync); // once: the order
  *   clmem_av_frames_setup(frames_ref);                   // before av_hwframe_ctx_init
  *   ...
  *   clmem_av_frame_import(b, frame, CLMEM_BRIDGE_PATH_BEST, queue, CL_MEM_READ_WRITE, &planes);
- *   clmem_av_frame_acquire(b, frame, &planes, queue, timeout_ns, NULL);
+ *   clmem_av_sync_acquire(sync, frame, &planes, queue, timeout_ns, NULL);
  *   kernels on clmem_handle_mem(planes.planes[i]), rows clmem_handle_row_pitch() apart
- *   clmem_av_frame_release(b, frame, &planes, queue, 0, NULL);
+ *   clmem_av_sync_release(sync, frame, &planes, queue, 0, NULL);
  *   clmem_av_frame_planes_unref(&planes);                // any time after the release
  *   av_frame_free(&frame);                               // any time: the handles hold it
+ *   ...
+ *   clmem_av_sync_finish(sync, timeout_ns); clmem_av_sync_unref(sync);
+ *   clmem_bridge_finish(b, timeout_ns); clmem_bridge_unref(b);
+ *   av_buffer_unref(&device_ref);                        // last
  * @endcode
+ * clmem_av_frame_acquire() and clmem_av_frame_release() are host order
+ * without a sync object. With context NULL the bridge makes its own
+ * OpenCL context: on the device with the Vulkan device's UUID, or, where
+ * no OpenCL device says its UUID (a CPU OpenCL such as PoCL), on the only
+ * OpenCL device there is.
  *
  * Which frames: those of an AVHWFramesContext set up by
  * clmem_av_frames_setup(), whose pool (libclmem-av's own) makes every
  * plane a linear image in a dedicated allocation; frames of another
  * context whose images are linear are imported too, but on NVIDIA only the
  * set-up ones share right (clmem_av_frames_setup() says why). Software
- * formats: NV12, P010, RGBA and BGRA.
+ * formats: NV12, P010, RGBA and BGRA, of any extent FFmpeg makes, odd
+ * ones too: FFmpeg's frame is one single-plane image per plane, the
+ * chroma plane of a 65x33 NV12 frame a 33x17 R8G8 image, which Vulkan
+ * allows (the bridge's own NV12 images are one two-plane
+ * VK_FORMAT_G8_B8R8_2PLANE_420_UNORM image, which Vulkan makes of even
+ * extents only, so clmem_bridge_vk_image_create() refuses 65x33).
  *
- * Synchronisation is ordered on the host in this version: acquire waits on
- * the host until FFmpeg's work on the frame completed (vkWaitSemaphores for
- * each plane's sem_value), and release waits on the host until OpenCL's
- * release completed, then signals sem_value + 1 from the host
- * (vkSignalSemaphore) and stores it in the frame, as FFmpeg requires of
- * every user of a frame. The cost is the two host waits: the CPU thread
- * sleeps while the GPU finishes FFmpeg's work, and again while it finishes
- * OpenCL's, so the two APIs' work on one frame does not overlap.
+ * Synchronisation: which order runs where, and what it costs. FFmpeg
+ * requires every user of a frame to wait for each plane's timeline
+ * semaphore at sem_value before touching it, and to signal sem_value + 1
+ * when done (storing it in the frame). OpenCL has binary semaphores only,
+ * so it cannot wait on those timelines itself; either the host or a Vulkan
+ * submission stands in between (clmem_av_order):
+ *  - host order, on every path: acquire waits on the host
+ *    (vkWaitSemaphores), release waits on the host until OpenCL's release
+ *    completed (clFinish), then signals from the host (vkSignalSemaphore,
+ *    one per plane). It submits nothing to Vulkan, so it pays no GPU
+ *    context switch, and one frame at a time it is the faster order. Its
+ *    cost is the host waits: a thread sleeps while the GPU finishes
+ *    FFmpeg's work, and again while it finishes OpenCL's; FFmpeg's and
+ *    OpenCL's work never overlap.
+ *  - device order, where both APIs share semaphores (NVIDIA's opaque fd;
+ *    not lavapipe with PoCL): two semaphore submissions a frame, on a queue
+ *    of FFmpeg's transfer family, and OpenCL waits on and signals a binary
+ *    semaphore; neither call waits on the host. A semaphore submission costs
+ *    more than a host wait one frame at a time, least on a transfer-only
+ *    queue, where the GPU does not switch context as its graphics queue
+ *    does; what it buys is overlap when several frames are in flight.
+ * CLMEM_AV_ORDER_BEST takes device order where it works and more than one
+ * frame is in flight, host order otherwise; clmem_av_sync_get_order() says
+ * which runs. clmem-bench's (j) measures both, beside the bridge's plane
+ * handoff of the same frame (man clmem-bench).
+ *
+ * Lifetime, in short. The imports hold a reference on their frame, and so
+ * on its frames context and FFmpeg's device context, until their
+ * teardowns are done; so FFmpeg's device context may be dropped while
+ * frames are imported. But the bridge borrows FFmpeg's VkDevice without a
+ * reference: drop device_ref last, after clmem_bridge_finish() returned
+ * CLMEM_OK and the bridge is unreffed (a sync object holds a reference of
+ * its own). A frame's planes may be dropped while acquired: the import's
+ * teardown hands the memory back once OpenCL's commands completed, and
+ * the frame goes back to FFmpeg's pool only then; but nothing signals the
+ * frame's semaphores, so FFmpeg's next use would not wait for OpenCL: free
+ * such a frame, or release it first.
  *
  * Requirements: FFmpeg 5.1 or later (libavutil 57), whose Vulkan device
- * context is version 1.2 with timeline semaphores. Errors are reported as
- * in clmem.h. This header includes <clmem-bridge.h> and libavutil's
- * <libavutil/frame.h> and <libavutil/buffer.h>; symbol version CLMEM_AV_0.2.
+ * context is version 1.2 with timeline semaphores. With FFmpeg 6.1 or
+ * later (libavutil 58.29) the library takes FFmpeg's queue and frame locks
+ * (AVVulkanDeviceContext.lock_queue, AVVulkanFramesContext.lock_frame);
+ * FFmpeg 5.1 has none, and clmem_av_sync_acquire() says what the caller
+ * then keeps apart. Errors are reported as in clmem.h. This header
+ * includes <clmem-bridge.h> and libavutil's <libavutil/frame.h> and
+ * <libavutil/buffer.h>; symbol versions CLMEM_AV_0.2 and, for the sync
+ * object, CLMEM_AV_0.3.
  */
 #ifndef CLMEM_AV_H
 #define CLMEM_AV_H
@@ -62,13 +111,19 @@ extern "C" {
  *
  * With context NULL, the OpenCL device is the one whose CL_DEVICE_UUID_KHR
  * is the Vulkan device's deviceUUID (clmem_bridge_pair()), in a new context
- * that the bridge owns. With a context, it is used as clmem_bridge_create()
- * uses clmem_bridge_info::context (its device paired by UUID).
+ * that the bridge owns; where no OpenCL device offers cl_khr_device_uuid
+ * (PoCL), the only OpenCL device of all platforms, as clmem_bridge_create()
+ * takes a context's only device (its bridge then shares through the
+ * host-mapped path: the fd paths need matching UUIDs). With a context, it
+ * is used as clmem_bridge_create() uses clmem_bridge_info::context (its
+ * device paired by UUID).
  *
- * The bridge borrows FFmpeg's Vulkan objects: keep device_ref (or a frames
- * context of it) until clmem_bridge_finish() returned CLMEM_OK, as for any
- * bridge before vkDestroyDevice. Imported frames keep their frames context,
- * and so the device, alive themselves.
+ * The bridge borrows FFmpeg's Vulkan objects, taking no reference on
+ * device_ref: keep device_ref until clmem_bridge_finish() returned CLMEM_OK
+ * and the bridge is unreffed, as for any bridge before vkDestroyDevice.
+ * Imported frames keep their frames context, and so the device, alive
+ * themselves until their teardowns, so dropping device_ref while frames
+ * are imported is safe; calling the bridge after the device went is not.
  *
  * @param device_ref An AVBufferRef of an AVHWDeviceContext of type
  *                   AV_HWDEVICE_TYPE_VULKAN (borrowed: no reference is
@@ -87,9 +142,11 @@ extern "C" {
  * @retval CLMEM_ERR_DEVICE_MISMATCH context NULL and no OpenCL device has
  *                                   the Vulkan device's UUID; or the errors
  *                                   of clmem_bridge_create().
- * @retval CLMEM_ERR_UNSUPPORTED     context NULL and no OpenCL device offers
- *                                   cl_khr_device_uuid; or as for
- *                                   clmem_bridge_create().
+ * @retval CLMEM_ERR_UNSUPPORTED     context NULL, no OpenCL device offers
+ *                                   cl_khr_device_uuid, and there is not
+ *                                   exactly one OpenCL device (the sentence
+ *                                   gives the count: pass a context); or as
+ *                                   for clmem_bridge_create().
  * @retval CLMEM_ERR_OPENCL          Pairing, clCreateContext or a query
  *                                   failed.
  * @retval CLMEM_ERR_NO_MEMORY       An allocation failed.
@@ -115,7 +172,22 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  * (and Vulkan exports such images), host-visible where it exports nothing
  * (the host-mapped path). The images are made without the frames
  * context's create_pnext (where FFmpeg puts a DRM format modifier list,
- * invalid on linear images). Where the frames context's usage is 0, the
+ * invalid on linear images).
+ *
+ * FFmpeg's own calls on these frames. The frames' AVVkFrame.flags leave
+ * out VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, so that FFmpeg never maps
+ * their memory (on the host-mapped path the import holds the memory's one
+ * mapping while it lives): av_hwframe_transfer_data() moves them with its
+ * staging copies, which wait on the frame's semaphores, and
+ * av_hwframe_map() refuses them. av_hwframe_ctx_init() makes one trial
+ * frame of its own with the frames context's tiling and create_pnext; on
+ * a device with VK_EXT_image_drm_format_modifier setup gives the frames
+ * context VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT and a modifier list of
+ * its own first in create_pnext (the linear modifier where Vulkan takes it
+ * for every plane format and the usage, else those it takes), so that the
+ * trial image is valid (FFmpeg 5.1 adds a list whatever the tiling, and a
+ * list on a linear image is invalid usage); elsewhere the tiling becomes
+ * VK_IMAGE_TILING_LINEAR. The pool's frames are linear either way. Where the frames context's usage is 0, the
  * images get FFmpeg's default usage (transfers, sampled, storage) less
  * what Vulkan cannot make linear images of the format with. A new frame's
  * layouts are VK_IMAGE_LAYOUT_UNDEFINED and its timeline semaphores start
@@ -155,8 +227,12 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  *                                 says which.
  * @retval CLMEM_ERR_NO_MEMORY     Allocating the pool failed.
  * @retval CLMEM_ERR_UNSUPPORTED   sw_format is not NV12, P010, RGBA or BGRA;
- *                                 or Vulkan makes no linear images of its
- *                                 plane formats, even for transfers only.
+ *                                 Vulkan makes no linear images of its
+ *                                 plane formats, even for transfers only;
+ *                                 or, on a device with DRM format
+ *                                 modifiers, none of them takes every plane
+ *                                 format with the usage (FFmpeg's trial
+ *                                 image would be invalid).
  * @par On error
  *      The frames context is unchanged.
  * @par Blocks
@@ -213,11 +289,13 @@ typedef struct clmem_av_frame_planes {
  * imported lives on until then.
  *
  * The host-mapped path maps the plane's memory (vkMapMemory) while it is
- * imported, and FFmpeg maps linear host-visible frames itself to transfer
- * them (av_hwframe_transfer_data, av_hwframe_map); Vulkan allows one
- * mapping of a memory at a time. On that path, drop the planes and let
- * clmem_bridge_finish() return CLMEM_OK before FFmpeg transfers the frame.
- * The fd paths map nothing.
+ * imported, until the import's teardown; Vulkan allows one mapping of a
+ * memory at a time, and FFmpeg never maps a frame of a set-up pool
+ * (clmem_av_frames_setup()), so FFmpeg may transfer the frame whenever it
+ * is FFmpeg's, imported or not. A frame of FFmpeg's own pool that FFmpeg
+ * made linear and host-visible it maps to transfer it: on the host-mapped
+ * path, drop its planes and let clmem_bridge_finish() return CLMEM_OK
+ * before FFmpeg transfers it. The fd paths map nothing.
  *
  * Cost: importing a frame whose planes are still imported (a handle of
  * them is alive) is a cache hit per plane: a lock, a lookup and an
@@ -297,9 +375,10 @@ clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_
 void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes);
 
 /**
- * Hand the frame to OpenCL: wait on the host until FFmpeg's work on it
- * completed (each plane's timeline semaphore reached sem_value), then
- * clmem_bridge_acquire_many() of the planes on `queue`.
+ * Host order (clmem_av_order) without a sync object: wait on the host
+ * until FFmpeg's work on the frame completed (each plane's timeline
+ * semaphore reached sem_value, read under FFmpeg's frame lock where it
+ * has one), then clmem_bridge_acquire_many() of the planes on `queue`.
  *
  * The frame's Vulkan image layout is not changed: no Vulkan command is
  * recorded. The planes are linear, whose bytes the driver lays out the
@@ -307,9 +386,15 @@ void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes);
  * (Vulkan itself defines a linear image's bytes only in
  * VK_IMAGE_LAYOUT_GENERAL).
  *
+ * Cost: one vkWaitSemaphores of every plane (it returns at once when
+ * FFmpeg's work completed) and one clmem_bridge_acquire_many(); the Vulkan
+ * entry points are resolved once per frames context of
+ * clmem_av_frames_setup() (per call for frames of FFmpeg's own pool).
+ *
  * @param b          The bridge the planes were imported by.
  * @param frame      The frame the planes were imported from.
- * @param planes     Its planes.
+ * @param planes     Its planes: clmem_av_frame_import() of this very frame
+ *                   (planes of another frame are refused).
  * @param queue      A queue of the bridge's context with a handle of each
  *                   plane's import (their own queue, or
  *                   clmem_bridge_handle_for_queue()).
@@ -319,10 +404,14 @@ void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes);
  *                   release; NULL on error.
  * @retval CLMEM_OK                The acquire is enqueued.
  * @retval CLMEM_ERR_NULL_POINTER  b, frame, planes or queue is NULL.
- * @retval CLMEM_ERR_INVALID_VALUE frame is not of AV_PIX_FMT_VULKAN, or
+ * @retval CLMEM_ERR_INVALID_VALUE frame is not of AV_PIX_FMT_VULKAN;
  *                                 planes does not hold as many planes as the
- *                                 frame has; and those of
- *                                 clmem_bridge_acquire_many().
+ *                                 frame has, or they are not this frame's
+ *                                 (imported from another frame); and those
+ *                                 of clmem_bridge_acquire_many() (already
+ *                                 acquired).
+ * @retval CLMEM_ERR_DEVICE_MISMATCH The frame is on another VkDevice than
+ *                                 the bridge's.
  * @retval CLMEM_ERR_TIMEOUT       FFmpeg's work had not completed within
  *                                 timeout_ns; nothing is enqueued.
  * @retval CLMEM_ERR_VULKAN        vkWaitSemaphores failed.
@@ -337,19 +426,26 @@ clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem
                                     cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out);
 
 /**
- * Hand the frame back to FFmpeg: clmem_bridge_release_many() of the planes
- * on `queue` after wait_list, a host wait until it completed, then for
- * each plane vkSignalSemaphore(sem, sem_value + 1) and sem_value + 1 stored
- * in the frame, so that FFmpeg's next submission on the frame (a filter, a
- * download) waits for it and sees OpenCL's writes.
+ * Host order (clmem_av_order) without a sync object: hand the frame back
+ * to FFmpeg. clmem_bridge_release_many() of the planes on `queue` after
+ * wait_list, a host wait until it completed (clFinish(queue), as the
+ * bridge's own plane handoff is timed), then for each plane
+ * vkSignalSemaphore(sem, sem_value + 1) and sem_value + 1 stored in the
+ * frame (under FFmpeg's frame lock where it has one), so that FFmpeg's
+ * next submission on the frame (a filter, a download) waits for it and
+ * sees OpenCL's writes.
  *
  * layout is left as it was (no Vulkan command changed it: see
  * clmem_av_frame_acquire()); access becomes VK_ACCESS_MEMORY_READ_BIT |
  * VK_ACCESS_MEMORY_WRITE_BIT, what FFmpeg records after external use.
  *
+ * Cost: one clmem_bridge_release_many(), clFinish, the release event's
+ * status, and one vkSignalSemaphore per plane (Vulkan signals one semaphore
+ * per call from the host).
+ *
  * @param b          The bridge the planes were imported by.
  * @param frame      The frame the planes were imported from and acquired.
- * @param planes     Its planes.
+ * @param planes     Its planes (planes of another frame are refused).
  * @param queue      The queue they were acquired on.
  * @param num_events How many events wait_list has.
  * @param wait_list  The events the release waits for too (kernels on other
@@ -358,9 +454,14 @@ clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem
  *                                 are signalled.
  * @retval CLMEM_ERR_NULL_POINTER  b, frame, planes or queue is NULL.
  * @retval CLMEM_ERR_INVALID_VALUE frame is not of AV_PIX_FMT_VULKAN, or
- *                                 planes does not match it; and those of
+ *                                 planes is not this frame's (the count
+ *                                 differs, or they were imported from
+ *                                 another frame); and those of
  *                                 clmem_bridge_release_many() (a plane not
- *                                 acquired).
+ *                                 acquired). Nothing is enqueued or
+ *                                 signalled.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH The frame is on another VkDevice than
+ *                                 the bridge's.
  * @retval CLMEM_ERR_OPENCL        The release was refused (nothing changed),
  *                                 or it or a command before it ended in an
  *                                 error: the semaphores are signalled anyway
@@ -374,7 +475,7 @@ clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem
  *      frame to FFmpeg.
  * @par Blocks
  *      On the release and everything enqueued on queue before it
- *      (clWaitForEvents).
+ *      (clFinish).
  * @since 0.2
  */
 clmem_status clmem_av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
