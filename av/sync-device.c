@@ -353,6 +353,11 @@ static clmem_status hand_back(clmem_av_sync *sync, const struct av_frame_call *c
         c->vkf->sem_value[p] = values[p];
         c->vkf->layout[p] = VK_IMAGE_LAYOUT_GENERAL;
         c->vkf->access[p] = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+#if CLMEM_AV_FFMPEG_LOCKS
+        /* FFmpeg 6.1 records which family owns an EXCLUSIVE image (IGNORED
+         * for CONCURRENT ones): now ours, acquired from EXTERNAL. */
+        c->vkf->queue_family[p] = own_family(sync);
+#endif
     }
     clmem__av_unlock_frame(c);
     slot->state = SLOT_RELEASING;

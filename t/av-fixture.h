@@ -22,8 +22,9 @@ struct av_fixture {
     bool validation; /* FFmpeg's device runs with the Khronos validation layer */
 };
 
-/* FFmpeg's Vulkan device (with "debug" = 1 when `validation` and the layer
- * is installed: av_fixture_validation_errors() counts what it reports),
+/* FFmpeg's Vulkan device (with "debug" = 1 when `validation`, the layer is
+ * installed and CLMEM_VALIDATION is not 0: av_fixture_validation_errors()
+ * counts what it reports),
  * OpenCL on the device paired with it (or the first), the bridge. Skips
  * the whole test, naming why, where FFmpeg makes no Vulkan device. */
 void av_fixture_open(struct av_fixture *f, bool validation);
