@@ -52,6 +52,38 @@ static clmem_status check_export(clmem_bridge *b, const AVVulkanDeviceContext *v
                            clmem_bridge_path_name(path));
 }
 
+/* Would the import take the host-mapped path? As the bridge's BEST picks:
+ * opaque fd, then dma-buf, where both the memory and the bridge have it,
+ * else host-mapped. */
+static bool takes_host_mapped(clmem_bridge *b, clmem_bridge_path path, VkExternalMemoryHandleTypeFlags types)
+{
+    if (path != CLMEM_BRIDGE_PATH_BEST)
+        return path == CLMEM_BRIDGE_PATH_HOST_MAPPED;
+    if ((types & VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT) &&
+        clmem_bridge_check_path(b, CLMEM_BRIDGE_PATH_OPAQUE_FD) == CLMEM_OK)
+        return false;
+    return !((types & VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT) &&
+             clmem_bridge_check_path(b, CLMEM_BRIDGE_PATH_DMA_BUF) == CLMEM_OK);
+}
+
+/* FFmpeg maps a linear host-visible frame of its own pool to transfer it
+ * (av_hwframe_transfer_data, av_hwframe_map), and the host-mapped path
+ * holds the memory's one mapping while the import lives: the two would map
+ * it twice (VUID-vkMapMemory-memory-00678). Such a frame is refused on that
+ * path; libclmem-av's pool hides HOST_VISIBLE from FFmpeg (frame-pool.c). */
+static clmem_status check_mapping(clmem_bridge *b, const AVVkFrame *vkf, bool ours, clmem_bridge_path path,
+                                  VkExternalMemoryHandleTypeFlags types)
+{
+    if (ours || vkf->tiling != VK_IMAGE_TILING_LINEAR || !(vkf->flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) ||
+        !takes_host_mapped(b, path, types))
+        return CLMEM_OK;
+    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                           "The frame is a linear host-visible frame of FFmpeg's own pool, which FFmpeg maps to "
+                           "transfer it, and the host-mapped path holds its memory's one mapping while imported: "
+                           "set its frames context up with clmem_av_frames_setup() before av_hwframe_ctx_init() "
+                           "(FFmpeg never maps those frames).");
+}
+
 /* The frame's tiling, checked: linear, or the linear DRM modifier. Sets
  * *aspect to the aspect its plane layouts are read with. */
 static clmem_status check_tiling(const AVVulkanDeviceContext *vk, const AVVkFrame *vkf, VkImageAspectFlags *aspect)
@@ -186,7 +218,8 @@ CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *
         (s = check_tiling(vk, vkf, &aspect)) != CLMEM_OK)
         return s;
     if ((s = clmem__av_export_types(vk, frames, ours, &export_types)) != CLMEM_OK ||
-        (s = check_export(b, vk, path, export_types)) != CLMEM_OK)
+        (s = check_export(b, vk, path, export_types)) != CLMEM_OK ||
+        (s = check_mapping(b, vkf, ours, path, export_types)) != CLMEM_OK)
         return s;
     get_requirements = (PFN_vkGetImageMemoryRequirements2)clmem__av_device_proc(vk, "vkGetImageMemoryRequirements2");
     get_layout = (PFN_vkGetImageSubresourceLayout)clmem__av_device_proc(vk, "vkGetImageSubresourceLayout");

@@ -293,9 +293,8 @@ typedef struct clmem_av_frame_planes {
  * memory at a time, and FFmpeg never maps a frame of a set-up pool
  * (clmem_av_frames_setup()), so FFmpeg may transfer the frame whenever it
  * is FFmpeg's, imported or not. A frame of FFmpeg's own pool that FFmpeg
- * made linear and host-visible it maps to transfer it: on the host-mapped
- * path, drop its planes and let clmem_bridge_finish() return CLMEM_OK
- * before FFmpeg transfers it. The fd paths map nothing.
+ * made linear and host-visible it maps itself to transfer it, so such a
+ * frame is refused on that path. The fd paths map nothing.
  *
  * Cost: importing a frame whose planes are still imported (a handle of
  * them is alive) is a cache hit per plane: a lock, a lookup and an
@@ -333,8 +332,11 @@ typedef struct clmem_av_frame_planes {
  *                                   allocate exportable as it (the sentence
  *                                   says why: its device lacks
  *                                   VK_KHR_external_memory_fd, or Vulkan
- *                                   cannot export such images); and the
- *                                   bridge import's own.
+ *                                   cannot export such images); the
+ *                                   host-mapped path for a linear
+ *                                   host-visible frame of FFmpeg's own pool
+ *                                   (FFmpeg maps it itself); and the bridge
+ *                                   import's own.
  * @retval CLMEM_ERR_VULKAN          A Vulkan query failed.
  * @retval CLMEM_ERR_OPENCL          An OpenCL call failed (the import).
  * @retval CLMEM_ERR_NO_MEMORY       An allocation failed.

@@ -152,6 +152,30 @@ static AVFrame *ffmpeg_pool_frame(AVBufferRef *dev, enum AVPixelFormat sw, bool 
     return NULL;
 }
 
+/* A frame of FFmpeg's own pool with linear tiling and host-visible memory
+ * (FFmpeg's linear frames are), or NULL saying why FFmpeg made none. */
+static AVFrame *ffmpeg_pool_linear_frame(enum AVPixelFormat sw, AVBufferRef **frames_out, char *why, size_t len)
+{
+    AVBufferRef *ref = frames_alloc(device_ref, sw);
+    AVFrame *f = av_frame_alloc();
+    int r;
+
+    ((AVVulkanFramesContext *)((AVHWFramesContext *)ref->data)->hwctx)->tiling = VK_IMAGE_TILING_LINEAR;
+    if ((r = av_hwframe_ctx_init(ref)) < 0 || (r = av_hwframe_get_buffer(ref, f, 0)) < 0) {
+        snprintf(why, len, "FFmpeg makes no linear %s frame here (%d)", av_get_pix_fmt_name(sw), r);
+    } else if (((AVVkFrame *)f->data[0])->tiling != VK_IMAGE_TILING_LINEAR ||
+               !(((AVVkFrame *)f->data[0])->flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) {
+        snprintf(why, len, "FFmpeg's linear %s frame here is not host-visible", av_get_pix_fmt_name(sw));
+    } else {
+        *frames_out = ref;
+        return f;
+    }
+    av_frame_free(&f);
+    av_buffer_unref(&ref);
+    *frames_out = NULL;
+    return NULL;
+}
+
 static AVFrame *frame_get(AVBufferRef *frames)
 {
     AVFrame *f = av_frame_alloc();
@@ -683,6 +707,20 @@ static void bad_input(void)
     else
         expect(clmem_av_frame_import(bridge, hw, path, cl.queue, 0, &planes), CLMEM_ERR_UNSUPPORTED,
                "clmem_av_frames_setup", &planes, "a frame of FFmpeg's default (tiled) pool");
+    av_frame_free(&hw);
+    av_buffer_unref(&frames);
+
+    /* A linear host-visible frame of FFmpeg's own pool on the host-mapped
+     * path: FFmpeg maps it itself to transfer it, so the import, which
+     * holds the memory's one mapping, refuses it. */
+    if (clmem_bridge_check_path(bridge, CLMEM_BRIDGE_PATH_HOST_MAPPED) != CLMEM_OK)
+        tap_skip(clmem_error_message(), "bad input: FFmpeg's own linear host-visible frame on the host-mapped path");
+    else if (!(hw = ffmpeg_pool_linear_frame(AV_PIX_FMT_RGBA, &frames, why, sizeof why)))
+        tap_skip(why, "bad input: FFmpeg's own linear host-visible frame on the host-mapped path");
+    else
+        expect(clmem_av_frame_import(bridge, hw, CLMEM_BRIDGE_PATH_HOST_MAPPED, cl.queue, 0, &planes),
+               CLMEM_ERR_UNSUPPORTED, "maps to transfer it", &planes,
+               "FFmpeg's own linear host-visible frame on the host-mapped path");
     av_frame_free(&hw);
     av_buffer_unref(&frames);
 
