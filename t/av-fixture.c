@@ -148,14 +148,13 @@ AVFrame *av_fixture_frame(AVBufferRef *frames)
     return fr;
 }
 
-/* Rows and used bytes of plane p of a w x h frame of sw. */
-static size_t plane_rows(const AVFrame *fr, int p)
+size_t av_fixture_plane_rows(const AVFrame *fr, int p)
 {
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fr->format);
     return p > 0 ? (size_t)AV_CEIL_RSHIFT(fr->height, d->log2_chroma_h) : (size_t)fr->height;
 }
 
-static size_t plane_row_bytes(const AVFrame *fr, int p)
+size_t av_fixture_plane_row_bytes(const AVFrame *fr, int p)
 {
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fr->format);
     int max_step[4] = {0};
@@ -172,7 +171,7 @@ AVFrame *av_fixture_pattern(enum AVPixelFormat sw, int w, int h, unsigned salt)
     if (av_frame_get_buffer(fr, 0) < 0)
         tap_bail("av_frame_get_buffer failed");
     for (int p = 0; p < 4 && fr->data[p]; p++)
-        for (size_t y = 0; y < plane_rows(fr, p); y++)
+        for (size_t y = 0; y < av_fixture_plane_rows(fr, p); y++)
             for (int x = 0; x < fr->linesize[p]; x++)
                 fr->data[p][y * (size_t)fr->linesize[p] + x] = (uint8_t)(x * 7 + y * 13 + p * 101 + salt * 29 + 1);
     return fr;
@@ -214,8 +213,8 @@ void av_fixture_invert(struct av_fixture *f, const clmem_av_frame_planes *planes
 bool av_fixture_inverted(const AVFrame *want, const AVFrame *got, char *why, size_t len)
 {
     for (int p = 0; p < 4 && want->data[p]; p++)
-        for (size_t y = 0; y < plane_rows(want, p); y++)
-            for (size_t x = 0; x < plane_row_bytes(want, p); x++) {
+        for (size_t y = 0; y < av_fixture_plane_rows(want, p); y++)
+            for (size_t x = 0; x < av_fixture_plane_row_bytes(want, p); x++) {
                 uint8_t a = want->data[p][y * want->linesize[p] + x], b = got->data[p][y * got->linesize[p] + x];
                 if ((unsigned)b + (unsigned)a != 255u) {
                     snprintf(why, len, "plane %d byte (%zu, %zu): got 0x%02x, want 0x%02x", p, x, y, b, 255 - a);

@@ -51,6 +51,11 @@ AVFrame *av_fixture_frame(AVBufferRef *frames);
  * column and salt. */
 AVFrame *av_fixture_pattern(enum AVPixelFormat sw, int w, int h, unsigned salt);
 
+/* Rows of plane p of a software frame, and the bytes of a row in use
+ * (chroma planes of 4:2:0 formats rounded up, as FFmpeg makes them). */
+size_t av_fixture_plane_rows(const AVFrame *fr, int p);
+size_t av_fixture_plane_row_bytes(const AVFrame *fr, int p);
+
 /* Enqueue the kernel that inverts every byte of every plane (255 - b),
  * through each plane's row pitch, on f's queue after wait_list. */
 void av_fixture_invert(struct av_fixture *f, const clmem_av_frame_planes *planes, cl_uint num_events,

@@ -15,8 +15,7 @@
  * Skips, naming why, only where FFmpeg cannot make a Vulkan device. Built
  * twice: plain (host-mapped on the CPU machines) and with t/fake-fd.c
  * (t/fakefd-av-frames, the opaque-fd path on the CPU machines). */
-#include "cl-fixture.h"
-#include "clmem-av.h"
+#include "av-fixture.h"
 #include "fd-count.h"
 #include "tap.h"
 
@@ -35,18 +34,13 @@
 #define W 64
 #define H 32
 
+static struct av_fixture fx; /* FFmpeg's device, OpenCL, the bridge, the kernel: main() opens it */
 static AVBufferRef *device_ref;
 static AVVulkanDeviceContext *vk;
 static struct cl_fixture cl;
 static clmem_bridge *bridge;
 static clmem_bridge_path path;
 static cl_kernel invert;
-
-static const char *invert_src =
-    "__kernel void invert(__global uchar *p, uint pitch, uint row_bytes) {\n"
-    "    size_t x = get_global_id(0), y = get_global_id(1);\n"
-    "    if (x < row_bytes) p[y * pitch + x] = (uchar)(255 - p[y * pitch + x]);\n"
-    "}\n";
 
 /* The error record's sentence after a failure, for a test point's text. */
 static const char *why_not(clmem_status s)
@@ -56,19 +50,12 @@ static const char *why_not(clmem_status s)
 
 static PFN_vkVoidFunction device_proc(const char *name)
 {
-    PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)vk->get_proc_addr(vk->inst, "vkGetDeviceProcAddr");
-    PFN_vkVoidFunction f = gdpa(vk->act_dev, name);
-    if (!f)
-        tap_bail("FFmpeg's Vulkan device has no %s", name);
-    return f;
+    return av_fixture_device_proc(&fx, name);
 }
 
 static uint64_t counter(VkSemaphore sem)
 {
-    PFN_vkGetSemaphoreCounterValue get = (PFN_vkGetSemaphoreCounterValue)device_proc("vkGetSemaphoreCounterValue");
-    uint64_t v = 0;
-    get(vk->act_dev, sem, &v);
-    return v;
+    return av_fixture_counter(&fx, sem);
 }
 
 /* A Vulkan frames context of W x H frames of `sw`, not initialised. */
@@ -185,72 +172,11 @@ static AVFrame *frame_get(AVBufferRef *frames)
     return f;
 }
 
-static size_t plane_rows(enum AVPixelFormat sw, int p)
-{
-    return p > 0 && av_pix_fmt_desc_get(sw)->log2_chroma_h ? (H + 1) / 2 : H;
-}
-
-/* A software frame of `sw` with a pattern that differs by plane, row and
- * byte. */
+/* A software frame of `sw`, W x H, with a pattern that differs by plane,
+ * row, byte and salt. */
 static AVFrame *sw_pattern(enum AVPixelFormat sw, unsigned salt)
 {
-    AVFrame *f = av_frame_alloc();
-    f->format = sw;
-    f->width = W;
-    f->height = H;
-    if (av_frame_get_buffer(f, 0) < 0)
-        tap_bail("av_frame_get_buffer failed");
-    for (int p = 0; p < 4 && f->data[p]; p++)
-        for (size_t y = 0; y < plane_rows(sw, p); y++)
-            for (int x = 0; x < f->linesize[p]; x++)
-                f->data[p][y * (size_t)f->linesize[p] + x] = (uint8_t)(x * 7 + y * 13 + p * 101 + salt * 29 + 1);
-    return f;
-}
-
-static size_t plane_row_bytes(enum AVPixelFormat sw, int p)
-{
-    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(sw);
-    int max_step[4] = {0};
-
-    av_image_fill_max_pixsteps(max_step, NULL, d);
-    return (size_t)max_step[p] * (p > 0 && d->log2_chroma_w ? (W + 1) / 2 : W);
-}
-
-static void run_invert(const clmem_av_frame_planes *planes)
-{
-    for (uint32_t p = 0; p < planes->count; p++) {
-        uint32_t texel = 0;
-        cl_mem mem = clmem_handle_mem(planes->planes[p]);
-        cl_uint pitch = clmem_handle_row_pitch(planes->planes[p]);
-        cl_uint row_bytes;
-        size_t global[2];
-        cl_int err;
-
-        clmem_bridge_image_plane_format(planes->formats[p], 0, NULL, &texel);
-        row_bytes = texel * planes->widths[p];
-        global[0] = row_bytes;
-        global[1] = planes->heights[p];
-        clSetKernelArg(invert, 0, sizeof mem, &mem);
-        clSetKernelArg(invert, 1, sizeof pitch, &pitch);
-        clSetKernelArg(invert, 2, sizeof row_bytes, &row_bytes);
-        if ((err = clEnqueueNDRangeKernel(cl.queue, invert, 2, NULL, global, NULL, 0, NULL, NULL)) != CL_SUCCESS)
-            tap_bail("clEnqueueNDRangeKernel: %d", err);
-    }
-}
-
-/* Does `got` hold the inverse of `want` in every used byte? */
-static bool inverted(const AVFrame *want, const AVFrame *got, enum AVPixelFormat sw, char *why, size_t len)
-{
-    for (int p = 0; p < 4 && want->data[p]; p++)
-        for (size_t y = 0; y < plane_rows(sw, p); y++)
-            for (size_t x = 0; x < plane_row_bytes(sw, p); x++) {
-                uint8_t a = want->data[p][y * want->linesize[p] + x], b = got->data[p][y * got->linesize[p] + x];
-                if ((unsigned)b + (unsigned)a != 255u) {
-                    snprintf(why, len, "plane %d byte (%zu, %zu): got 0x%02x, want 0x%02x", p, x, y, b, 255 - a);
-                    return false;
-                }
-            }
-    return true;
+    return av_fixture_pattern(sw, W, H, salt);
 }
 
 /* ------------------------------------------------------------ round trip */
@@ -325,15 +251,15 @@ static void round_trip(enum AVPixelFormat sw, uint32_t want_planes)
         uint32_t texel = 0;
         clmem_bridge_image_plane_format(planes.formats[p], 0, NULL, &texel);
         pitch_ok = pitch_ok && clmem_handle_row_pitch(planes.planes[p]) >= texel * planes.widths[p] &&
-                   planes.widths[p] * texel == plane_row_bytes(sw, (int)p) &&
-                   planes.heights[p] == plane_rows(sw, (int)p);
+                   planes.widths[p] * texel == av_fixture_plane_row_bytes(up, (int)p) &&
+                   planes.heights[p] == av_fixture_plane_rows(up, (int)p);
         before[p] = vkf->sem_value[p];
     }
     tap_ok(pitch_ok, "%s: each plane's row pitch holds a row of its width, and its extent is the plane's", name);
 
     s = clmem_av_frame_acquire(bridge, hw, &planes, cl.queue, UINT64_MAX, NULL);
     tap_ok(s == CLMEM_OK, "%s: clmem_av_frame_acquire (%s)", name, why_not(s));
-    run_invert(&planes);
+    av_fixture_invert(&fx, &planes, 0, NULL, NULL);
     s = clmem_av_frame_release(bridge, hw, &planes, cl.queue, 0, NULL);
     tap_ok(s == CLMEM_OK, "%s: clmem_av_frame_release (%s)", name, why_not(s));
     for (uint32_t p = 0; p < planes.count; p++)
@@ -345,7 +271,7 @@ static void round_trip(enum AVPixelFormat sw, uint32_t want_planes)
      * so the host-mapped path's mapping is never doubled. */
     if ((r = av_hwframe_transfer_data(down, hw, 0)) < 0)
         tap_bail("%s: download with av_hwframe_transfer_data: %d", name, r);
-    tap_ok(inverted(up, down, sw, why, sizeof why),
+    tap_ok(av_fixture_inverted(up, down, why, sizeof why),
            "%s: FFmpeg's download, the planes still imported, sees the kernel's writes %s", name, why);
     tap_ok(!(vkf->flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT),
            "%s: the frame's flags do not show HOST_VISIBLE to FFmpeg (flags 0x%x)", name, (unsigned)vkf->flags);
@@ -430,15 +356,7 @@ static void sync_order(void)
     memset(&l, 0, sizeof l);
     l.sem = vkf->sem[0];
     l.user = clCreateUserEvent(cl.context, NULL);
-    {
-        cl_mem mem = clmem_handle_mem(planes.planes[0]);
-        cl_uint pitch = clmem_handle_row_pitch(planes.planes[0]), row_bytes = 4 * W;
-        size_t global[2] = {4 * W, H};
-        clSetKernelArg(invert, 0, sizeof mem, &mem);
-        clSetKernelArg(invert, 1, sizeof pitch, &pitch);
-        clSetKernelArg(invert, 2, sizeof row_bytes, &row_bytes);
-        clEnqueueNDRangeKernel(cl.queue, invert, 2, NULL, global, NULL, 1, &l.user, &kernel_done);
-    }
+    av_fixture_invert(&fx, &planes, 1, &l.user, &kernel_done);
     pthread_create(&t, NULL, open_later, &l);
     s = clmem_av_frame_release(bridge, hw, &planes, cl.queue, 0, NULL);
     {
@@ -503,15 +421,7 @@ static void lifetime(void)
     if (clmem_av_frame_acquire(bridge, a, &planes, cl.queue, UINT64_MAX, NULL) != CLMEM_OK)
         tap_bail("lifetime: acquire: %s", clmem_error_message());
     user = clCreateUserEvent(cl.context, NULL);
-    {
-        cl_mem mem = clmem_handle_mem(planes.planes[0]);
-        cl_uint pitch = clmem_handle_row_pitch(planes.planes[0]), row_bytes = W;
-        size_t global[2] = {W, H};
-        clSetKernelArg(invert, 0, sizeof mem, &mem);
-        clSetKernelArg(invert, 1, sizeof pitch, &pitch);
-        clSetKernelArg(invert, 2, sizeof row_bytes, &row_bytes);
-        clEnqueueNDRangeKernel(cl.queue, invert, 2, NULL, global, NULL, 1, &user, NULL);
-    }
+    av_fixture_invert(&fx, &planes, 1, &user, NULL);
     clFlush(cl.queue);
     /* The planes dropped while acquired: allowed, but no release means
      * FFmpeg's semaphores are not signalled (clmem-av.h). */
@@ -571,15 +481,7 @@ static void device_lifetime(void)
         clmem_av_frame_acquire(b2, hw, &planes, cl.queue, UINT64_MAX, NULL) != CLMEM_OK)
         tap_bail("device lifetime: import or acquire: %s", clmem_error_message());
     user = clCreateUserEvent(cl.context, NULL);
-    {
-        cl_mem mem = clmem_handle_mem(planes.planes[0]);
-        cl_uint pitch = clmem_handle_row_pitch(planes.planes[0]), row_bytes = 4 * W;
-        size_t global[2] = {4 * W, H};
-        clSetKernelArg(invert, 0, sizeof mem, &mem);
-        clSetKernelArg(invert, 1, sizeof pitch, &pitch);
-        clSetKernelArg(invert, 2, sizeof row_bytes, &row_bytes);
-        clEnqueueNDRangeKernel(cl.queue, invert, 2, NULL, global, NULL, 1, &user, NULL);
-    }
+    av_fixture_invert(&fx, &planes, 1, &user, NULL);
     clFlush(cl.queue);
     pthread_create(&t, NULL, open_event, user);
     s = clmem_av_frame_release(b2, hw, &planes, cl.queue, 0, NULL);
@@ -801,24 +703,19 @@ static void bad_input(void)
 
 int main(void)
 {
-    cl_platform_id platform;
-    cl_device_id device;
     clmem_bridge *paired = NULL;
     clmem_status s;
-    int r;
 
     /* FFmpeg's device, two more, and a dozen frames pools: valgrind and the
      * sanitizers slow them many times over. */
     tap_watchdog("av-frames", getenv("CLMEM_TEST_INSTRUMENTED") ? 1800 : 300);
-    av_log_set_level(AV_LOG_QUIET);
-    if ((r = av_hwdevice_ctx_create(&device_ref, AV_HWDEVICE_TYPE_VULKAN, NULL, NULL, 0)) < 0)
-        tap_skip_all("FFmpeg cannot make a Vulkan device here (av_hwdevice_ctx_create returned %d)", r);
-    vk = ((AVHWDeviceContext *)device_ref->data)->hwctx;
-    if (clmem_bridge_pair(vk->inst, vk->get_proc_addr, vk->phys_dev, &platform, &device) == CLMEM_OK)
-        cl_fixture_open_on(&cl, platform, device);
-    else
-        cl_fixture_open(&cl);
-    invert = cl_fixture_kernel(&cl, invert_src, "invert");
+    av_fixture_open(&fx, false); /* FFmpeg's device, OpenCL on it, the bridge on both */
+    device_ref = fx.device;
+    vk = fx.vk;
+    cl = fx.cl;
+    bridge = fx.bridge;
+    path = fx.path;
+    invert = fx.invert;
 
     /* The bridge with no context given: paired by UUID, or, where no
      * OpenCL device says its UUID (PoCL), the only OpenCL device there is. */
@@ -841,14 +738,8 @@ int main(void)
                    n, clmem_error_message());
         clmem_bridge_unref(paired);
     }
-
-    s = clmem_av_bridge_create(device_ref, cl.context, 0, &bridge);
-    if (!tap_ok(s == CLMEM_OK && clmem_bridge_vk_device(bridge) == vk->act_dev,
-                "clmem_av_bridge_create on FFmpeg's device and %s", cl.device_name))
-        tap_bail("%s", clmem_error_message());
-    path = clmem_bridge_check_path(bridge, CLMEM_BRIDGE_PATH_OPAQUE_FD) == CLMEM_OK ? CLMEM_BRIDGE_PATH_OPAQUE_FD
-                                                                                   : CLMEM_BRIDGE_PATH_HOST_MAPPED;
-    tap_diag("path: %s", clmem_bridge_path_name(path));
+    tap_ok(clmem_bridge_vk_device(bridge) == vk->act_dev && clmem_bridge_context(bridge) == cl.context,
+           "clmem_av_bridge_create on FFmpeg's device and %s", cl.device_name);
 
     round_trip(AV_PIX_FMT_NV12, 2);
     round_trip(AV_PIX_FMT_P010, 2);
@@ -861,9 +752,6 @@ int main(void)
 
     s = clmem_bridge_finish(bridge, 10000000000ull);
     tap_ok(s == CLMEM_OK, "finish: everything handed back (%s)", why_not(s));
-    clmem_bridge_unref(bridge);
-    clReleaseKernel(invert);
-    cl_fixture_close(&cl);
-    av_buffer_unref(&device_ref);
+    av_fixture_close(&fx);
     return tap_done();
 }
