@@ -4,11 +4,11 @@
  * Host order's cost, a frame: acquire is a vkWaitSemaphores of every
  * plane at once (it returns at once when FFmpeg's work completed) and one
  * clmem_bridge_acquire_many(); release one clmem_bridge_release_many(),
- * clFinish (as the bridge's plane handoff is timed, clmem-bench (g):
- * NVIDIA's clWaitForEvents on the release's event, which this waited on
- * before, may cost more than the queue's finish), the release event's
- * status, and one vkSignalSemaphore per plane (Vulkan signals one
- * semaphore per call from the host). The Vulkan entry points are resolved
+ * clFinish, the release event's status (a query, no wait), and one
+ * vkSignalSemaphore per plane (Vulkan signals one semaphore per call from
+ * the host). It waited in clWaitForEvents on the release's event before;
+ * clFinish is the wait clmem-bench's (g) times the bridge's plane handoff
+ * with, so that (j) compares like with like. The Vulkan entry points are resolved
  * once: by libclmem-av's pool for its frames, by the sync object for its
  * calls; only frames of FFmpeg's own pool through these two calls resolve
  * them per call (about 1 us a pair through the loader on the CPU
