@@ -110,8 +110,8 @@ uint32_t clmem__av_queue_families(const AVVulkanDeviceContext *vk, uint32_t qfs[
 }
 
 /* ffmpeg-vk.h. */
-clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
-                                        VkExternalMemoryHandleTypeFlags *types_out)
+clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames, bool ours,
+                                    VkExternalMemoryHandleTypeFlags *types_out)
 {
     const AVVulkanFramesContext *fc = frames->hwctx;
     const VkImageDrmFormatModifierListCreateInfoEXT *mods = NULL;
@@ -119,6 +119,7 @@ clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWF
     bool fd = clmem__av_has_device_extension(vk, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
     bool dma_buf = clmem__av_has_device_extension(vk, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME) ||
                    clmem__av_has_device_extension(vk, VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME);
+    const VkImageTiling tiling = ours ? VK_IMAGE_TILING_LINEAR : fc->tiling;
     const VkExternalMemoryHandleTypeFlagBits candidates[2] = {VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
                                                               VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT};
     const bool enabled[2] = {fd, dma_buf};
@@ -131,7 +132,7 @@ clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWF
         vk, "vkGetPhysicalDeviceImageFormatProperties2");
     if (!query)
         return CLMEM_ERR_UNSUPPORTED;
-    if (fc->tiling == VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT)
+    if (tiling == VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT)
         for (const VkBaseInStructure *in = fc->create_pnext; in && !mods; in = in->pNext)
             if (in->sType == VK_STRUCTURE_TYPE_IMAGE_DRM_FORMAT_MODIFIER_LIST_CREATE_INFO_EXT)
                 mods = (const VkImageDrmFormatModifierListCreateInfoEXT *)in;
@@ -159,7 +160,7 @@ clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWF
             info.pNext = &ext;
             info.format = av_vkfmt_from_pixfmt(frames->sw_format)[0];
             info.type = VK_IMAGE_TYPE_2D;
-            info.tiling = fc->tiling;
+            info.tiling = tiling;
             info.usage = fc->usage;
             info.flags = VK_IMAGE_CREATE_ALIAS_BIT;
             if (query(vk->phys_dev, &info, &props) == VK_SUCCESS)

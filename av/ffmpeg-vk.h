@@ -9,7 +9,20 @@
 
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vulkan.h>
+#include <libavutil/version.h>
 #include <stdbool.h>
+
+/* FFmpeg 6.1 (libavutil 58.29.100) added AVVulkanDeviceContext.lock_queue
+ * and AVVulkanFramesContext.lock_frame: who submits to FFmpeg's queues, or
+ * touches a frame's sem_value, layout and access, takes them. FFmpeg 5.1
+ * has neither (the caller keeps other threads off FFmpeg's device: see
+ * clmem_av_sync_acquire()). A libavutil's soname is its major version, so
+ * the headers built with are the library run with. */
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(58, 29, 100)
+#define CLMEM_AV_FFMPEG_LOCKS 1
+#else
+#define CLMEM_AV_FFMPEG_LOCKS 0
+#endif
 
 /* A software format libclmem-av imports: FFmpeg's per-plane image formats
  * and the 4:2:0 subsampling of planes after the first. */
@@ -57,9 +70,12 @@ uint32_t clmem__av_queue_families(const AVVulkanDeviceContext *vk, uint32_t qfs[
  * 5.1's pool (vulkan_pool_alloc) exports every frame as each type whose
  * extension its device enabled and for which
  * vkGetPhysicalDeviceImageFormatProperties2 accepts plane 0's format with
- * the frames context's tiling, usage (and modifiers). This asks the same,
- * and libclmem-av's own pool (frame-pool.c) exports what this answers. */
-clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
+ * the frames context's tiling, usage (and modifiers). This asks the same.
+ * `ours`: the frames are libclmem-av's pool's (frame-pool.c), which are
+ * linear images whatever the frames context's tiling says (clmem_av_frames_setup()
+ * gives FFmpeg's trial image a tiling of its own), and exports what this
+ * answers for linear tiling. */
+clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames, bool ours,
                                     VkExternalMemoryHandleTypeFlags *types_out);
 
 #endif

@@ -4,6 +4,7 @@
 #include "export.h"
 #include "ffmpeg-vk.h"
 #include "frame-pool.h"
+#include "plane-owner.h"
 
 #include <string.h>
 
@@ -51,6 +52,38 @@ static clmem_status check_export(clmem_bridge *b, const AVVulkanDeviceContext *v
                            clmem_bridge_path_name(path));
 }
 
+/* Would the import take the host-mapped path? As the bridge's BEST picks:
+ * opaque fd, then dma-buf, where both the memory and the bridge have it,
+ * else host-mapped. */
+static bool takes_host_mapped(clmem_bridge *b, clmem_bridge_path path, VkExternalMemoryHandleTypeFlags types)
+{
+    if (path != CLMEM_BRIDGE_PATH_BEST)
+        return path == CLMEM_BRIDGE_PATH_HOST_MAPPED;
+    if ((types & VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT) &&
+        clmem_bridge_check_path(b, CLMEM_BRIDGE_PATH_OPAQUE_FD) == CLMEM_OK)
+        return false;
+    return !((types & VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT) &&
+             clmem_bridge_check_path(b, CLMEM_BRIDGE_PATH_DMA_BUF) == CLMEM_OK);
+}
+
+/* FFmpeg maps a linear host-visible frame of its own pool to transfer it
+ * (av_hwframe_transfer_data, av_hwframe_map), and the host-mapped path
+ * holds the memory's one mapping while the import lives: the two would map
+ * it twice (VUID-vkMapMemory-memory-00678). Such a frame is refused on that
+ * path; libclmem-av's pool hides HOST_VISIBLE from FFmpeg (frame-pool.c). */
+static clmem_status check_mapping(clmem_bridge *b, const AVVkFrame *vkf, bool ours, clmem_bridge_path path,
+                                  VkExternalMemoryHandleTypeFlags types)
+{
+    if (ours || vkf->tiling != VK_IMAGE_TILING_LINEAR || !(vkf->flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) ||
+        !takes_host_mapped(b, path, types))
+        return CLMEM_OK;
+    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                           "The frame is a linear host-visible frame of FFmpeg's own pool, which FFmpeg maps to "
+                           "transfer it, and the host-mapped path holds its memory's one mapping while imported: "
+                           "set its frames context up with clmem_av_frames_setup() before av_hwframe_ctx_init() "
+                           "(FFmpeg never maps those frames).");
+}
+
 /* The frame's tiling, checked: linear, or the linear DRM modifier. Sets
  * *aspect to the aspect its plane layouts are read with. */
 static clmem_status check_tiling(const AVVulkanDeviceContext *vk, const AVVkFrame *vkf, VkImageAspectFlags *aspect)
@@ -89,12 +122,15 @@ static clmem_status check_tiling(const AVVulkanDeviceContext *vk, const AVVkFram
  * of plane p alone (a one-plane format), its memory, and its layout. */
 static void describe_plane(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
                            const struct av_format *format, const AVVkFrame *vkf, uint32_t p, bool ours,
-                           VkImageAspectFlags aspect, VkExternalMemoryHandleTypeFlags export_types,
+                           VkMemoryPropertyFlags hidden_flags, VkImageAspectFlags aspect,
+                           VkExternalMemoryHandleTypeFlags export_types,
                            PFN_vkGetImageMemoryRequirements2 get_requirements,
                            PFN_vkGetImageSubresourceLayout get_layout, clmem_bridge_vk_image *desc)
 {
     const AVVulkanFramesContext *fc = frames->hwctx;
-    bool contiguous = (fc->flags & AV_VK_FRAME_FLAG_CONTIGUOUS_MEMORY) || !vkf->mem[p];
+    /* libclmem-av's pool gives each plane memory of its own, whatever flags
+     * FFmpeg's av_hwframe_ctx_init() set (it sets CONTIGUOUS on Intel). */
+    bool contiguous = !ours && ((fc->flags & AV_VK_FRAME_FLAG_CONTIGUOUS_MEMORY) || !vkf->mem[p]);
     uint32_t m = contiguous ? 0 : p; /* FFmpeg's one allocation holds every plane at offset[p] */
     VkImageMemoryRequirementsInfo2 req_info = {VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2, NULL,
                                                vkf->img[p]};
@@ -116,7 +152,7 @@ static void describe_plane(const AVVulkanDeviceContext *vk, const AVHWFramesCont
     desc->memory.device = vk->act_dev;
     desc->memory.memory = vkf->mem[m];
     desc->memory.allocation_size = vkf->size[m];
-    desc->memory.property_flags = vkf->flags;
+    desc->memory.property_flags = vkf->flags | hidden_flags; /* the bits libclmem-av's pool hides from FFmpeg */
     desc->memory.export_types = export_types;
     /* libclmem-av's pool allocates every plane dedicated; FFmpeg's own
      * where Vulkan prefers or requires it, except in its one contiguous
@@ -162,6 +198,7 @@ CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *
     AVFrame *ref;
     clmem_keepalive *keepalive;
     clmem_av_frame_planes planes = {0};
+    struct av_pool_facts facts = {0};
     bool ours = false;
     clmem_status s;
 
@@ -177,10 +214,12 @@ CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *
         return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
                                "The frame is on another VkDevice than the bridge's: make the bridge from the "
                                "frame's device context (clmem_av_bridge_create()).");
-    if ((s = clmem__av_pool_check(frames, &ours)) != CLMEM_OK || (s = check_tiling(vk, vkf, &aspect)) != CLMEM_OK)
+    if ((s = clmem__av_pool_check(frames, &ours, &facts)) != CLMEM_OK ||
+        (s = check_tiling(vk, vkf, &aspect)) != CLMEM_OK)
         return s;
-    if ((s = clmem__av_export_types(vk, frames, &export_types)) != CLMEM_OK ||
-        (s = check_export(b, vk, path, export_types)) != CLMEM_OK)
+    if ((s = clmem__av_export_types(vk, frames, ours, &export_types)) != CLMEM_OK ||
+        (s = check_export(b, vk, path, export_types)) != CLMEM_OK ||
+        (s = check_mapping(b, vkf, ours, path, export_types)) != CLMEM_OK)
         return s;
     get_requirements = (PFN_vkGetImageMemoryRequirements2)clmem__av_device_proc(vk, "vkGetImageMemoryRequirements2");
     get_layout = (PFN_vkGetImageSubresourceLayout)clmem__av_device_proc(vk, "vkGetImageSubresourceLayout");
@@ -198,8 +237,11 @@ CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *
     for (uint32_t p = 0; p < format->planes; p++) {
         clmem_bridge_vk_image desc;
 
-        describe_plane(vk, frames, format, vkf, p, ours, aspect, export_types, get_requirements, get_layout, &desc);
+        describe_plane(vk, frames, format, vkf, p, ours, facts.hidden_flags, aspect, export_types, get_requirements,
+                       get_layout, &desc);
         s = clmem_bridge_import_vk_image(b, &desc, 0, path, keepalive, queue, flags, 0, &planes.planes[p]);
+        if (s == CLMEM_OK && (s = clmem__av_plane_owner_add(clmem_handle_mem(planes.planes[p]), vkf->img[p])) != CLMEM_OK)
+            clmem_handle_unref(planes.planes[p]);
         if (s != CLMEM_OK)
             break;
         planes.formats[p] = desc.format;

@@ -16,13 +16,28 @@
  * where FFmpeg lets its owner let go, and a user-set pool is never freed by
  * FFmpeg. So setup keeps the caller's free callback, puts its own in its
  * place, and calls the caller's from it. The pools are listed by frames
- * context, which is how that callback finds its own. */
+ * context, which is how that callback finds its own.
+ *
+ * FFmpeg never maps a frame of the pool: AVVkFrame.flags leaves out
+ * VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT (the pool keeps the real bits).
+ * FFmpeg 5.1 maps a linear host-visible frame to transfer it
+ * (av_hwframe_transfer_data, av_hwframe_map), and on the host-mapped path
+ * the import holds the memory's one mapping (Vulkan allows one at a time)
+ * for as long as it lives, which is past the last handle's unref, until
+ * its teardown completed: a transfer then mapped the memory a second time
+ * (VUID-vkMapMemory-memory-00678, and VUID-vkUnmapMemory-memory-00689
+ * after), unless the caller called clmem_bridge_finish() first. Without
+ * the bit FFmpeg transfers the frame with its staging copies, which also
+ * wait on the frame's semaphores as its map does not; av_hwframe_map()
+ * refuses the frame. On a GPU the memory is device-local and nothing
+ * changes. */
 #include "config.h"
 #include "frame-pool.h"
 
 #include <libavutil/mem.h>
 #include <libavutil/pixdesc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +54,14 @@ struct av_pool {
     PFN_vkBindImageMemory bind;
     PFN_vkCreateSemaphore create_semaphore;
     PFN_vkDestroySemaphore destroy_semaphore;
+    PFN_vkWaitSemaphores wait_semaphores;
+    PFN_vkSignalSemaphore signal_semaphore;
     VkPhysicalDeviceMemoryProperties memory_props;
+    atomic_uint hidden_flags; /* memory property bits the frames' AVVkFrame.flags leave out */
+    /* FFmpeg's trial image's DRM format modifier list (frames-setup.c), or
+     * a count of 0: first in the frames context's create_pnext. */
+    VkImageDrmFormatModifierListCreateInfoEXT trial_list;
+    uint64_t *trial_modifiers;
 };
 
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -65,12 +87,26 @@ static void pool_unlist(struct av_pool *pool)
     pthread_mutex_unlock(&pools_lock);
 }
 
+/* Gives the frame's images, memory and semaphores back to Vulkan once
+ * the last submission signalling its semaphores (FFmpeg's, or a device-order
+ * release's) completed, as FFmpeg's own pool waits (vkDeviceWaitIdle
+ * there, which Vulkan wants synchronised with every queue of the device). */
 static void frame_free(void *opaque, uint8_t *data)
 {
     struct av_pool *pool = opaque;
     AVVkFrame *f = (AVVkFrame *)data;
     VkDevice dev = pool->vk->act_dev;
+    uint32_t n = 0;
 
+    while (n < AV_NUM_DATA_POINTERS && f->sem[n])
+        n++;
+    if (n) {
+        VkSemaphoreWaitInfo wait = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                                    .semaphoreCount = n,
+                                    .pSemaphores = f->sem,
+                                    .pValues = f->sem_value};
+        pool->wait_semaphores(dev, &wait, UINT64_MAX);
+    }
     for (int i = 0; i < AV_NUM_DATA_POINTERS; i++) {
         if (f->img[i])
             pool->destroy_image(dev, f->img[i], pool->vk->alloc);
@@ -93,7 +129,7 @@ static int memory_type(const struct av_pool *pool, uint32_t bits, VkMemoryProper
 }
 
 /* Plane p: its image, its dedicated memory, its timeline semaphore. */
-static bool plane_make(const struct av_pool *pool, AVVkFrame *f, int p, uint32_t width, uint32_t height,
+static bool plane_make(struct av_pool *pool, AVVkFrame *f, int p, uint32_t width, uint32_t height,
                        VkExternalMemoryHandleTypeFlags export_types)
 {
     const AVHWFramesContext *frames = pool->frames;
@@ -166,7 +202,10 @@ static bool plane_make(const struct av_pool *pool, AVVkFrame *f, int p, uint32_t
         return false;
     }
     f->size[p] = (size_t)req.size;
-    f->flags |= pool->memory_props.memoryTypes[type].propertyFlags;
+    /* HOST_VISIBLE is kept from FFmpeg (the file's comment says why). */
+    f->flags |= pool->memory_props.memoryTypes[type].propertyFlags & ~(VkMemoryPropertyFlags)VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+    atomic_fetch_or(&pool->hidden_flags,
+                    pool->memory_props.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
     if ((r = pool->bind(dev, f->img[p], f->mem[p], 0)) != VK_SUCCESS) {
         clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkBindImageMemory", r,
                         "Binding plane %d's memory failed.", p);
@@ -200,7 +239,7 @@ static AVBufferRef *frame_alloc(void *opaque, size_t size)
     /* Asked per frame, as FFmpeg's pool does: the usage is the frames
      * context's once av_hwframe_ctx_init() set its default, which is
      * before the first frame. */
-    if (ok && clmem__av_export_types(pool->vk, frames, &export_types) != CLMEM_OK)
+    if (ok && clmem__av_export_types(pool->vk, frames, true, &export_types) != CLMEM_OK)
         ok = false;
     if (f)
         f->tiling = VK_IMAGE_TILING_LINEAR;
@@ -242,17 +281,25 @@ static void frames_free(AVHWFramesContext *frames)
 
 static void pool_free(void *opaque)
 {
-    free(opaque);
+    struct av_pool *pool = opaque;
+    free(pool->trial_modifiers);
+    free(pool);
 }
 
-clmem_status clmem__av_pool_install(AVHWFramesContext *frames, const AVVulkanDeviceContext *vk)
+clmem_status clmem__av_pool_install(AVHWFramesContext *frames, const AVVulkanDeviceContext *vk, uint64_t *modifiers,
+                                    uint32_t count)
 {
     struct av_pool *pool = calloc(1, sizeof *pool);
     PFN_vkGetPhysicalDeviceMemoryProperties memory_props =
         (PFN_vkGetPhysicalDeviceMemoryProperties)clmem__av_instance_proc(vk, "vkGetPhysicalDeviceMemoryProperties");
+    AVVulkanFramesContext *fc = frames->hwctx;
 
-    if (!pool)
+    if (!pool) {
+        free(modifiers);
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating the frame pool failed.");
+    }
+    pool->trial_modifiers = modifiers;
+    atomic_init(&pool->hidden_flags, 0);
     pool->frames = frames;
     pool->vk = vk;
 #define DEVICE_PROC(field, name) ((pool->field = (void *)clmem__av_device_proc(vk, name)) != NULL)
@@ -261,17 +308,25 @@ clmem_status clmem__av_pool_install(AVHWFramesContext *frames, const AVVulkanDev
         !DEVICE_PROC(get_requirements, "vkGetImageMemoryRequirements") ||
         !DEVICE_PROC(allocate, "vkAllocateMemory") || !DEVICE_PROC(free_memory, "vkFreeMemory") ||
         !DEVICE_PROC(bind, "vkBindImageMemory") || !DEVICE_PROC(create_semaphore, "vkCreateSemaphore") ||
-        !DEVICE_PROC(destroy_semaphore, "vkDestroySemaphore")) {
-        free(pool);
+        !DEVICE_PROC(destroy_semaphore, "vkDestroySemaphore") || !DEVICE_PROC(wait_semaphores, "vkWaitSemaphores") ||
+        !DEVICE_PROC(signal_semaphore, "vkSignalSemaphore")) {
+        pool_free(pool);
         return CLMEM_ERR_UNSUPPORTED;
     }
 #undef DEVICE_PROC
     memory_props(vk->phys_dev, &pool->memory_props);
     frames->pool = av_buffer_pool_init2(sizeof(AVVkFrame), pool, frame_alloc, pool_free);
     if (!frames->pool) {
-        free(pool);
+        pool_free(pool);
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, "av_buffer_pool_init2", 0,
                                "Making the frame pool failed.");
+    }
+    if (count) {
+        pool->trial_list.sType = VK_STRUCTURE_TYPE_IMAGE_DRM_FORMAT_MODIFIER_LIST_CREATE_INFO_EXT;
+        pool->trial_list.pNext = fc->create_pnext;
+        pool->trial_list.drmFormatModifierCount = count;
+        pool->trial_list.pDrmFormatModifiers = modifiers;
+        fc->create_pnext = &pool->trial_list;
     }
     pool->caller_free = frames->free;
     frames->free = frames_free;
@@ -282,12 +337,19 @@ clmem_status clmem__av_pool_install(AVHWFramesContext *frames, const AVVulkanDev
     return CLMEM_OK;
 }
 
-clmem_status clmem__av_pool_check(const AVHWFramesContext *frames, bool *ours)
+clmem_status clmem__av_pool_check(const AVHWFramesContext *frames, bool *ours, struct av_pool_facts *facts)
 {
+    const struct av_pool *pool;
     bool listed;
 
     pthread_mutex_lock(&pools_lock);
-    listed = pool_find_locked(frames) != NULL;
+    pool = pool_find_locked(frames);
+    listed = pool != NULL;
+    if (pool && facts) {
+        facts->hidden_flags = atomic_load(&pool->hidden_flags);
+        facts->wait_semaphores = pool->wait_semaphores;
+        facts->signal_semaphore = pool->signal_semaphore;
+    }
     pthread_mutex_unlock(&pools_lock);
     *ours = listed;
     if (listed && frames->free != frames_free)

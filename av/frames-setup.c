@@ -1,12 +1,27 @@
 /* clmem_av_frames_setup(): a Vulkan frames context whose frames OpenCL
  * reads as rows and shares right: linear, each plane in a dedicated
- * allocation, from libclmem-av's pool (frame-pool.c says why its own). */
+ * allocation, from libclmem-av's pool (frame-pool.c says why its own).
+ *
+ * FFmpeg's trial image. av_hwframe_ctx_init() of FFmpeg 5.1 makes one
+ * frame with the frames context's tiling, usage and create_pnext to see
+ * whether allocation will fail, and frees it; our pool's frames are made
+ * apart from that. On a device with VK_EXT_image_drm_format_modifier it
+ * first adds a DRM format modifier list to create_pnext, whatever the
+ * tiling, so a linear tiling here gave that trial image a modifier list on
+ * a linear image: invalid usage (VUID-VkImageCreateInfo-pNext-02262, one
+ * validation error per plane of every frames context set up, on the H200).
+ * So on such a device the frames context asks for DRM-modifier tiling with
+ * a modifier list of its own (FFmpeg adds none then): the linear modifier
+ * where Vulkan makes images of every plane's format with it, else every
+ * modifier that it makes them with. Either way the trial image is valid;
+ * the pool's frames are linear images regardless. */
 #include "config.h"
 #include "export.h"
 #include "ffmpeg-vk.h"
 #include "frame-pool.h"
 
 #include <libavutil/pixdesc.h>
+#include <stdlib.h>
 
 static bool has_modifier_list(const void *chain)
 {
@@ -14,6 +29,100 @@ static bool has_modifier_list(const void *chain)
         if (in->sType == VK_STRUCTURE_TYPE_IMAGE_DRM_FORMAT_MODIFIER_LIST_CREATE_INFO_EXT)
             return true;
     return false;
+}
+
+/* Can Vulkan make DRM-modifier-tiled images of every plane's format with
+ * `modifier` and `usage`, shared as FFmpeg shares its images? */
+static bool modifier_supported(const AVVulkanDeviceContext *vk, PFN_vkGetPhysicalDeviceImageFormatProperties2 query,
+                               enum AVPixelFormat sw_format, VkImageUsageFlags usage, uint64_t modifier)
+{
+    const VkFormat *formats = av_vkfmt_from_pixfmt(sw_format);
+    uint32_t qfs[5], nqf = clmem__av_queue_families(vk, qfs);
+
+    for (int p = 0; p < av_pix_fmt_count_planes(sw_format); p++) {
+        VkPhysicalDeviceImageDrmFormatModifierInfoEXT mod = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT,
+            .drmFormatModifier = modifier,
+            .sharingMode = nqf > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
+            .queueFamilyIndexCount = nqf,
+            .pQueueFamilyIndices = qfs};
+        VkPhysicalDeviceImageFormatInfo2 info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
+                                                 .pNext = &mod,
+                                                 .format = formats[p],
+                                                 .type = VK_IMAGE_TYPE_2D,
+                                                 .tiling = VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT,
+                                                 .usage = usage,
+                                                 .flags = VK_IMAGE_CREATE_ALIAS_BIT};
+        VkImageFormatProperties2 props = {.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2};
+        if (query(vk->phys_dev, &info, &props) != VK_SUCCESS)
+            return false;
+    }
+    return true;
+}
+
+/* The modifier list FFmpeg's trial image is made with on a device with
+ * VK_EXT_image_drm_format_modifier (the file's comment says why):
+ * DRM_FORMAT_MOD_LINEAR (0) where every plane format takes it with
+ * `usage`, else each modifier of plane 0's format that every plane format
+ * takes. *count_out 0 and *modifiers_out NULL on a device without the
+ * extension (the trial image is linear, with no list). */
+static clmem_status trial_modifiers(const AVVulkanDeviceContext *vk, enum AVPixelFormat sw_format,
+                                    VkImageUsageFlags usage, uint64_t **modifiers_out, uint32_t *count_out)
+{
+    PFN_vkGetPhysicalDeviceImageFormatProperties2 query;
+    PFN_vkGetPhysicalDeviceFormatProperties2 format_props;
+    VkDrmFormatModifierPropertiesListEXT list = {.sType = VK_STRUCTURE_TYPE_DRM_FORMAT_MODIFIER_PROPERTIES_LIST_EXT};
+    VkFormatProperties2 props = {.sType = VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_2, .pNext = &list};
+    VkDrmFormatModifierPropertiesEXT *all = NULL;
+    uint64_t *modifiers;
+    uint32_t n = 0;
+
+    *modifiers_out = NULL;
+    *count_out = 0;
+    if (!clmem__av_has_device_extension(vk, VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME))
+        return CLMEM_OK;
+    query = (PFN_vkGetPhysicalDeviceImageFormatProperties2)clmem__av_instance_proc(
+        vk, "vkGetPhysicalDeviceImageFormatProperties2");
+    format_props =
+        (PFN_vkGetPhysicalDeviceFormatProperties2)clmem__av_instance_proc(vk, "vkGetPhysicalDeviceFormatProperties2");
+    if (!query || !format_props)
+        return CLMEM_ERR_UNSUPPORTED;
+    if (modifier_supported(vk, query, sw_format, usage, 0 /* DRM_FORMAT_MOD_LINEAR */)) {
+        if (!(modifiers = malloc(sizeof *modifiers)))
+            return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a modifier list failed.");
+        modifiers[0] = 0;
+        *modifiers_out = modifiers;
+        *count_out = 1;
+        return CLMEM_OK;
+    }
+    format_props(vk->phys_dev, av_vkfmt_from_pixfmt(sw_format)[0], &props);
+    if (list.drmFormatModifierCount) {
+        all = calloc(list.drmFormatModifierCount, sizeof *all);
+        modifiers = calloc(list.drmFormatModifierCount, sizeof *modifiers);
+        if (!all || !modifiers) {
+            free(all);
+            free(modifiers);
+            return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a modifier list failed.");
+        }
+        list.pDrmFormatModifierProperties = all;
+        format_props(vk->phys_dev, av_vkfmt_from_pixfmt(sw_format)[0], &props);
+        for (uint32_t i = 0; i < list.drmFormatModifierCount; i++)
+            if (modifier_supported(vk, query, sw_format, usage, all[i].drmFormatModifier))
+                modifiers[n++] = all[i].drmFormatModifier;
+        free(all);
+        if (n) {
+            *modifiers_out = modifiers;
+            *count_out = n;
+            return CLMEM_OK;
+        }
+        free(modifiers);
+    }
+    return clmem_error_set(
+        CLMEM_ERR_UNSUPPORTED, CLMEM_API_VULKAN, "vkGetPhysicalDeviceImageFormatProperties2", 0,
+        "FFmpeg's av_hwframe_ctx_init makes a trial image with a DRM format modifier list on this device, and Vulkan "
+        "makes %s images with no DRM format modifier for usage 0x%x (not even the linear one): the trial image would "
+        "be invalid usage.",
+        av_get_pix_fmt_name(sw_format), (unsigned)usage);
 }
 
 /* Can Vulkan make linear images of every plane's format with `usage`? */
@@ -64,6 +173,8 @@ CLMEM_EXPORT clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref)
     AVVulkanFramesContext *fc;
     const AVVulkanDeviceContext *vk;
     VkImageUsageFlags usage = 0;
+    uint64_t *modifiers;
+    uint32_t nmodifiers;
     clmem_status s;
 
     if (!frames_ref)
@@ -93,9 +204,14 @@ CLMEM_EXPORT clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref)
                                "allocates linear frames itself, with no modifier.");
     if (!fc->usage && (s = choose_usage(vk, frames, &usage)) != CLMEM_OK)
         return s;
-    if ((s = clmem__av_pool_install(frames, vk)) != CLMEM_OK)
+    if ((s = trial_modifiers(vk, frames->sw_format, fc->usage ? fc->usage : usage, &modifiers, &nmodifiers)) !=
+        CLMEM_OK)
         return s;
-    fc->tiling = VK_IMAGE_TILING_LINEAR; /* FFmpeg's trial image in av_hwframe_ctx_init() is made so too */
+    if ((s = clmem__av_pool_install(frames, vk, modifiers, nmodifiers)) != CLMEM_OK)
+        return s; /* the install freed the list */
+    /* FFmpeg's trial image (the file's comment): linear where the device has
+     * no DRM format modifiers, else of the list the pool now holds. */
+    fc->tiling = nmodifiers ? VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT : VK_IMAGE_TILING_LINEAR;
     if (!fc->usage)
         fc->usage = usage;
     return CLMEM_OK;

@@ -6,7 +6,8 @@
  * the plane handle's row pitch; av_hwframe_transfer_data downloads the
  * frame, and every byte is checked against the same change made on the
  * CPU. Prints the path the planes took (opaque fd on a GPU, host-mapped on
- * a CPU OpenCL device).
+ * a CPU OpenCL device) and the order the handoffs ran in (one frame at a
+ * time: host order, the faster then).
  *
  * Build (installed): cc ffmpeg-example.c $(pkg-config --cflags --libs clmem-av) */
 #include <clmem-av.h>
@@ -34,34 +35,17 @@ static int fail(const char *what)
     return 1;
 }
 
-/* The OpenCL device paired with FFmpeg's by UUID when there is one, else
- * the first device (a CPU OpenCL with no UUID shares through host-mapped
- * memory). */
-static cl_context open_context(const AVVulkanDeviceContext *vk, cl_device_id *device)
-{
-    cl_platform_id platform;
-    cl_int err;
-
-    if (clmem_bridge_pair(vk->inst, vk->get_proc_addr, vk->phys_dev, &platform, device) != CLMEM_OK) {
-        cl_uint n = 0;
-        if (clGetPlatformIDs(1, &platform, &n) != CL_SUCCESS || n == 0 ||
-            clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, device, NULL) != CL_SUCCESS)
-            return NULL;
-    }
-    return clCreateContext(NULL, 1, device, NULL, NULL, &err);
-}
-
 int main(void)
 {
     AVBufferRef *device_ref = NULL, *frames_ref;
     AVHWFramesContext *frames;
-    const AVVulkanDeviceContext *vk;
     cl_device_id device;
     cl_context context;
     cl_command_queue queue;
     cl_program program;
     cl_kernel kernel;
     clmem_bridge *bridge;
+    clmem_av_sync *sync;
     clmem_bridge_path path = CLMEM_BRIDGE_PATH_BEST;
     long bad = 0;
     cl_int err;
@@ -70,20 +54,23 @@ int main(void)
         fprintf(stderr, "ffmpeg-example: FFmpeg cannot make a Vulkan device here\n");
         return 1;
     }
-    vk = ((AVHWDeviceContext *)device_ref->data)->hwctx;
-    if (!(context = open_context(vk, &device))) {
-        fprintf(stderr, "ffmpeg-example: no OpenCL device\n");
-        return 1;
-    }
+    /* The bridge on FFmpeg's VkDevice, in an OpenCL context of its own: on
+     * the device with the Vulkan device's UUID (a GPU's own driver), or the
+     * only OpenCL device where none says its UUID (PoCL, host-mapped). */
+    if (clmem_av_bridge_create(device_ref, NULL, 0, &bridge) != CLMEM_OK)
+        return fail("clmem_av_bridge_create");
+    context = clmem_bridge_context(bridge);
+    device = clmem_bridge_cl_device(bridge);
     queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
     program = clCreateProgramWithSource(context, 1, &source, NULL, &err);
     if (clBuildProgram(program, 1, &device, "", NULL, NULL) != CL_SUCCESS)
         return fprintf(stderr, "ffmpeg-example: the kernel did not build\n"), 1;
     kernel = clCreateKernel(program, "brighten", &err);
+    /* The handoffs' order: one frame at a time, BEST takes host order. */
+    if (clmem_av_sync_create(bridge, device_ref, CLMEM_AV_ORDER_BEST, 1, &sync) != CLMEM_OK)
+        return fail("clmem_av_sync_create");
 
-    /* The bridge on FFmpeg's VkDevice, and a pool whose frames OpenCL reads. */
-    if (clmem_av_bridge_create(device_ref, context, 0, &bridge) != CLMEM_OK)
-        return fail("clmem_av_bridge_create");
+    /* A pool whose frames OpenCL reads. */
     frames_ref = av_hwframe_ctx_alloc(device_ref);
     frames = (AVHWFramesContext *)frames_ref->data;
     frames->format = AV_PIX_FMT_VULKAN;
@@ -122,24 +109,20 @@ int main(void)
         clmem_bridge_handle_path(planes.planes[0], &path);
         luma = clmem_handle_mem(planes.planes[0]);
         pitch = clmem_handle_row_pitch(planes.planes[0]);
-        if (clmem_av_frame_acquire(bridge, hw, &planes, queue, UINT64_MAX, NULL) != CLMEM_OK)
-            return fail("clmem_av_frame_acquire");
+        if (clmem_av_sync_acquire(sync, hw, &planes, queue, UINT64_MAX, NULL) != CLMEM_OK)
+            return fail("clmem_av_sync_acquire");
         clSetKernelArg(kernel, 0, sizeof luma, &luma);
         clSetKernelArg(kernel, 1, sizeof pitch, &pitch);
         clEnqueueNDRangeKernel(queue, kernel, 2, NULL, global, NULL, 0, NULL, NULL);
-        if (clmem_av_frame_release(bridge, hw, &planes, queue, 0, NULL) != CLMEM_OK)
-            return fail("clmem_av_frame_release");
+        if (clmem_av_sync_release(sync, hw, &planes, queue, 0, NULL) != CLMEM_OK)
+            return fail("clmem_av_sync_release");
         if (n == 0)
-            printf("frame planes through the %s path: Y row pitch %u, CbCr row pitch %u\n",
-                   clmem_bridge_path_name(path), pitch, clmem_handle_row_pitch(planes.planes[1]));
+            printf("frame planes through the %s path, %s order: Y row pitch %u, CbCr row pitch %u\n",
+                   clmem_bridge_path_name(path), clmem_av_order_name(clmem_av_sync_get_order(sync)), pitch,
+                   clmem_handle_row_pitch(planes.planes[1]));
 
-        /* Drop the planes. On the host-mapped path, FFmpeg maps a linear
-         * frame to download it and the import holds the memory's one
-         * mapping: finish waits for the imports' teardowns first. */
+        /* FFmpeg's download waits for OpenCL's release (its semaphores). */
         clmem_av_frame_planes_unref(&planes);
-        if (path == CLMEM_BRIDGE_PATH_HOST_MAPPED && clmem_bridge_finish(bridge, 10000000000ull) != CLMEM_OK)
-            return fail("clmem_bridge_finish");
-
         if (av_hwframe_transfer_data(back, hw, 0) < 0)
             return fprintf(stderr, "ffmpeg-example: download failed\n"), 1;
         for (int y = 0; y < HEIGHT; y++)
@@ -158,12 +141,18 @@ int main(void)
     else
         printf("%d NV12 %dx%d frames brightened by OpenCL in place match the CPU\n", FRAMES, WIDTH, HEIGHT);
 
+    /* The end: the sync object's and the imports' work done, then the
+     * bridge, then FFmpeg's device last (the bridge borrows its VkDevice). */
+    if (clmem_av_sync_finish(sync, 10000000000ull) != CLMEM_OK)
+        return fail("clmem_av_sync_finish");
+    clmem_av_sync_unref(sync);
     av_buffer_unref(&frames_ref);
-    clmem_bridge_unref(bridge);
     clReleaseKernel(kernel);
     clReleaseProgram(program);
     clReleaseCommandQueue(queue);
-    clReleaseContext(context);
+    if (clmem_bridge_finish(bridge, 10000000000ull) != CLMEM_OK)
+        return fail("clmem_bridge_finish");
+    clmem_bridge_unref(bridge); /* releases its OpenCL context */
     av_buffer_unref(&device_ref);
     return bad != 0;
 }

@@ -12,36 +12,85 @@
  * What an FFmpeg user calls:
  * @code
  *   clmem_av_bridge_create(device_ref, NULL, 0, &b);     // once per device
+ *   clmem_av_sync_create(b, device_ref, CLMEM_AV_ORDER_BEST, 4, &sync); // once: the order
  *   clmem_av_frames_setup(frames_ref);                   // before av_hwframe_ctx_init
  *   ...
  *   clmem_av_frame_import(b, frame, CLMEM_BRIDGE_PATH_BEST, queue, CL_MEM_READ_WRITE, &planes);
- *   clmem_av_frame_acquire(b, frame, &planes, queue, timeout_ns, NULL);
+ *   clmem_av_sync_acquire(sync, frame, &planes, queue, timeout_ns, NULL);
  *   kernels on clmem_handle_mem(planes.planes[i]), rows clmem_handle_row_pitch() apart
- *   clmem_av_frame_release(b, frame, &planes, queue, 0, NULL);
+ *   clmem_av_sync_release(sync, frame, &planes, queue, 0, NULL);
  *   clmem_av_frame_planes_unref(&planes);                // any time after the release
  *   av_frame_free(&frame);                               // any time: the handles hold it
+ *   ...
+ *   clmem_av_sync_finish(sync, timeout_ns); clmem_av_sync_unref(sync);
+ *   clmem_bridge_finish(b, timeout_ns); clmem_bridge_unref(b);
+ *   av_buffer_unref(&device_ref);                        // last
  * @endcode
+ * clmem_av_frame_acquire() and clmem_av_frame_release() are host order
+ * without a sync object. With context NULL the bridge makes its own
+ * OpenCL context: on the device with the Vulkan device's UUID, or, where
+ * no OpenCL device says its UUID (a CPU OpenCL such as PoCL), on the only
+ * OpenCL device there is.
  *
  * Which frames: those of an AVHWFramesContext set up by
  * clmem_av_frames_setup(), whose pool (libclmem-av's own) makes every
  * plane a linear image in a dedicated allocation; frames of another
  * context whose images are linear are imported too, but on NVIDIA only the
  * set-up ones share right (clmem_av_frames_setup() says why). Software
- * formats: NV12, P010, RGBA and BGRA.
+ * formats: NV12, P010, RGBA and BGRA, of any extent FFmpeg makes, odd
+ * ones too: FFmpeg's frame is one single-plane image per plane, the
+ * chroma plane of a 65x33 NV12 frame a 33x17 R8G8 image, which Vulkan
+ * allows (the bridge's own NV12 images are one two-plane
+ * VK_FORMAT_G8_B8R8_2PLANE_420_UNORM image, which Vulkan makes of even
+ * extents only, so clmem_bridge_vk_image_create() refuses 65x33).
  *
- * Synchronisation is ordered on the host in this version: acquire waits on
- * the host until FFmpeg's work on the frame completed (vkWaitSemaphores for
- * each plane's sem_value), and release waits on the host until OpenCL's
- * release completed, then signals sem_value + 1 from the host
- * (vkSignalSemaphore) and stores it in the frame, as FFmpeg requires of
- * every user of a frame. The cost is the two host waits: the CPU thread
- * sleeps while the GPU finishes FFmpeg's work, and again while it finishes
- * OpenCL's, so the two APIs' work on one frame does not overlap.
+ * Synchronisation: which order runs where, and what it costs. FFmpeg
+ * requires every user of a frame to wait for each plane's timeline
+ * semaphore at sem_value before touching it, and to signal sem_value + 1
+ * when done (storing it in the frame). OpenCL has binary semaphores only,
+ * so it cannot wait on those timelines itself; either the host or a Vulkan
+ * submission stands in between (clmem_av_order):
+ *  - host order, on every path: acquire waits on the host
+ *    (vkWaitSemaphores), release waits on the host until OpenCL's release
+ *    completed (clFinish), then signals from the host (vkSignalSemaphore,
+ *    one per plane). It submits nothing to Vulkan, so it pays no GPU
+ *    context switch, and one frame at a time it is the faster order. Its
+ *    cost is the host waits: a thread sleeps while the GPU finishes
+ *    FFmpeg's work, and again while it finishes OpenCL's; FFmpeg's and
+ *    OpenCL's work never overlap.
+ *  - device order, where both APIs share semaphores (NVIDIA's opaque fd;
+ *    not lavapipe with PoCL): two semaphore submissions a frame, on a queue
+ *    of FFmpeg's transfer family, and OpenCL waits on and signals a binary
+ *    semaphore; neither call waits on the host. A semaphore submission costs
+ *    more than a host wait one frame at a time, least on a transfer-only
+ *    queue, where the GPU does not switch context as its graphics queue
+ *    does; what it buys is overlap when several frames are in flight.
+ * CLMEM_AV_ORDER_BEST takes device order where it works and more than one
+ * frame is in flight, host order otherwise; clmem_av_sync_get_order() says
+ * which runs. clmem-bench's (j) measures both, beside the bridge's plane
+ * handoff of the same frame (man clmem-bench).
+ *
+ * Lifetime, in short. The imports hold a reference on their frame, and so
+ * on its frames context and FFmpeg's device context, until their
+ * teardowns are done; so FFmpeg's device context may be dropped while
+ * frames are imported. But the bridge borrows FFmpeg's VkDevice without a
+ * reference: drop device_ref last, after clmem_bridge_finish() returned
+ * CLMEM_OK and the bridge is unreffed (a sync object holds a reference of
+ * its own). A frame's planes may be dropped while acquired: the import's
+ * teardown hands the memory back once OpenCL's commands completed, and
+ * the frame goes back to FFmpeg's pool only then; but nothing signals the
+ * frame's semaphores, so FFmpeg's next use would not wait for OpenCL: free
+ * such a frame, or release it first.
  *
  * Requirements: FFmpeg 5.1 or later (libavutil 57), whose Vulkan device
- * context is version 1.2 with timeline semaphores. Errors are reported as
- * in clmem.h. This header includes <clmem-bridge.h> and libavutil's
- * <libavutil/frame.h> and <libavutil/buffer.h>; symbol version CLMEM_AV_0.2.
+ * context is version 1.2 with timeline semaphores. With FFmpeg 6.1 or
+ * later (libavutil 58.29) the library takes FFmpeg's queue and frame locks
+ * (AVVulkanDeviceContext.lock_queue, AVVulkanFramesContext.lock_frame);
+ * FFmpeg 5.1 has none, and clmem_av_sync_acquire() says what the caller
+ * then keeps apart. Errors are reported as in clmem.h. This header
+ * includes <clmem-bridge.h> and libavutil's <libavutil/frame.h> and
+ * <libavutil/buffer.h>; symbol versions CLMEM_AV_0.2 and, for the sync
+ * object, CLMEM_AV_0.3.
  */
 #ifndef CLMEM_AV_H
 #define CLMEM_AV_H
@@ -62,13 +111,19 @@ extern "C" {
  *
  * With context NULL, the OpenCL device is the one whose CL_DEVICE_UUID_KHR
  * is the Vulkan device's deviceUUID (clmem_bridge_pair()), in a new context
- * that the bridge owns. With a context, it is used as clmem_bridge_create()
- * uses clmem_bridge_info::context (its device paired by UUID).
+ * that the bridge owns; where no OpenCL device offers cl_khr_device_uuid
+ * (PoCL), the only OpenCL device of all platforms, as clmem_bridge_create()
+ * takes a context's only device (its bridge then shares through the
+ * host-mapped path: the fd paths need matching UUIDs). With a context, it
+ * is used as clmem_bridge_create() uses clmem_bridge_info::context (its
+ * device paired by UUID).
  *
- * The bridge borrows FFmpeg's Vulkan objects: keep device_ref (or a frames
- * context of it) until clmem_bridge_finish() returned CLMEM_OK, as for any
- * bridge before vkDestroyDevice. Imported frames keep their frames context,
- * and so the device, alive themselves.
+ * The bridge borrows FFmpeg's Vulkan objects, taking no reference on
+ * device_ref: keep device_ref until clmem_bridge_finish() returned CLMEM_OK
+ * and the bridge is unreffed, as for any bridge before vkDestroyDevice.
+ * Imported frames keep their frames context, and so the device, alive
+ * themselves until their teardowns, so dropping device_ref while frames
+ * are imported is safe; calling the bridge after the device went is not.
  *
  * @param device_ref An AVBufferRef of an AVHWDeviceContext of type
  *                   AV_HWDEVICE_TYPE_VULKAN (borrowed: no reference is
@@ -87,9 +142,11 @@ extern "C" {
  * @retval CLMEM_ERR_DEVICE_MISMATCH context NULL and no OpenCL device has
  *                                   the Vulkan device's UUID; or the errors
  *                                   of clmem_bridge_create().
- * @retval CLMEM_ERR_UNSUPPORTED     context NULL and no OpenCL device offers
- *                                   cl_khr_device_uuid; or as for
- *                                   clmem_bridge_create().
+ * @retval CLMEM_ERR_UNSUPPORTED     context NULL, no OpenCL device offers
+ *                                   cl_khr_device_uuid, and there is not
+ *                                   exactly one OpenCL device (the sentence
+ *                                   gives the count: pass a context); or as
+ *                                   for clmem_bridge_create().
  * @retval CLMEM_ERR_OPENCL          Pairing, clCreateContext or a query
  *                                   failed.
  * @retval CLMEM_ERR_NO_MEMORY       An allocation failed.
@@ -115,7 +172,22 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  * (and Vulkan exports such images), host-visible where it exports nothing
  * (the host-mapped path). The images are made without the frames
  * context's create_pnext (where FFmpeg puts a DRM format modifier list,
- * invalid on linear images). Where the frames context's usage is 0, the
+ * invalid on linear images).
+ *
+ * FFmpeg's own calls on these frames. The frames' AVVkFrame.flags leave
+ * out VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, so that FFmpeg never maps
+ * their memory (on the host-mapped path the import holds the memory's one
+ * mapping while it lives): av_hwframe_transfer_data() moves them with its
+ * staging copies, which wait on the frame's semaphores, and
+ * av_hwframe_map() refuses them. av_hwframe_ctx_init() makes one trial
+ * frame of its own with the frames context's tiling and create_pnext; on
+ * a device with VK_EXT_image_drm_format_modifier setup gives the frames
+ * context VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT and a modifier list of
+ * its own first in create_pnext (the linear modifier where Vulkan takes it
+ * for every plane format and the usage, else those it takes), so that the
+ * trial image is valid (FFmpeg 5.1 adds a list whatever the tiling, and a
+ * list on a linear image is invalid usage); elsewhere the tiling becomes
+ * VK_IMAGE_TILING_LINEAR. The pool's frames are linear either way. Where the frames context's usage is 0, the
  * images get FFmpeg's default usage (transfers, sampled, storage) less
  * what Vulkan cannot make linear images of the format with. A new frame's
  * layouts are VK_IMAGE_LAYOUT_UNDEFINED and its timeline semaphores start
@@ -155,8 +227,12 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  *                                 says which.
  * @retval CLMEM_ERR_NO_MEMORY     Allocating the pool failed.
  * @retval CLMEM_ERR_UNSUPPORTED   sw_format is not NV12, P010, RGBA or BGRA;
- *                                 or Vulkan makes no linear images of its
- *                                 plane formats, even for transfers only.
+ *                                 Vulkan makes no linear images of its
+ *                                 plane formats, even for transfers only;
+ *                                 or, on a device with DRM format
+ *                                 modifiers, none of them takes every plane
+ *                                 format with the usage (FFmpeg's trial
+ *                                 image would be invalid).
  * @par On error
  *      The frames context is unchanged.
  * @par Blocks
@@ -213,11 +289,12 @@ typedef struct clmem_av_frame_planes {
  * imported lives on until then.
  *
  * The host-mapped path maps the plane's memory (vkMapMemory) while it is
- * imported, and FFmpeg maps linear host-visible frames itself to transfer
- * them (av_hwframe_transfer_data, av_hwframe_map); Vulkan allows one
- * mapping of a memory at a time. On that path, drop the planes and let
- * clmem_bridge_finish() return CLMEM_OK before FFmpeg transfers the frame.
- * The fd paths map nothing.
+ * imported, until the import's teardown; Vulkan allows one mapping of a
+ * memory at a time, and FFmpeg never maps a frame of a set-up pool
+ * (clmem_av_frames_setup()), so FFmpeg may transfer the frame whenever it
+ * is FFmpeg's, imported or not. A frame of FFmpeg's own pool that FFmpeg
+ * made linear and host-visible it maps itself to transfer it, so such a
+ * frame is refused on that path. The fd paths map nothing.
  *
  * Cost: importing a frame whose planes are still imported (a handle of
  * them is alive) is a cache hit per plane: a lock, a lookup and an
@@ -255,8 +332,11 @@ typedef struct clmem_av_frame_planes {
  *                                   allocate exportable as it (the sentence
  *                                   says why: its device lacks
  *                                   VK_KHR_external_memory_fd, or Vulkan
- *                                   cannot export such images); and the
- *                                   bridge import's own.
+ *                                   cannot export such images); the
+ *                                   host-mapped path for a linear
+ *                                   host-visible frame of FFmpeg's own pool
+ *                                   (FFmpeg maps it itself); and the bridge
+ *                                   import's own.
  * @retval CLMEM_ERR_VULKAN          A Vulkan query failed.
  * @retval CLMEM_ERR_OPENCL          An OpenCL call failed (the import).
  * @retval CLMEM_ERR_NO_MEMORY       An allocation failed.
@@ -297,9 +377,10 @@ clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_
 void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes);
 
 /**
- * Hand the frame to OpenCL: wait on the host until FFmpeg's work on it
- * completed (each plane's timeline semaphore reached sem_value), then
- * clmem_bridge_acquire_many() of the planes on `queue`.
+ * Host order (clmem_av_order) without a sync object: wait on the host
+ * until FFmpeg's work on the frame completed (each plane's timeline
+ * semaphore reached sem_value, read under FFmpeg's frame lock where it
+ * has one), then clmem_bridge_acquire_many() of the planes on `queue`.
  *
  * The frame's Vulkan image layout is not changed: no Vulkan command is
  * recorded. The planes are linear, whose bytes the driver lays out the
@@ -307,9 +388,15 @@ void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes);
  * (Vulkan itself defines a linear image's bytes only in
  * VK_IMAGE_LAYOUT_GENERAL).
  *
+ * Cost: one vkWaitSemaphores of every plane (it returns at once when
+ * FFmpeg's work completed) and one clmem_bridge_acquire_many(); the Vulkan
+ * entry points are resolved once per frames context of
+ * clmem_av_frames_setup() (per call for frames of FFmpeg's own pool).
+ *
  * @param b          The bridge the planes were imported by.
  * @param frame      The frame the planes were imported from.
- * @param planes     Its planes.
+ * @param planes     Its planes: clmem_av_frame_import() of this very frame
+ *                   (planes of another frame are refused).
  * @param queue      A queue of the bridge's context with a handle of each
  *                   plane's import (their own queue, or
  *                   clmem_bridge_handle_for_queue()).
@@ -319,10 +406,14 @@ void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes);
  *                   release; NULL on error.
  * @retval CLMEM_OK                The acquire is enqueued.
  * @retval CLMEM_ERR_NULL_POINTER  b, frame, planes or queue is NULL.
- * @retval CLMEM_ERR_INVALID_VALUE frame is not of AV_PIX_FMT_VULKAN, or
+ * @retval CLMEM_ERR_INVALID_VALUE frame is not of AV_PIX_FMT_VULKAN;
  *                                 planes does not hold as many planes as the
- *                                 frame has; and those of
- *                                 clmem_bridge_acquire_many().
+ *                                 frame has, or they are not this frame's
+ *                                 (imported from another frame); and those
+ *                                 of clmem_bridge_acquire_many() (already
+ *                                 acquired).
+ * @retval CLMEM_ERR_DEVICE_MISMATCH The frame is on another VkDevice than
+ *                                 the bridge's.
  * @retval CLMEM_ERR_TIMEOUT       FFmpeg's work had not completed within
  *                                 timeout_ns; nothing is enqueued.
  * @retval CLMEM_ERR_VULKAN        vkWaitSemaphores failed.
@@ -337,19 +428,26 @@ clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem
                                     cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out);
 
 /**
- * Hand the frame back to FFmpeg: clmem_bridge_release_many() of the planes
- * on `queue` after wait_list, a host wait until it completed, then for
- * each plane vkSignalSemaphore(sem, sem_value + 1) and sem_value + 1 stored
- * in the frame, so that FFmpeg's next submission on the frame (a filter, a
- * download) waits for it and sees OpenCL's writes.
+ * Host order (clmem_av_order) without a sync object: hand the frame back
+ * to FFmpeg. clmem_bridge_release_many() of the planes on `queue` after
+ * wait_list, a host wait until it completed (clFinish(queue), as the
+ * bridge's own plane handoff is timed), then for each plane
+ * vkSignalSemaphore(sem, sem_value + 1) and sem_value + 1 stored in the
+ * frame (under FFmpeg's frame lock where it has one), so that FFmpeg's
+ * next submission on the frame (a filter, a download) waits for it and
+ * sees OpenCL's writes.
  *
  * layout is left as it was (no Vulkan command changed it: see
  * clmem_av_frame_acquire()); access becomes VK_ACCESS_MEMORY_READ_BIT |
  * VK_ACCESS_MEMORY_WRITE_BIT, what FFmpeg records after external use.
  *
+ * Cost: one clmem_bridge_release_many(), clFinish, the release event's
+ * status, and one vkSignalSemaphore per plane (Vulkan signals one semaphore
+ * per call from the host).
+ *
  * @param b          The bridge the planes were imported by.
  * @param frame      The frame the planes were imported from and acquired.
- * @param planes     Its planes.
+ * @param planes     Its planes (planes of another frame are refused).
  * @param queue      The queue they were acquired on.
  * @param num_events How many events wait_list has.
  * @param wait_list  The events the release waits for too (kernels on other
@@ -358,9 +456,14 @@ clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem
  *                                 are signalled.
  * @retval CLMEM_ERR_NULL_POINTER  b, frame, planes or queue is NULL.
  * @retval CLMEM_ERR_INVALID_VALUE frame is not of AV_PIX_FMT_VULKAN, or
- *                                 planes does not match it; and those of
+ *                                 planes is not this frame's (the count
+ *                                 differs, or they were imported from
+ *                                 another frame); and those of
  *                                 clmem_bridge_release_many() (a plane not
- *                                 acquired).
+ *                                 acquired). Nothing is enqueued or
+ *                                 signalled.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH The frame is on another VkDevice than
+ *                                 the bridge's.
  * @retval CLMEM_ERR_OPENCL        The release was refused (nothing changed),
  *                                 or it or a command before it ended in an
  *                                 error: the semaphores are signalled anyway
@@ -374,11 +477,286 @@ clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem
  *      frame to FFmpeg.
  * @par Blocks
  *      On the release and everything enqueued on queue before it
- *      (clWaitForEvents).
+ *      (clFinish).
  * @since 0.2
  */
 clmem_status clmem_av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
                                     cl_command_queue queue, cl_uint num_events, const cl_event *wait_list);
+
+/* ------------------------------------------------------ ordering */
+
+/**
+ * How a frame's handoff between FFmpeg and OpenCL is ordered.
+ *
+ * Host order: clmem_av_frame_acquire() and clmem_av_frame_release(), or a
+ * sync object of CLMEM_AV_ORDER_HOST. Acquire waits on the host for
+ * FFmpeg's work (vkWaitSemaphores), release waits on the host for
+ * OpenCL's (clFinish) and then signals each plane's timeline semaphore
+ * from the host (vkSignalSemaphore). Works on every path. One frame at a
+ * time it is the faster order: no Vulkan submission, so no GPU context
+ * switch.
+ *
+ * Device order: a sync object of CLMEM_AV_ORDER_DEVICE. Neither call
+ * waits on the host: acquire submits, on FFmpeg's Vulkan device, a wait
+ * for each plane's timeline semaphore at sem_value and a signal of a
+ * binary semaphore that OpenCL waits on before the acquire; release has
+ * OpenCL signal a second binary semaphore after the release, and submits
+ * a wait for it and the signal of each plane's timeline semaphore at
+ * sem_value + 1. The host never sleeps, so FFmpeg's work on one frame and
+ * OpenCL's on another overlap when several frames are in flight. Needs
+ * semaphores both APIs share (clmem_bridge_check_semaphore() with
+ * CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD, as on NVIDIA) and FFmpeg's device with
+ * VK_KHR_external_semaphore_fd; CPU OpenCL (PoCL) imports no semaphore, and
+ * lavapipe exports none, so there only host order exists.
+ * @since 0.3
+ */
+typedef enum clmem_av_order {
+    CLMEM_AV_ORDER_BEST = 0,  /**< Device order where it works and frames_in_flight is 2 or more, else host. */
+    CLMEM_AV_ORDER_HOST = 1,  /**< Host order. */
+    CLMEM_AV_ORDER_DEVICE = 2 /**< Device order. */
+} clmem_av_order;
+
+/**
+ * An order's short name.
+ *
+ * @param order Any value.
+ * @return "host", "device", "best", or "unknown-order"; static storage.
+ * @par Blocks
+ *      Never.
+ * @since 0.3
+ */
+const char *clmem_av_order_name(clmem_av_order order);
+
+/**
+ * Most frames a sync object keeps in flight (clmem_av_sync_create()).
+ * @since 0.3
+ */
+#define CLMEM_AV_MAX_IN_FLIGHT 16
+
+/**
+ * What orders the handoffs of frames between FFmpeg and OpenCL on one
+ * bridge: the order chosen at creation and, for device order, the
+ * library's own Vulkan objects on FFmpeg's device (a command pool, two
+ * binary semaphores and two command buffers per frame in flight, all made
+ * once and reused, and a timeline semaphore counting its submissions).
+ * Opaque and reference-counted.
+ * @since 0.3
+ */
+typedef struct clmem_av_sync clmem_av_sync;
+
+/**
+ * Make a sync object.
+ *
+ * Device order submits to one queue of FFmpeg's device: queue
+ * nb_tx_queues - 1 of its transfer family (queue_family_tx_index). FFmpeg
+ * picks as that family the one with the fewest other capabilities, a
+ * transfer-only family where the device has one (NVIDIA's), where a
+ * semaphore-only submission does not pay the GPU's context switch between
+ * Vulkan and OpenCL that the graphics queue pays.
+ *
+ * @param b                The bridge, on FFmpeg's device
+ *                         (clmem_av_bridge_create()); a reference is taken.
+ * @param device_ref       FFmpeg's Vulkan device context (the bridge's); a
+ *                         reference is taken, so that the sync object's
+ *                         Vulkan objects go before the device.
+ * @param order            CLMEM_AV_ORDER_BEST, _HOST or _DEVICE.
+ * @param frames_in_flight 1 to CLMEM_AV_MAX_IN_FLIGHT: how many frames may
+ *                         be acquired, or released with their Vulkan
+ *                         submission not yet completed, at once (device
+ *                         order; host order has one at a time per thread).
+ * @param[out] out         The sync object, one reference, the caller's.
+ * @retval CLMEM_OK                  *out is the sync object;
+ *                                   clmem_av_sync_get_order() says which
+ *                                   order it runs.
+ * @retval CLMEM_ERR_NULL_POINTER    b, device_ref or out is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE   device_ref is not a Vulkan device
+ *                                   context, order is unknown, or
+ *                                   frames_in_flight is 0 or above
+ *                                   CLMEM_AV_MAX_IN_FLIGHT.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH The bridge is on another VkDevice.
+ * @retval CLMEM_ERR_UNSUPPORTED     CLMEM_AV_ORDER_DEVICE where it cannot
+ *                                   work: the sentence names what is
+ *                                   missing (OpenCL's semaphore import,
+ *                                   FFmpeg's VK_KHR_external_semaphore_fd,
+ *                                   a Vulkan entry point).
+ * @retval CLMEM_ERR_VULKAN          Making a Vulkan object failed.
+ * @retval CLMEM_ERR_OPENCL          Importing a semaphore into OpenCL failed.
+ * @retval CLMEM_ERR_NO_MEMORY       An allocation failed.
+ * @par On error
+ *      *out is NULL (when out is not NULL); nothing is made or held.
+ * @par Blocks
+ *      On the driver calls (device order: 2 x frames_in_flight semaphore
+ *      exports and imports).
+ * @since 0.3
+ */
+clmem_status clmem_av_sync_create(clmem_bridge *b, AVBufferRef *device_ref, clmem_av_order order,
+                                  uint32_t frames_in_flight, clmem_av_sync **out);
+
+/**
+ * The order the sync object runs.
+ *
+ * @param sync The sync object, or NULL.
+ * @return CLMEM_AV_ORDER_HOST or CLMEM_AV_ORDER_DEVICE (never BEST);
+ *         CLMEM_AV_ORDER_BEST for NULL.
+ * @par Blocks
+ *      Never.
+ * @since 0.3
+ */
+clmem_av_order clmem_av_sync_get_order(const clmem_av_sync *sync);
+
+/**
+ * One more reference.
+ *
+ * @param sync The sync object, or NULL.
+ * @return sync (NULL for NULL).
+ * @par Blocks
+ *      Never.
+ * @since 0.3
+ */
+clmem_av_sync *clmem_av_sync_ref(clmem_av_sync *sync);
+
+/**
+ * Drop one reference. The last waits until the sync object's Vulkan
+ * submissions completed (call clmem_av_sync_finish() first to bound that
+ * wait), destroys its Vulkan objects, releases its OpenCL semaphores and
+ * drops its references on the bridge, on FFmpeg's device context and on
+ * frames still held. A frame acquired and never released keeps its
+ * timeline semaphores where they were (FFmpeg's next use does not wait for
+ * OpenCL): release every frame you acquired.
+ *
+ * @param sync The sync object, or NULL (which does nothing).
+ * @par Blocks
+ *      The last reference, on the sync object's Vulkan submissions (each
+ *      waits on OpenCL's signal of its frame).
+ * @since 0.3
+ */
+void clmem_av_sync_unref(clmem_av_sync *sync);
+
+/**
+ * Wait until every Vulkan submission of the sync object completed: after
+ * CLMEM_OK FFmpeg's semaphores of every frame released through it are
+ * signalled, and the frames it held are let go.
+ *
+ * @param sync       The sync object.
+ * @param timeout_ns How long to wait at most, in nanoseconds.
+ * @retval CLMEM_OK               Nothing of the sync object is pending.
+ * @retval CLMEM_ERR_TIMEOUT      A submission was still pending (OpenCL had
+ *                                not signalled its frame).
+ * @retval CLMEM_ERR_VULKAN       vkWaitSemaphores failed.
+ * @retval CLMEM_ERR_NULL_POINTER sync is NULL.
+ * @par Blocks
+ *      Up to timeout_ns.
+ * @since 0.3
+ */
+clmem_status clmem_av_sync_finish(clmem_av_sync *sync, uint64_t timeout_ns);
+
+/**
+ * Hand the frame to OpenCL in the sync object's order, then
+ * clmem_bridge_acquire_many() of its planes on `queue`.
+ *
+ * Host order: clmem_av_frame_acquire(). Device order: one vkQueueSubmit
+ * that waits for each plane's timeline semaphore at sem_value and records
+ * each plane image's move to VK_IMAGE_LAYOUT_GENERAL and its queue-family
+ * release to VK_QUEUE_FAMILY_EXTERNAL (as FFmpeg's own CUDA interop does),
+ * signalling a binary semaphore; then, on `queue`, the wait for that
+ * semaphore (clEnqueueWaitSemaphoresKHR) and the acquire. Returns once
+ * submitted and enqueued.
+ *
+ * @param sync       The sync object.
+ * @param frame      The frame the planes were imported from.
+ * @param planes     Its planes (clmem_av_frame_import() of this frame).
+ * @param queue      An in-order queue of the bridge's context with a handle
+ *                   of each plane's import.
+ * @param timeout_ns Host order: as for clmem_av_frame_acquire(). Device
+ *                   order: how long to wait at most for one of the
+ *                   frames_in_flight slots to come free.
+ * @param[out] event_out If not NULL, the acquire's event, the caller's to
+ *                   release; NULL on error.
+ * @retval CLMEM_OK                The acquire is enqueued.
+ * @retval CLMEM_ERR_NULL_POINTER  sync, frame, planes or queue is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE As for clmem_av_frame_acquire(); device
+ *                                 order also: the frame is acquired through
+ *                                 this sync object already, or `queue` is
+ *                                 out of order.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH The frame is on another VkDevice.
+ * @retval CLMEM_ERR_TIMEOUT       Host order: FFmpeg's work had not
+ *                                 completed. Device order: frames_in_flight
+ *                                 frames were acquired or their releases
+ *                                 pending on the device for all of
+ *                                 timeout_ns. Nothing is submitted.
+ * @retval CLMEM_ERR_VULKAN        A Vulkan call failed; nothing is
+ *                                 enqueued.
+ * @retval CLMEM_ERR_OPENCL        The wait or the acquire was refused after
+ *                                 the Vulkan submission: the frame is handed
+ *                                 back to FFmpeg by a second submission, as
+ *                                 a release would (sem_value advanced by
+ *                                 one, layout GENERAL, its bytes as they
+ *                                 were).
+ * @par On error
+ *      But for CLMEM_ERR_OPENCL above, nothing is submitted or enqueued and
+ *      the frame is unchanged.
+ * @par Threads
+ *      Calls on one sync object take its lock. Device order submits to a
+ *      queue of FFmpeg's device: with FFmpeg 6.1 and later (libavutil
+ *      58.29) under FFmpeg's queue lock (AVVulkanDeviceContext.lock_queue)
+ *      and frame lock (AVVulkanFramesContext.lock_frame). FFmpeg 5.1 has
+ *      neither: no other thread may submit to FFmpeg's device (FFmpeg's
+ *      transfers, filters, another sync object) while the call runs, as
+ *      Vulkan requires of a VkQueue and FFmpeg 5.1 itself does not ensure:
+ *      make FFmpeg's calls and these from one thread, or under one lock of
+ *      yours.
+ * @par Blocks
+ *      Host order: as clmem_av_frame_acquire(). Device order: only when
+ *      frames_in_flight frames are in flight, until the oldest release's
+ *      Vulkan submission completed.
+ * @since 0.3
+ */
+clmem_status clmem_av_sync_acquire(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
+                                   cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out);
+
+/**
+ * Hand the frame back to FFmpeg in the sync object's order, after
+ * clmem_bridge_release_many() of its planes on `queue` (after wait_list).
+ *
+ * Host order: clmem_av_frame_release(). Device order: on `queue`, the
+ * release and the signal of a binary semaphore
+ * (clEnqueueSignalSemaphoresKHR, then clFlush); then one vkQueueSubmit that
+ * waits for it, records each plane image's queue-family acquire from
+ * VK_QUEUE_FAMILY_EXTERNAL, and signals each plane's timeline semaphore at
+ * sem_value + 1, which it stores in the frame with layout
+ * VK_IMAGE_LAYOUT_GENERAL and access VK_ACCESS_MEMORY_READ_BIT |
+ * VK_ACCESS_MEMORY_WRITE_BIT. Returns once enqueued and submitted: FFmpeg's
+ * next submission on the frame (an upload into it, a download, a filter)
+ * waits on the device for OpenCL's work. Until that submission completed
+ * the sync object holds a reference on the frame.
+ *
+ * @param sync       The sync object.
+ * @param frame      The frame, acquired through sync.
+ * @param planes     Its planes.
+ * @param queue      The queue they were acquired on.
+ * @param num_events How many events wait_list has.
+ * @param wait_list  Events the release waits for too, or NULL.
+ * @retval CLMEM_OK                Enqueued and submitted (host order: done).
+ * @retval CLMEM_ERR_NULL_POINTER  sync, frame, planes or queue is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE As for clmem_av_frame_release(); device
+ *                                 order also: the frame is not acquired
+ *                                 through this sync object. Nothing
+ *                                 changed.
+ * @retval CLMEM_ERR_OPENCL        The release was refused: nothing changed.
+ *                                 (Host order: as clmem_av_frame_release().)
+ * @retval CLMEM_ERR_VULKAN        Device order: vkQueueSubmit failed after
+ *                                 OpenCL's release was enqueued: FFmpeg's
+ *                                 semaphores are not signalled, and the
+ *                                 slot is not used again.
+ * @par Threads
+ *      As clmem_av_sync_acquire().
+ * @par Blocks
+ *      Host order: as clmem_av_frame_release(). Device order: never (if
+ *      OpenCL refuses the semaphore signal, clFinish(queue) instead).
+ * @since 0.3
+ */
+clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
+                                   cl_command_queue queue, cl_uint num_events, const cl_event *wait_list);
 
 #ifdef __cplusplus
 }

@@ -73,9 +73,9 @@ check $? "the CSV has its header"
 # run's rows (ring_*, batch_staged_copy) and which frames ran are checked below.
 awk -F, 'NR > 1 {
         if (NF != 10 || $1 !~ /^[0-9]+$/ || $7 !~ /^[1-9][0-9]*$/ || $9 !~ /^[0-9]+$/ || $10 !~ /^[0-9]+$/) bad++
-        num = $2 == "import_overhead" ? "^-?[0-9]+[.][0-9]+$" : "^[0-9]+[.][0-9]+$"
+        num = $2 ~ /overhead/ ? "^-?[0-9]+[.][0-9]+$" : "^[0-9]+[.][0-9]+$"
         for (i = 4; i <= 6; i++) if ($i !~ num) bad++
-        if ($2 ~ /^(ring_|batch_|scaling_|unref_)/) next
+        if ($2 ~ /^(ring_|batch_|scaling_|unref_)/ || $2 ~ /_in_flight_/) next
         if ($9 != ($2 ~ /import/ ? 0 : 1) || $10 != 0) bad++
         if ($2 ~ /^(frame|consumer|ffmpeg)_/) next
         seen[$1 "," $2 "," $3] = 1; sizes[$1] = 1
@@ -89,7 +89,7 @@ awk -F, 'NR > 1 {
 check $? "the CSV has a row for each measure and variant at each size"
 
 # Three sizes in --quick (4K, 1M, 16M), unless a size did not fit.
-rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|unref_[a-z]+|consumer_sgemm_[0-9x]+|ffmpeg_nv12_[0-9x]+|ring_[a-z]+|batch_staged_copy|scaling_[a-z_]+),' "$tmp/rows.csv")
+rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|unref_[a-z]+|consumer_[a-z]+_[0-9x]+|ffmpeg_nv12_[0-9x]+[a-z_]*|ring_[a-z]+|batch_staged_copy|scaling_[a-z_]+),' "$tmp/rows.csv")
 skipped=$(grep -c '^size .*: skipped' "$tmp/out")
 test "$rows" -eq $(( (3 - skipped) * 9 ))
 check $? "--quick ran 3 sizes ($rows rows, $skipped sizes skipped)"
@@ -172,28 +172,38 @@ awk -F, 'NR > 1 && $2 ~ /^scaling_/ {
     grep -Eq '^cache hit \+ unref vs live imports, keys differing in size +(flat|sublinear|linear|worse) ' "$tmp/out"
 check $? "(k) scaling: every row in the CSV with its verdict, and in the table"
 # (i), with CLBlast: 128^2 and 256^2 on a CPU device in --quick (1024^2
-# and 4096^2 on a GPU), each staged, zero-copy and floor, with the 10
-# columns, batch 1 and ring 0, and the table; without CLBlast, the line
-# saying why not, and no rows.
+# and 4096^2 on a GPU), each staged, zero-copy, raw and floor, and the
+# paired zero-copy minus raw, with the 10 columns, batch 1 and ring 0, and
+# the table; without CLBlast, the line saying why not, and no rows.
 if [ "${CLMEM_CLBLAST_FOUND:-}" = yes ]; then
-    rows_i=$(grep -Ec '^[1-9][0-9]*,consumer_sgemm_(128x128|256x256|1024x1024|4096x4096),(baseline|clmem|floor),[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0$' "$tmp/rows.csv")
-    test "$rows_i" -eq 6 && grep -Eq '^(128|1024)\^2 .*%' "$tmp/out" && grep -Eq '^(256|4096)\^2 .*%' "$tmp/out"
-    check $? "(i) the consumer pipeline: two sizes, staged, zero-copy and floor, in the CSV ($rows_i rows) and the table"
+    rows_i=$(grep -Ec '^[1-9][0-9]*,consumer_sgemm_(128x128|256x256|1024x1024|4096x4096),(baseline|clmem|raw|floor),[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0$' "$tmp/rows.csv")
+    paired_i=$(grep -Ec '^[1-9][0-9]*,consumer_overhead_(128x128|256x256|1024x1024|4096x4096),paired,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0$' "$tmp/rows.csv")
+    test "$rows_i" -eq 8 && test "$paired_i" -eq 2 && grep -Eq '^(128|1024)\^2 .*%' "$tmp/out" &&
+        grep -Eq '^(256|4096)\^2 .*%' "$tmp/out"
+    check $? "(i) the consumer pipeline: two sizes, staged, zero-copy, raw and floor, and zero-copy minus raw, in the CSV ($rows_i + $paired_i rows) and the table"
 else
     grep -q '^(i) a consumer library in the pipeline: skipped: .' "$tmp/out" && ! grep -q ',consumer_sgemm_' "$tmp/rows.csv"
     check $? "(i) the consumer pipeline says why it did not run (${CLMEM_CLBLAST_FOUND:-CLMEM_CLBLAST_FOUND unset})"
 fi
 
 # (j), with libclmem-av: NV12 frames of 320x180 and 640x360 on a CPU device
-# in --quick (1920x1080 and 3840x2160 on a GPU), each staged and zero-copy,
-# with the 10 columns, batch 1 and ring 0, and the table; or, where FFmpeg
-# makes no Vulkan device, the line saying so. Without libclmem-av, the line
-# saying why not, and no rows.
+# in --quick (1920x1080 and 3840x2160 on a GPU), each staged, host order,
+# (g)'s handoff and host order by hand, with the 10 columns, batch 1 and
+# ring 0, the paired library share, and host order's frames in flight for
+# D = 1, 2, 4 (ring D), and the tables; or, where FFmpeg makes no Vulkan
+# device, the line saying so. Without libclmem-av, the line saying why
+# not, and no rows.
 if [ "${CLMEM_AV_BUILT:-}" = yes ]; then
-    rows_j=$(grep -Ec '^[1-9][0-9]*,ffmpeg_nv12_(320x180|640x360|1920x1080|3840x2160),(baseline|clmem),[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0$' "$tmp/rows.csv")
-    { test "$rows_j" -eq 4 && grep -Eq '^(320x180|1920x1080) .*x$' "$tmp/out" && grep -Eq '^(640x360|3840x2160) .*x$' "$tmp/out"; } ||
+    j='ffmpeg_nv12_(320x180|640x360|1920x1080|3840x2160)'
+    n3='[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+'
+    rows_j=$(grep -Ec "^[1-9][0-9]*,$j(|_handoff_g|_by_hand),(baseline|clmem|raw),$n3,[1-9][0-9]*,1,1,0\$" "$tmp/rows.csv")
+    paired_j=$(grep -Ec "^[1-9][0-9]*,${j}_overhead,paired,-?[0-9]+\\.[0-9]+,-?[0-9]+\\.[0-9]+,-?[0-9]+\\.[0-9]+,[1-9][0-9]*,1,1,0\$" "$tmp/rows.csv")
+    flight_j=$(grep -Ec "^[1-9][0-9]*,${j}_in_flight_host,clmem,$n3,[1-9][0-9]*,[1-9][0-9]*,1,(1|2|4)\$" "$tmp/rows.csv")
+    { test "$rows_j" -eq 8 && test "$paired_j" -eq 2 && test "$flight_j" -eq 6 &&
+          grep -Eq '^(320x180|1920x1080) .*x ' "$tmp/out" && grep -Eq '^(640x360|3840x2160) .*x ' "$tmp/out" &&
+          grep -Eq '^(320x180|1920x1080) +host +4 ' "$tmp/out"; } ||
         { grep -q '^  skipped: FFmpeg cannot make a Vulkan device here' "$tmp/out" && ! grep -q ',ffmpeg_nv12_' "$tmp/rows.csv"; }
-    check $? "(j) FFmpeg frames: two sizes, staged and zero-copy, in the CSV ($rows_j rows) and the table"
+    check $? "(j) FFmpeg frames: two sizes, staged, host order, (g) and by hand, the library's share, host order in flight (D 1, 2, 4), in the CSV ($rows_j + $paired_j + $flight_j rows) and the tables"
 else
     grep -q '^(j) FFmpeg.s Vulkan frames into OpenCL: skipped: .' "$tmp/out" && ! grep -q ',ffmpeg_nv12_' "$tmp/rows.csv"
     check $? "(j) FFmpeg frames say why they did not run (${CLMEM_AV_BUILT:-CLMEM_AV_BUILT unset})"

@@ -11,6 +11,15 @@
  *              their row pitch, then acquire_many, CLBlastSgemm on the
  *              handles (ld = row_pitch / 4), release_many after SGEMM's
  *              event, waited for;
+ *   raw:       the zero-copy way written with the raw interop calls and no
+ *              library call (what bridge/handoff.c calls, as
+ *              tools/bench/raw.c mirrors the bridge): A, B and C in Vulkan
+ *              memory of their own, imported once (untimed) as raw.c does,
+ *              then one clEnqueueAcquireExternalMemObjectsKHR of the three
+ *              (host-mapped path: an unmap each), CLBlastSgemm, one
+ *              clEnqueueReleaseExternalMemObjectsKHR after SGEMM's event
+ *              (a map each), waited for. zero-copy minus raw is the
+ *              library's share of a rep;
  *   floor:     CLBlastSgemm on plain OpenCL buffers, no Vulkan at all,
  *              waited for.
  * The target, set on the H200: zero-copy within 2 % of the floor, far ahead
@@ -25,18 +34,20 @@
 #include <clblast_c.h>
 #include <math.h>
 
-enum way { W_STAGED, W_ZERO, W_FLOOR, W_COUNT };
-static const char *const way_label[W_COUNT] = {"staged", "zero-copy", "floor"};
-static const char *const way_variant[W_COUNT] = {"baseline", "clmem", "floor"};
+enum way { W_STAGED, W_ZERO, W_RAW, W_FLOOR, W_COUNT };
+static const char *const way_label[W_COUNT] = {"staged", "zero-copy", "raw", "floor"};
+static const char *const way_variant[W_COUNT] = {"baseline", "clmem", "raw", "floor"};
 #define CONSUMER_SIZES 2
 
 struct consumer_result {
     uint32_t n, pitch;
     struct summary s[W_COUNT];
+    struct paired lib; /* zero-copy minus raw, paired by rep */
 };
 static struct consumer_result results[CONSUMER_SIZES];
 static int nresults;
 static const struct target *target;
+static const struct target *lib_target[CONSUMER_SIZES];
 static char not_run[256];
 
 /* One size's buffers: [0] A, [1] B, [2] C. */
@@ -47,6 +58,8 @@ struct consumer_run {
     struct anchored_buf *zero[3];   /* zero-copy: Vulkan memory owned by anchors */
     clmem_handle *h[3];
     struct vk_buf vk[3];            /* staged: Vulkan's own buffers */
+    struct vk_buf raw_buf[3];       /* raw: Vulkan memory of its own (one vkMapMemory per memory) */
+    struct raw_import raw[3];
     struct vk_buf staging[3];
     void *staging_ptr[3];
     cl_mem plain[3];                /* staged and floor: plain cl buffers */
@@ -122,10 +135,14 @@ static void run_setup(struct bench *b, struct consumer_run *r, uint32_t n)
         r->plain[i] = clCreateBuffer(b->context, CL_MEM_READ_WRITE, r->bytes, NULL, &err);
         check_cl(err, "clCreateBuffer((i) plain)");
     }
-    /* Vulkan writes A and B, into both ways' Vulkan memory; C starts at 0. */
+    /* Vulkan writes A and B, into each way's Vulkan memory; C starts at 0. */
     for (int i = 0; i < 3; i++) {
+        shared_buf_create(b, &r->raw_buf[i], r->bytes);
         vk_upload(b, r, i, r->vk[i].buffer);
         vk_upload(b, r, i, r->zero[i]->buf.buffer);
+        vk_upload(b, r, i, r->raw_buf[i].buffer);
+        raw_import(b, &r->raw_buf[i].mem, &r->raw[i]);
+        raw_watch(&r->raw[i]);
     }
     for (int i = 0; i < 3; i++) {
         clmem_keepalive *anchor = clmem_keepalive_new(anchored_buf_release, r->zero[i]);
@@ -183,6 +200,40 @@ static double rep_zero_copy(struct bench *b, struct consumer_run *r)
     return now_us() - t0;
 }
 
+/* What acquire_many and release_many call for three imports, with no
+ * library call: on the fd path one extension call for all three, on the
+ * host-mapped path an unmap (acquire) and a map (release) each. */
+static double rep_raw(struct bench *b, struct consumer_run *r)
+{
+    double t0 = now_us();
+    cl_mem mem[3] = {r->raw[0].mem, r->raw[1].mem, r->raw[2].mem};
+    cl_event ev, rel = NULL;
+    cl_int err = CL_SUCCESS;
+
+    if (b->path == CLMEM_BRIDGE_PATH_HOST_MAPPED) {
+        for (int i = 0; i < 3 && err == CL_SUCCESS; i++) {
+            err = clEnqueueUnmapMemObject(b->queue, mem[i], r->raw[i].cl_map, 0, NULL, NULL);
+            r->raw[i].cl_map = NULL;
+        }
+    } else {
+        err = b->ext.acquire_external(b->queue, 3, mem, 0, NULL, NULL);
+    }
+    check_cl(err, "raw acquire((i))");
+    ev = sgemm(b, mem[0], mem[1], mem[2], r->n, r->pitch / 4);
+    if (b->path == CLMEM_BRIDGE_PATH_HOST_MAPPED) {
+        for (int i = 0; i < 3 && err == CL_SUCCESS; i++)
+            r->raw[i].cl_map = clEnqueueMapBuffer(b->queue, mem[i], CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                                  r->raw[i].size, 1, &ev, i == 2 ? &rel : NULL, &err);
+    } else {
+        err = b->ext.release_external(b->queue, 3, mem, 1, &ev, &rel);
+    }
+    check_cl(err, "raw release((i))");
+    check_cl(clWaitForEvents(1, &rel), "clWaitForEvents((i) raw release)");
+    clReleaseEvent(ev);
+    clReleaseEvent(rel);
+    return now_us() - t0;
+}
+
 static double rep_floor(struct bench *b, struct consumer_run *r)
 {
     double t0 = now_us();
@@ -213,14 +264,15 @@ static void run_check(struct bench *b, struct consumer_run *r)
     float *c = malloc(r->bytes);
     if (!c)
         die("out of host memory for (i)'s check");
-    /* staged: C is in Vulkan's buffer; zero-copy: in the imported memory. */
-    for (int w = 0; w < 2; w++) {
-        VkCommandBuffer cb = record_copy_in(b, copy_pool(b), w ? r->zero[2]->buf.buffer : r->vk[2].buffer,
-                                            r->staging[2].buffer, r->bytes);
+    /* staged: C is in Vulkan's buffer; zero-copy and raw: in their
+     * imported memory. */
+    for (int w = W_STAGED; w <= W_RAW; w++) {
+        VkBuffer from = w == W_STAGED ? r->vk[2].buffer : w == W_ZERO ? r->zero[2]->buf.buffer : r->raw_buf[2].buffer;
+        VkCommandBuffer cb = record_copy_in(b, copy_pool(b), from, r->staging[2].buffer, r->bytes);
         submit_and_wait_on(copy_queue(b), cb, "vkQueueSubmit((i) check)");
         vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &cb);
         memcpy(c, r->staging_ptr[2], r->bytes);
-        check_c(b, r, c, way_label[w ? W_ZERO : W_STAGED]);
+        check_c(b, r, c, way_label[w]);
     }
     check_cl(clEnqueueReadBuffer(b->queue, r->plain[2], CL_TRUE, 0, r->bytes, c, 0, NULL, NULL),
              "clEnqueueReadBuffer((i) check)");
@@ -236,6 +288,8 @@ static void run_teardown(struct bench *b, struct consumer_run *r)
     vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &r->up_c);
     for (int i = 0; i < 3; i++) {
         clmem_handle_unref(r->h[i]); /* the anchor frees the Vulkan memory once OpenCL let go */
+        raw_teardown(b, &r->raw[i]);
+        clmem_bridge_vk_buffer_destroy(b->bridge, r->raw_buf[i].buffer, &r->raw_buf[i].mem);
         clReleaseMemObject(r->plain[i]);
         vkUnmapMemory(b->vk.device, r->staging[i].mem.memory);
         clmem_bridge_vk_buffer_destroy(b->bridge, r->staging[i].buffer, &r->staging[i].mem);
@@ -270,6 +324,24 @@ static void record_consumer(struct bench *b)
             spec.x = bytes;
         }
     }
+    /* zero-copy minus raw, paired by rep (consumer_overhead_NxN): its min
+     * and max are the bounds of the median's 95 % interval, its reps the
+     * pairs, as import_overhead's; the target at each size. */
+    for (int i = 0; i < nresults; i++) {
+        const struct paired *p = &results[i].lib;
+        struct summary o = {.have = p->have, .median = p->median, .min = p->lo, .max = p->hi, .reps = p->pairs,
+                            .frames_per_rep = 1};
+        char measure[64];
+        struct target_spec lib_spec = {"i", measure, (uint64_t)results[i].n * results[i].pitch,
+                                       "zero-copy minus raw at most 2 us a rep"};
+        snprintf(measure, sizeof measure, "consumer_overhead_%ux%u", results[i].n, results[i].n);
+        record_row("i", lib_spec.x, measure, "paired", &o, 1, 0);
+        if (p->have)
+            lib_target[i] = record_target(b, &lib_spec, true, NULL, p->pairs, p->median,
+                                          p->hi <= 2.0  ? VERDICT_MET
+                                          : p->lo > 2.0 ? VERDICT_MISSED
+                                                        : VERDICT_UNCLEAR);
+    }
     if (at) {
         double ratio = at->s[W_ZERO].median / at->s[W_FLOOR].median;
         target = record_target(b, &spec, true, NULL, at->s[W_ZERO].reps, ratio,
@@ -285,7 +357,7 @@ void run_consumer(struct bench *b, bool quick, int reps)
 {
     const uint32_t sizes[CONSUMER_SIZES] = {b->cpu_device ? (quick ? 128u : 256u) : 1024u,
                                             b->cpu_device ? (quick ? 256u : 512u) : 4096u};
-    double *samples = malloc(sizeof(double) * (size_t)reps * W_COUNT);
+    double *samples = malloc(sizeof(double) * (size_t)reps * (W_COUNT + 1));
 
     if (!samples)
         die("out of memory");
@@ -298,14 +370,19 @@ void run_consumer(struct bench *b, bool quick, int reps)
         /* Untimed: CLBlast compiles its kernels on a first call. */
         rep_floor(b, &r);
         rep_zero_copy(b, &r);
+        rep_raw(b, &r);
         rep_staged(b, &r);
         for (int i = 0; i < reps; i++) {
             samples[W_STAGED * reps + i] = rep_staged(b, &r);
             samples[W_ZERO * reps + i] = rep_zero_copy(b, &r);
+            samples[W_RAW * reps + i] = rep_raw(b, &r);
             samples[W_FLOOR * reps + i] = rep_floor(b, &r);
         }
         results[nresults].n = r.n;
         results[nresults].pitch = r.pitch;
+        /* paired first: summarize() sorts the samples in place */
+        results[nresults].lib = summarize_paired(samples + W_ZERO * reps, samples + W_RAW * reps,
+                                                 samples + W_COUNT * reps, reps);
         for (int w = 0; w < W_COUNT; w++)
             results[nresults].s[w] = summarize(samples + w * reps, reps, 1);
         nresults++;
@@ -321,13 +398,15 @@ void run_consumer(struct bench *b, bool quick, int reps)
 void print_consumer(void)
 {
     printf("\n(i) a consumer library in the pipeline: Vulkan holds A and B, CLBlast SGEMM, Vulkan gets C\n"
-           "    (rows padded to 256 bytes; microseconds, median and min..max)\n");
+           "    (rows padded to 256 bytes; microseconds, median and min..max; raw = zero-copy made with the raw\n"
+           "    interop calls and no library call; zero-raw = the library's share of a rep: the median of\n"
+           "    zero-copy minus raw within each rep, and its 95%% interval)\n");
     if (*not_run) {
         printf("  skipped: %s\n", not_run);
         return;
     }
-    printf("%-8s %26s %26s %26s %12s %12s\n", "size", "staged", "zero-copy", "floor", "zero/floor",
-           "staged/zero");
+    printf("%-8s %26s %26s %26s %26s %11s %24s %12s\n", "size", "staged", "zero-copy", "raw", "floor", "zero/floor",
+           "zero-raw", "staged/zero");
     for (int i = 0; i < nresults; i++) {
         const struct consumer_result *c = &results[i];
         char name[32];
@@ -338,11 +417,18 @@ void print_consumer(void)
             snprintf(cell, sizeof cell, "%.1f (%.1f..%.1f)", c->s[w].median, c->s[w].min, c->s[w].max);
             printf(" %26s", cell);
         }
-        printf(" %+11.1f%% %11.2fx\n", (c->s[W_ZERO].median / c->s[W_FLOOR].median - 1) * 100,
-               c->s[W_STAGED].median / c->s[W_ZERO].median);
+        {
+            char lib[64];
+            snprintf(lib, sizeof lib, "%.1f (%.1f..%.1f)", c->lib.median, c->lib.lo, c->lib.hi);
+            printf(" %+10.1f%% %24s %11.2fx\n", (c->s[W_ZERO].median / c->s[W_FLOOR].median - 1) * 100, lib,
+                   c->s[W_STAGED].median / c->s[W_ZERO].median);
+        }
     }
     if (target)
         print_target_line(target);
+    for (int i = 0; i < nresults; i++)
+        if (lib_target[i])
+            print_target_line(lib_target[i]);
 }
 #else
 void run_consumer(struct bench *b, bool quick, int reps)

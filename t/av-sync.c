@@ -1,0 +1,556 @@
+/* libclmem-av's orders (clmem-av.h, clmem_av_order and clmem_av_sync):
+ *
+ *  - frames in flight: a stream of NV12 frames through D = 1, 2 and 4
+ *    frames of a pool, FFmpeg uploading one frame while OpenCL has others,
+ *    every byte of every frame checked in FFmpeg's download of it;
+ *  - lifetime under overlap: OpenCL's kernel held behind a user event that
+ *    another thread opens late; the release returns at once in device
+ *    order (and only after the kernel in host order); FFmpeg's next use of
+ *    the frame (a download) waits for OpenCL; a frame dropped while
+ *    OpenCL's work on it is pending does not come back from FFmpeg's pool
+ *    before it completed, and comes back with OpenCL's bytes; a new upload
+ *    into it then wins;
+ *  - the host-mapped path without the per-frame clmem_bridge_finish():
+ *    FFmpeg's transfers never map the frame (the pool hides
+ *    HOST_VISIBLE), so the import's mapping is never doubled;
+ *  - bad input, changing nothing;
+ *  - with the Khronos validation layer installed, FFmpeg's device runs in
+ *    debug mode and the layer reports nothing from the first frames
+ *    context to the last frame.
+ *
+ * Host order runs everywhere. Device order needs semaphores both APIs
+ * share: where the bridge or FFmpeg's device has none (lavapipe + PoCL),
+ * its points skip, naming what is missing. Built twice: plain
+ * (host-mapped on the CPU machines) and with t/fake-nvidia-import.c
+ * (t/fakefd-av-sync, the opaque-fd memory path). */
+#include "av-fixture.h"
+#include "tap.h"
+
+#include <libavutil/pixdesc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define W 64
+#define H 32
+#define TIMEOUT_NS 10000000000ull
+
+static struct av_fixture f;
+
+static const char *why_not(clmem_status s)
+{
+    return s == CLMEM_OK ? "CLMEM_OK" : clmem_error_message();
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* ------------------------------------------------------------ frames in flight */
+
+/* A stream of 3 D + 2 frames through D frames of the pool, each imported
+ * once: frame i is uploaded into pool frame i % D (FFmpeg's upload waits
+ * for OpenCL's release of that frame's previous use), acquired, inverted
+ * and released; before the upload, FFmpeg downloads what OpenCL left of
+ * frame i - D, which must be the inverse of its upload, every byte. */
+static void frames_in_flight(clmem_av_sync *sync, int d)
+{
+    const char *order = clmem_av_order_name(clmem_av_sync_get_order(sync));
+    AVBufferRef *frames = av_fixture_frames(&f, AV_PIX_FMT_NV12, W, H);
+    AVFrame *hw[4], *ups[4] = {NULL};
+    clmem_av_frame_planes planes[4];
+    int n = 3 * d + 2, wrong = 0, checked = 0;
+    char why[160] = "", first[200] = "";
+    clmem_status s = CLMEM_OK;
+
+    for (int k = 0; k < d; k++) {
+        hw[k] = av_fixture_frame(frames);
+        if (clmem_av_frame_import(f.bridge, hw[k], f.path, f.cl.queue, CL_MEM_READ_WRITE, &planes[k]) != CLMEM_OK)
+            tap_bail("in flight: import: %s", clmem_error_message());
+    }
+    for (int i = 0; i < n + d && s == CLMEM_OK; i++) {
+        int k = i % d, r;
+        if (i >= d) { /* FFmpeg's next use of the frame: it waits for OpenCL's release */
+            AVFrame *want = av_fixture_pattern(AV_PIX_FMT_NV12, W, H, (unsigned)(i - d));
+            AVFrame *got = av_fixture_download(hw[k]);
+            checked++;
+            if (!av_fixture_inverted(want, got, why, sizeof why)) {
+                if (!wrong++)
+                    snprintf(first, sizeof first, "frame %d: %s", i - d, why);
+            }
+            av_frame_free(&want);
+            av_frame_free(&got);
+        }
+        if (i >= n)
+            continue;
+        /* FFmpeg 5.1 uploads asynchronously, straight from the software
+         * frame's memory where the device imports host memory (lavapipe),
+         * without a reference on it: keep it until the frame's next use. */
+        av_frame_free(&ups[k]);
+        ups[k] = av_fixture_pattern(AV_PIX_FMT_NV12, W, H, (unsigned)i);
+        if ((r = av_hwframe_transfer_data(hw[k], ups[k], 0)) < 0)
+            tap_bail("in flight: upload: %d", r);
+        if ((s = clmem_av_sync_acquire(sync, hw[k], &planes[k], f.cl.queue, TIMEOUT_NS, NULL)) != CLMEM_OK)
+            break;
+        av_fixture_invert(&f, &planes[k], 0, NULL, NULL);
+        s = clmem_av_sync_release(sync, hw[k], &planes[k], f.cl.queue, 0, NULL);
+    }
+    tap_ok(s == CLMEM_OK && checked == n && wrong == 0,
+           "%s order, %d frame%s in flight: %d NV12 frames, every byte of each as OpenCL left it in FFmpeg's "
+           "download (%d checked, %d wrong%s%s; %s)",
+           order, d, d == 1 ? "" : "s", n, checked, wrong, wrong ? ", first " : "", first, why_not(s));
+    for (int k = 0; k < d; k++) {
+        clmem_av_frame_planes_unref(&planes[k]);
+        av_frame_free(&hw[k]);
+        av_frame_free(&ups[k]);
+    }
+    if ((s = clmem_av_sync_finish(sync, TIMEOUT_NS)) != CLMEM_OK || clmem_bridge_finish(f.bridge, TIMEOUT_NS) != CLMEM_OK)
+        tap_bail("in flight: finish: %s", clmem_error_message());
+    av_buffer_unref(&frames);
+}
+
+/* ------------------------------------------------------------ overlap */
+
+struct gate {
+    cl_event user;
+    int delay_ms;
+    atomic_bool opened;
+};
+
+static void *open_late(void *arg)
+{
+    struct gate *g = arg;
+    sleep_ms(g->delay_ms);
+    atomic_store(&g->opened, true);
+    clSetUserEventStatus(g->user, CL_COMPLETE);
+    return NULL;
+}
+
+#define OVERLAP_POINTS 5
+
+/* Run `planes` of `hw` through acquire, a kernel held behind a gate that
+ * opens 300 ms later, and release. *returned_early: the release returned
+ * before the gate opened. */
+static clmem_status held_handoff(clmem_av_sync *sync, AVFrame *hw, const clmem_av_frame_planes *planes,
+                                 struct gate *g, pthread_t *t, bool *returned_early)
+{
+    clmem_status s;
+
+    g->user = clCreateUserEvent(f.cl.context, NULL);
+    g->delay_ms = 300;
+    atomic_init(&g->opened, false);
+    if ((s = clmem_av_sync_acquire(sync, hw, planes, f.cl.queue, TIMEOUT_NS, NULL)) != CLMEM_OK)
+        return s;
+    av_fixture_invert(&f, planes, 1, &g->user, NULL);
+    clFlush(f.cl.queue);
+    pthread_create(t, NULL, open_late, g);
+    s = clmem_av_sync_release(sync, hw, planes, f.cl.queue, 0, NULL);
+    *returned_early = !atomic_load(&g->opened);
+    return s;
+}
+
+static void overlap(clmem_av_sync *sync)
+{
+    const bool device = clmem_av_sync_get_order(sync) == CLMEM_AV_ORDER_DEVICE;
+    const char *order = clmem_av_order_name(clmem_av_sync_get_order(sync));
+    AVBufferRef *frames = av_fixture_frames(&f, AV_PIX_FMT_NV12, W, H);
+    AVFrame *a = av_fixture_frame(frames), *b, *up_a = av_fixture_pattern(AV_PIX_FMT_NV12, W, H, 100),
+            *up_b = av_fixture_pattern(AV_PIX_FMT_NV12, W, H, 200), *got;
+    clmem_av_frame_planes pa, pb;
+    struct gate g;
+    pthread_t t;
+    bool early = false, opened;
+    char why[160];
+    clmem_status s;
+
+    if (av_hwframe_transfer_data(a, up_a, 0) < 0 ||
+        clmem_av_frame_import(f.bridge, a, f.path, f.cl.queue, CL_MEM_READ_WRITE, &pa) != CLMEM_OK)
+        tap_bail("overlap: upload or import: %s", clmem_error_message());
+
+    /* 1, 2: the release, and FFmpeg's next use of the frame, with OpenCL's
+     * kernel held. */
+    s = held_handoff(sync, a, &pa, &g, &t, &early);
+    if (device)
+        tap_ok(s == CLMEM_OK && early,
+               "%s order: the release returned while OpenCL's kernel was still held behind the gate (%s)", order,
+               why_not(s));
+    else
+        tap_ok(s == CLMEM_OK && !early,
+               "%s order: the release returned only once OpenCL's held kernel had run (%s)", order, why_not(s));
+    got = av_fixture_download(a);
+    opened = atomic_load(&g.opened);
+    tap_ok(opened && av_fixture_inverted(up_a, got, why, sizeof why),
+           "%s order: FFmpeg's next use of the frame (a download) waited for OpenCL's held kernel and sees its "
+           "writes%s%s", order, opened ? "" : " (it returned before the gate opened)", why);
+    av_frame_free(&got);
+    pthread_join(t, NULL);
+    clReleaseEvent(g.user);
+    clmem_av_frame_planes_unref(&pa);
+
+    /* 3-5: a frame dropped while OpenCL's work on it is pending. Device
+     * order: released, the kernel still held. Host order, whose release
+     * waits: dropped acquired, never released. */
+    b = av_fixture_frame(frames);
+    if (av_hwframe_transfer_data(b, up_b, 0) < 0 ||
+        clmem_av_frame_import(f.bridge, b, f.path, f.cl.queue, CL_MEM_READ_WRITE, &pb) != CLMEM_OK)
+        tap_bail("overlap: upload or import: %s", clmem_error_message());
+    {
+        AVVkFrame *vb = (AVVkFrame *)b->data[0];
+        AVFrame *others[3], *others_up[3];
+        bool never_b = true;
+
+        if (device) {
+            s = held_handoff(sync, b, &pb, &g, &t, &early);
+        } else {
+            g.user = clCreateUserEvent(f.cl.context, NULL);
+            g.delay_ms = 300;
+            atomic_init(&g.opened, false);
+            s = clmem_av_sync_acquire(sync, b, &pb, f.cl.queue, TIMEOUT_NS, NULL);
+            av_fixture_invert(&f, &pb, 1, &g.user, NULL);
+            clFlush(f.cl.queue);
+            pthread_create(&t, NULL, open_late, &g);
+        }
+        clmem_av_frame_planes_unref(&pb);
+        av_frame_free(&b);
+        for (int i = 0; i < 3; i++) {
+            others_up[i] = av_fixture_pattern(AV_PIX_FMT_NV12, W, H, 300 + (unsigned)i);
+            others[i] = av_fixture_frame(frames);
+            never_b = never_b && (AVVkFrame *)others[i]->data[0] != vb;
+            av_hwframe_transfer_data(others[i], others_up[i], 0); /* new uploads into the pool's other frames */
+        }
+        tap_ok(s == CLMEM_OK && never_b && !atomic_load(&g.opened),
+               "%s order: a frame dropped while OpenCL's kernel on it is held does not come back from FFmpeg's "
+               "pool (3 frames taken, all others; %s)", order, why_not(s));
+        pthread_join(t, NULL);
+        clReleaseEvent(g.user);
+        if ((s = clmem_av_sync_finish(sync, TIMEOUT_NS)) != CLMEM_OK ||
+            (s = clmem_bridge_finish(f.bridge, TIMEOUT_NS)) != CLMEM_OK)
+            tap_bail("overlap: finish: %s", clmem_error_message());
+        for (int i = 0; i < 3; i++) { /* a download waits for each upload */
+            AVFrame *done = av_fixture_download(others[i]);
+            av_frame_free(&done);
+            av_frame_free(&others[i]);
+            av_frame_free(&others_up[i]);
+        }
+
+        /* The frame is back in the pool now: FFmpeg's pool hands out the
+         * frame given back last first. */
+        {
+            AVFrame *taken[8];
+            int n = 0;
+            b = NULL;
+            while (n < 8 && !b) {
+                taken[n] = av_fixture_frame(frames);
+                if ((AVVkFrame *)taken[n]->data[0] == vb)
+                    b = taken[n];
+                else
+                    n++;
+            }
+            for (int i = 0; i < n; i++)
+                av_frame_free(&taken[i]);
+        }
+        got = b ? av_fixture_download(b) : NULL;
+        tap_ok(got && av_fixture_inverted(up_b, got, why, sizeof why),
+               "%s order: once OpenCL's work completed the frame came back from the pool holding OpenCL's bytes%s%s",
+               order, got ? "" : " (it did not come back in 8 frames)", why);
+        av_frame_free(&got);
+        if (b) {
+            AVFrame *again = av_fixture_pattern(AV_PIX_FMT_NV12, W, H, 400), *back;
+            bool same = true;
+            av_hwframe_transfer_data(b, again, 0); /* `again` kept until the download below waited */
+            back = av_fixture_download(b);
+            for (int p = 0; p < 2; p++)
+                for (int y = 0; y < (p ? H / 2 : H); y++)
+                    same = same && memcmp(back->data[p] + y * back->linesize[p],
+                                          again->data[p] + y * again->linesize[p], W) == 0;
+            tap_ok(same, "%s order: a new upload into the recycled frame is what FFmpeg downloads next", order);
+            av_frame_free(&again);
+            av_frame_free(&back);
+        } else {
+            tap_ok(false, "%s order: a new upload into the recycled frame (the frame never came back)", order);
+        }
+        av_frame_free(&b);
+    }
+    av_frame_free(&a);
+    av_frame_free(&up_a);
+    av_frame_free(&up_b);
+    av_buffer_unref(&frames);
+}
+
+/* ------------------------------------------------------------ formats */
+
+/* Every software format libclmem-av imports, and an odd NV12 extent
+ * (FFmpeg's chroma plane is then rounded up: 33x17 for 65x33): a frame
+ * uploaded, inverted by OpenCL plane by plane, downloaded, every byte
+ * checked. Here so that the validation layer sees each format's frames
+ * context set up and initialised. */
+static void formats(clmem_av_sync *sync)
+{
+    static const struct {
+        enum AVPixelFormat sw;
+        int w, h;
+    } cases[] = {{AV_PIX_FMT_NV12, W, H},   {AV_PIX_FMT_P010, W, H}, {AV_PIX_FMT_RGBA, W, H},
+                 {AV_PIX_FMT_BGRA, W, H},   {AV_PIX_FMT_NV12, 65, 33}};
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        AVBufferRef *ref = av_hwframe_ctx_alloc(f.device);
+        AVHWFramesContext *fc = (AVHWFramesContext *)ref->data;
+        AVFrame *hw, *up, *got;
+        clmem_av_frame_planes planes;
+        char name[64], why[160] = "";
+        clmem_status s;
+
+        snprintf(name, sizeof name, "%s %dx%d", av_get_pix_fmt_name(cases[i].sw), cases[i].w, cases[i].h);
+        fc->format = AV_PIX_FMT_VULKAN;
+        fc->sw_format = cases[i].sw;
+        fc->width = cases[i].w;
+        fc->height = cases[i].h;
+        if ((s = clmem_av_frames_setup(ref)) == CLMEM_ERR_UNSUPPORTED) {
+            tap_skip(clmem_error_message(), "%s: round trip", name);
+            av_buffer_unref(&ref);
+            continue;
+        }
+        if (s != CLMEM_OK || av_hwframe_ctx_init(ref) < 0)
+            tap_bail("%s: setup or init: %s", name, clmem_error_message());
+        hw = av_fixture_frame(ref);
+        up = av_fixture_pattern(cases[i].sw, cases[i].w, cases[i].h, 600 + (unsigned)i);
+        if (av_hwframe_transfer_data(hw, up, 0) < 0)
+            tap_bail("%s: upload failed", name);
+        if ((s = clmem_av_frame_import(f.bridge, hw, f.path, f.cl.queue, CL_MEM_READ_WRITE, &planes)) == CLMEM_OK &&
+            (s = clmem_av_sync_acquire(sync, hw, &planes, f.cl.queue, TIMEOUT_NS, NULL)) == CLMEM_OK) {
+            av_fixture_invert(&f, &planes, 0, NULL, NULL);
+            s = clmem_av_sync_release(sync, hw, &planes, f.cl.queue, 0, NULL);
+        }
+        got = av_fixture_download(hw);
+        tap_ok(s == CLMEM_OK && av_fixture_inverted(up, got, why, sizeof why),
+               "%s, %s order: every byte of every plane as OpenCL left it (%s%s%s)", name,
+               clmem_av_order_name(clmem_av_sync_get_order(sync)), why_not(s), *why ? "; " : "", why);
+        clmem_av_frame_planes_unref(&planes);
+        av_frame_free(&got);
+        av_frame_free(&up);
+        av_frame_free(&hw);
+        clmem_av_sync_finish(sync, TIMEOUT_NS);
+        clmem_bridge_finish(f.bridge, TIMEOUT_NS);
+        av_buffer_unref(&ref);
+    }
+}
+#define FORMAT_POINTS 5
+
+/* ------------------------------------------------------------ no finish */
+
+/* The sequence clmem-av.h once required a clmem_bridge_finish() in: import,
+ * acquire, kernel, release, drop the planes, and FFmpeg downloads at once,
+ * the import's teardown (and on the host-mapped path its mapping) maybe
+ * still there. Twice per frame, three frames. */
+static void no_finish(void)
+{
+    AVBufferRef *frames = av_fixture_frames(&f, AV_PIX_FMT_NV12, W, H);
+    int wrong = 0;
+    char why[160] = "";
+    clmem_status s = CLMEM_OK;
+
+    for (int i = 0; i < 6 && s == CLMEM_OK; i++) {
+        AVFrame *hw = av_fixture_frame(frames), *up = av_fixture_pattern(AV_PIX_FMT_NV12, W, H, 500 + (unsigned)i),
+                *got;
+        clmem_av_frame_planes planes;
+        if (av_hwframe_transfer_data(hw, up, 0) < 0)
+            tap_bail("no finish: upload failed");
+        if ((s = clmem_av_frame_import(f.bridge, hw, f.path, f.cl.queue, CL_MEM_READ_WRITE, &planes)) == CLMEM_OK &&
+            (s = clmem_av_frame_acquire(f.bridge, hw, &planes, f.cl.queue, TIMEOUT_NS, NULL)) == CLMEM_OK) {
+            av_fixture_invert(&f, &planes, 0, NULL, NULL);
+            s = clmem_av_frame_release(f.bridge, hw, &planes, f.cl.queue, 0, NULL);
+        }
+        clmem_av_frame_planes_unref(&planes);
+        got = av_fixture_download(hw);
+        wrong += !av_fixture_inverted(up, got, why, sizeof why);
+        av_frame_free(&got);
+        av_frame_free(&up);
+        av_frame_free(&hw);
+    }
+    tap_ok(s == CLMEM_OK && wrong == 0,
+           "%s path: six frames downloaded right after their planes were dropped, no clmem_bridge_finish() between, "
+           "all as OpenCL left them (%d wrong %s; %s)",
+           clmem_bridge_path_name(f.path), wrong, why, why_not(s));
+    if (clmem_bridge_finish(f.bridge, TIMEOUT_NS) != CLMEM_OK)
+        tap_bail("no finish: finish: %s", clmem_error_message());
+    av_buffer_unref(&frames);
+}
+
+/* ------------------------------------------------------------ bad input */
+
+static void expect(clmem_status got, clmem_status want, const char *needle, const char *what)
+{
+    const char *msg = clmem_error_message();
+    tap_ok(got == want && (!needle || strstr(msg, needle)), "bad input: %s -> %s%s%s%s (%s: %s)", what,
+           clmem_status_name(want), needle ? ", naming \"" : "", needle ? needle : "", needle ? "\"" : "",
+           clmem_status_name(got), msg);
+}
+
+/* What every sync object refuses, in its own order. */
+static void refused(clmem_av_sync *sync)
+{
+    const char *order = clmem_av_order_name(clmem_av_sync_get_order(sync));
+    AVBufferRef *frames = av_fixture_frames(&f, AV_PIX_FMT_NV12, W, H);
+    AVFrame *a = av_fixture_frame(frames), *b = av_fixture_frame(frames);
+    AVVkFrame *va = (AVVkFrame *)a->data[0], *vb = (AVVkFrame *)b->data[0];
+    clmem_av_frame_planes pa, pb;
+    uint64_t before_a, before_b, counter_b;
+    char what[160];
+    clmem_status s;
+
+    if (clmem_av_frame_import(f.bridge, a, f.path, f.cl.queue, CL_MEM_READ_WRITE, &pa) != CLMEM_OK ||
+        clmem_av_frame_import(f.bridge, b, f.path, f.cl.queue, CL_MEM_READ_WRITE, &pb) != CLMEM_OK)
+        tap_bail("refused: import: %s", clmem_error_message());
+    before_a = va->sem_value[0];
+    before_b = vb->sem_value[0];
+    snprintf(what, sizeof what, "%s order: release of a frame not acquired", order);
+    expect(clmem_av_sync_release(sync, a, &pa, f.cl.queue, 0, NULL), CLMEM_ERR_INVALID_VALUE, NULL, what);
+    snprintf(what, sizeof what, "%s order: acquire of frame b with frame a's planes", order);
+    expect(clmem_av_sync_acquire(sync, b, &pa, f.cl.queue, TIMEOUT_NS, NULL), CLMEM_ERR_INVALID_VALUE,
+           "not this frame's", what);
+    if ((s = clmem_av_sync_acquire(sync, a, &pa, f.cl.queue, TIMEOUT_NS, NULL)) != CLMEM_OK ||
+        (s = clmem_av_sync_acquire(sync, b, &pb, f.cl.queue, TIMEOUT_NS, NULL)) != CLMEM_OK)
+        tap_bail("refused: acquire: %s", clmem_error_message());
+    counter_b = av_fixture_counter(&f, vb->sem[0]);
+    snprintf(what, sizeof what, "%s order: release of frame b with frame a's planes, both acquired", order);
+    expect(clmem_av_sync_release(sync, b, &pa, f.cl.queue, 0, NULL), CLMEM_ERR_INVALID_VALUE, "not this frame's",
+           what);
+    tap_ok(vb->sem_value[0] == before_b && av_fixture_counter(&f, vb->sem[0]) == counter_b,
+           "bad input: %s order: the refused release signalled nothing and left sem_value alone", order);
+    if (clmem_av_sync_get_order(sync) == CLMEM_AV_ORDER_DEVICE) {
+        snprintf(what, sizeof what, "%s order: acquire of a frame acquired already", order);
+        expect(clmem_av_sync_acquire(sync, a, &pa, f.cl.queue, TIMEOUT_NS, NULL), CLMEM_ERR_INVALID_VALUE,
+               "already", what);
+    } else {
+        /* Host order: the bridge's own state says it. */
+        snprintf(what, sizeof what, "%s order: acquire of a frame acquired already", order);
+        expect(clmem_av_sync_acquire(sync, a, &pa, f.cl.queue, TIMEOUT_NS, NULL), CLMEM_ERR_INVALID_VALUE, NULL,
+               what);
+    }
+    s = clmem_av_sync_release(sync, a, &pa, f.cl.queue, 0, NULL);
+    if (s == CLMEM_OK)
+        s = clmem_av_sync_release(sync, b, &pb, f.cl.queue, 0, NULL);
+    if (s == CLMEM_OK)
+        s = clmem_av_sync_finish(sync, TIMEOUT_NS);
+    tap_ok(s == CLMEM_OK && va->sem_value[0] == before_a + 1 && vb->sem_value[0] == before_b + 1 &&
+               av_fixture_counter(&f, va->sem[0]) == before_a + 1 && av_fixture_counter(&f, vb->sem[0]) == before_b + 1,
+           "%s order: after the refusals each frame's own release signalled its own semaphore once (%s)", order,
+           why_not(s));
+    clmem_av_frame_planes_unref(&pa);
+    clmem_av_frame_planes_unref(&pb);
+    av_frame_free(&a);
+    av_frame_free(&b);
+    clmem_bridge_finish(f.bridge, TIMEOUT_NS);
+    av_buffer_unref(&frames);
+}
+#define REFUSED_POINTS 6
+
+static void bad_input(void)
+{
+    clmem_av_sync *sync = (clmem_av_sync *)1;
+    AVBufferRef *other = NULL;
+    clmem_status s;
+
+    expect(clmem_av_sync_create(NULL, f.device, CLMEM_AV_ORDER_HOST, 1, &sync), CLMEM_ERR_NULL_POINTER, "b",
+           "a NULL bridge");
+    tap_ok(sync == NULL, "bad input: clmem_av_sync_create's *out is NULL on error");
+    expect(clmem_av_sync_create(f.bridge, NULL, CLMEM_AV_ORDER_HOST, 1, &sync), CLMEM_ERR_NULL_POINTER,
+           "device_ref", "a NULL device");
+    expect(clmem_av_sync_create(f.bridge, f.device, (clmem_av_order)7, 1, &sync), CLMEM_ERR_INVALID_VALUE, "order",
+           "order 7");
+    expect(clmem_av_sync_create(f.bridge, f.device, CLMEM_AV_ORDER_HOST, 0, &sync), CLMEM_ERR_INVALID_VALUE,
+           "frames_in_flight", "0 frames in flight");
+    expect(clmem_av_sync_create(f.bridge, f.device, CLMEM_AV_ORDER_HOST, CLMEM_AV_MAX_IN_FLIGHT + 1, &sync),
+           CLMEM_ERR_INVALID_VALUE, "frames_in_flight", "CLMEM_AV_MAX_IN_FLIGHT + 1 frames in flight");
+    if (av_hwdevice_ctx_create(&other, AV_HWDEVICE_TYPE_VULKAN, NULL, NULL, 0) < 0)
+        tap_bail("a second FFmpeg Vulkan device");
+    expect(clmem_av_sync_create(f.bridge, other, CLMEM_AV_ORDER_HOST, 1, &sync), CLMEM_ERR_DEVICE_MISMATCH,
+           "another VkDevice", "another FFmpeg device than the bridge's");
+    av_buffer_unref(&other);
+    expect(clmem_av_sync_acquire(NULL, NULL, NULL, NULL, 0, NULL), CLMEM_ERR_NULL_POINTER, "sync",
+           "clmem_av_sync_acquire of a NULL sync");
+    expect(clmem_av_sync_finish(NULL, 0), CLMEM_ERR_NULL_POINTER, "sync", "clmem_av_sync_finish of a NULL sync");
+    tap_ok(strcmp(clmem_av_order_name(CLMEM_AV_ORDER_HOST), "host") == 0 &&
+               strcmp(clmem_av_order_name(CLMEM_AV_ORDER_DEVICE), "device") == 0 &&
+               strcmp(clmem_av_order_name(CLMEM_AV_ORDER_BEST), "best") == 0 &&
+               strcmp(clmem_av_order_name((clmem_av_order)9), "unknown-order") == 0 &&
+               clmem_av_sync_get_order(NULL) == CLMEM_AV_ORDER_BEST,
+           "the orders' names");
+    /* BEST with one frame in flight is host order, whatever the device
+     * (one frame at a time host order is the faster one). */
+    s = clmem_av_sync_create(f.bridge, f.device, CLMEM_AV_ORDER_BEST, 1, &sync);
+    tap_ok(s == CLMEM_OK && clmem_av_sync_get_order(sync) == CLMEM_AV_ORDER_HOST,
+           "BEST with 1 frame in flight runs host order (%s)", why_not(s));
+    clmem_av_sync_unref(sync);
+}
+
+int main(void)
+{
+    clmem_av_sync *host = NULL, *device = NULL, *best = NULL;
+    char no_device[1200] = "";
+    clmem_status s;
+
+    tap_watchdog("av-sync", getenv("CLMEM_TEST_INSTRUMENTED") ? 1800 : 300);
+    av_fixture_open(&f, true);
+
+    bad_input();
+
+    s = clmem_av_sync_create(f.bridge, f.device, CLMEM_AV_ORDER_HOST, 4, &host);
+    if (!tap_ok(s == CLMEM_OK && clmem_av_sync_get_order(host) == CLMEM_AV_ORDER_HOST, "a host-order sync object (%s)",
+                why_not(s)))
+        tap_bail("%s", clmem_error_message());
+    s = clmem_av_sync_create(f.bridge, f.device, CLMEM_AV_ORDER_DEVICE, 4, &device);
+    if (s == CLMEM_OK)
+        tap_ok(clmem_av_sync_get_order(device) == CLMEM_AV_ORDER_DEVICE, "a device-order sync object");
+    else
+        tap_ok(s == CLMEM_ERR_UNSUPPORTED && strstr(clmem_error_message(), "semaphore"),
+               "no device order here -> CLMEM_ERR_UNSUPPORTED naming the semaphores (%s)", clmem_error_message());
+    if (s != CLMEM_OK)
+        snprintf(no_device, sizeof no_device, "no device order: %s", clmem_error_message());
+    s = clmem_av_sync_create(f.bridge, f.device, CLMEM_AV_ORDER_BEST, 4, &best);
+    tap_ok(s == CLMEM_OK && clmem_av_sync_get_order(best) == (device ? CLMEM_AV_ORDER_DEVICE : CLMEM_AV_ORDER_HOST),
+           "BEST with 4 frames in flight runs %s order, the order that works here with frames overlapping (%s)",
+           device ? "device" : "host", why_not(s));
+    clmem_av_sync_unref(best);
+
+    for (int o = 0; o < 2; o++) {
+        clmem_av_sync *sync = o ? device : host;
+        if (!sync) {
+            for (int d = 1; d <= 4; d *= 2)
+                tap_skip(no_device, "device order, %d frame%s in flight", d, d == 1 ? "" : "s");
+            for (int i = 0; i < OVERLAP_POINTS; i++)
+                tap_skip(no_device, "device order: lifetime under overlap, point %d of %d", i + 1, OVERLAP_POINTS);
+            for (int i = 0; i < REFUSED_POINTS; i++)
+                tap_skip(no_device, "device order: bad input, point %d of %d", i + 1, REFUSED_POINTS);
+            for (int i = 0; i < FORMAT_POINTS; i++)
+                tap_skip(no_device, "device order: format %d of %d", i + 1, FORMAT_POINTS);
+            continue;
+        }
+        frames_in_flight(sync, 1);
+        frames_in_flight(sync, 2);
+        frames_in_flight(sync, 4);
+        overlap(sync);
+        refused(sync);
+        formats(sync);
+    }
+    no_finish();
+
+    clmem_av_sync_unref(host);
+    clmem_av_sync_unref(device);
+    s = clmem_bridge_finish(f.bridge, TIMEOUT_NS);
+    tap_ok(s == CLMEM_OK, "finish: everything handed back (%s)", why_not(s));
+    if (f.validation)
+        tap_ok(av_fixture_validation_errors() == 0,
+               "the Vulkan validation layer (FFmpeg's device in debug mode) reported no error, from the first frames "
+               "context to the last frame (%d)",
+               av_fixture_validation_errors());
+    else
+        tap_skip("the Khronos validation layer is not installed", "the Vulkan validation layer reported no error");
+    av_fixture_close(&f);
+    return tap_done();
+}
