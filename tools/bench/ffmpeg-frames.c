@@ -675,7 +675,6 @@ void print_ffmpeg_frames(void)
         if (targets[t])
             print_target_line(targets[t]);
 }
-}
 #else
 void run_ffmpeg_frames(struct bench *b, bool quick, int reps)
 {
