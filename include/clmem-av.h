@@ -41,7 +41,8 @@
  * Requirements: FFmpeg 5.1 or later (libavutil 57), whose Vulkan device
  * context is version 1.2 with timeline semaphores. Errors are reported as
  * in clmem.h. This header includes <clmem-bridge.h> and libavutil's
- * <libavutil/frame.h> and <libavutil/buffer.h>; symbol version CLMEM_AV_0.2.
+ * <libavutil/frame.h> and <libavutil/buffer.h>. Every function here is in
+ * version node CLMEM_AV_0.2 (`@since 0.2`).
  */
 #ifndef CLMEM_AV_H
 #define CLMEM_AV_H

@@ -114,11 +114,13 @@
  * above 4096 bytes is no struct's and gets CLMEM_ERR_INVALID_VALUE (an
  * uninitialised field). Structs without a size field are frozen.
  *
- * This is the only clmem header that includes <vulkan/vulkan.h>. Every
- * symbol here is part of libclmem-bridge's 0.2 ABI (symbol version
- * CLMEM_BRIDGE_0.2, which replaced 0.1's), hence `@since 0.2`, except
- * clmem_bridge_import_vk_pitched(), added in version node CLMEM_BRIDGE_0.3
- * (`@since 0.3`).
+ * This is the only clmem header that includes <vulkan/vulkan.h>. Each
+ * function's `@since` names the version node it is in. Version node
+ * CLMEM_BRIDGE_0.2 (which replaced 0.1's) holds every function here
+ * except three; version node CLMEM_BRIDGE_0.3 holds those three:
+ * clmem_bridge_device_extensions(), clmem_bridge_best_memory() and
+ * clmem_bridge_import_vk_pitched(). A program tests for them at compile
+ * time with CLMEM_CHECK_VERSION(0, 3, 0).
  * The overview is clmem(7).
  */
 #ifndef CLMEM_BRIDGE_H

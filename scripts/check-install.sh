@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 cd "$top"
 make dist >/dev/null
-tar -xzf "clmem-$(sed -n 's/^PACKAGE_VERSION = //p' Makefile).tar.gz" -C "$work"
+tar -xJf "clmem-$(sed -n 's/^PACKAGE_VERSION = //p' Makefile).tar.xz" -C "$work"
 cd "$work"/clmem-*/
 src=$(pwd)
 ./configure --prefix="$prefix" --enable-werror >/dev/null
