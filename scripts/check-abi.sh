@@ -73,7 +73,10 @@ source_dir "$dir"
 cd "$dir"
 "$src/configure" --enable-bridge=yes --with-libav=yes --disable-static CFLAGS="-g -O2" >configure.out ||
     { echo "check-abi: configure failed: $dir/config.log" >&2; exit 1; }
-# The installed libraries, as automake lists them for this configuration.
+# Makefile first brought up to date (a configure.ac newer than the last
+# run regenerates it, and prints as it does), then the installed
+# libraries, as automake lists them for this configuration.
+make -s am--refresh >refresh.out 2>&1 || { cat refresh.out >&2; exit 1; }
 libs=$(printf 'print-libs:\n\t@echo $(lib_LTLIBRARIES)\n' | make -s -f Makefile -f - print-libs)
 # Linked afresh every time (the objects are kept): the soname comes from
 # configure's libtool version, which a library built before does not see.
