@@ -1415,7 +1415,11 @@ clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkFormat format, clm
  *
  * Vulkan's side of the ordering is the caller's: its writes must have
  * completed (fence, vkQueueWaitIdle, or a semaphore passed through the
- * bridge) before the acquire runs.
+ * bridge) before the acquire runs, after a barrier that hands the memory
+ * over: a release to VK_QUEUE_FAMILY_EXTERNAL on the fd paths, a barrier
+ * to the host stage on the host-mapped path. docs/vulkan-sync.md in the
+ * source tree gives each field of those barriers, and of the ones Vulkan
+ * records after clmem_bridge_release().
  *
  * The state belongs to the import (the handles of a cache hit and of
  * clmem_bridge_handle_for_queue() share it); do not race acquire against
@@ -1452,8 +1456,10 @@ clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uin
  * Fd paths: clEnqueueReleaseExternalMemObjectsKHR. Host-mapped path: the
  * map that CL_MEM_USE_HOST_PTR needs for the host to see the device's
  * writes (free on zero-copy devices). Vulkan must not touch the memory
- * until the release's event completed. Everything said of
- * clmem_bridge_acquire() holds here too.
+ * until the release's event completed (or a semaphore signalled after it:
+ * clmem_bridge_semaphore_signal()), and on the fd paths reads it only after
+ * an acquire from VK_QUEUE_FAMILY_EXTERNAL (docs/vulkan-sync.md).
+ * Everything said of clmem_bridge_acquire() holds here too.
  *
  * @param b          The bridge h's import was made by.
  * @param h          The handle (borrowed).
@@ -2069,7 +2075,8 @@ typedef struct clmem_bridge_ring_frame {
  *      frame_out->handle is borrowed from the ring. The frame's memory is
  *      Vulkan's until the batch is handed to OpenCL (a queue-family release
  *      to VK_QUEUE_FAMILY_EXTERNAL belongs in the writes' commands, as for
- *      any external memory).
+ *      any external memory; on the host-mapped path a barrier to the host
+ *      stage: docs/vulkan-sync.md).
  * @par Threads
  *      A producer call (see clmem_bridge_ring).
  * @par Blocks
