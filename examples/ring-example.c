@@ -152,14 +152,26 @@ int main(void)
             vkResetFences(device, 1, &fence[s]);
             VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
             vkBeginCommandBuffer(cb[s], &bi);
-            for (int p = 0; p < BATCH; p++) /* every word of the frame: its sequence number */
+            /* Every word of a frame: its sequence number. Then the frame
+             * goes to OpenCL (docs/vulkan-sync.md): exported memory (the fd
+             * paths) is released to VK_QUEUE_FAMILY_EXTERNAL, host-mapped
+             * memory made visible to the host, through which OpenCL reads
+             * it. Vulkan overwrites a frame without reading it, so it takes
+             * it back without an acquire. */
+            VkBufferMemoryBarrier bb[BATCH];
+            for (int p = 0; p < BATCH; p++) {
                 vkCmdFillBuffer(cb[s], buf[f[p].index], 0, VK_WHOLE_SIZE, (uint32_t)f[p].sequence);
-            VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                                  .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                                  .dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_HOST_READ_BIT};
-            vkCmdPipelineBarrier(cb[s], VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                 VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL,
-                                 0, NULL);
+                bb[p] = (VkBufferMemoryBarrier){
+                    .sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+                    .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                    .dstAccessMask = export_types ? 0 : VK_ACCESS_HOST_READ_BIT,
+                    .srcQueueFamilyIndex = export_types ? 0 : VK_QUEUE_FAMILY_IGNORED,
+                    .dstQueueFamilyIndex = export_types ? VK_QUEUE_FAMILY_EXTERNAL : VK_QUEUE_FAMILY_IGNORED,
+                    .buffer = buf[f[p].index],
+                    .size = VK_WHOLE_SIZE};
+            }
+            vkCmdPipelineBarrier(cb[s], VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, NULL, BATCH,
+                                 bb, 0, NULL);
             vkEndCommandBuffer(cb[s]);
             /* One submission per batch: the first frame's wait, the last
              * frame's signal. */

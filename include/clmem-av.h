@@ -89,8 +89,9 @@
  * FFmpeg 5.1 has none, and clmem_av_sync_acquire() says what the caller
  * then keeps apart. Errors are reported as in clmem.h. This header
  * includes <clmem-bridge.h> and libavutil's <libavutil/frame.h> and
- * <libavutil/buffer.h>; symbol versions CLMEM_AV_0.2 and, for the sync
- * object, CLMEM_AV_0.3.
+ * <libavutil/buffer.h>; the calls before the sync object are in version
+ * node CLMEM_AV_0.2 (`@since 0.2`), the sync object's in CLMEM_AV_0.3
+ * (`@since 0.3`).
  */
 #ifndef CLMEM_AV_H
 #define CLMEM_AV_H

@@ -114,11 +114,13 @@
  * above 4096 bytes is no struct's and gets CLMEM_ERR_INVALID_VALUE (an
  * uninitialised field). Structs without a size field are frozen.
  *
- * This is the only clmem header that includes <vulkan/vulkan.h>. Every
- * symbol here is part of libclmem-bridge's 0.2 ABI (symbol version
- * CLMEM_BRIDGE_0.2, which replaced 0.1's), hence `@since 0.2`, except
- * clmem_bridge_import_vk_pitched(), added in version node CLMEM_BRIDGE_0.3
- * (`@since 0.3`).
+ * This is the only clmem header that includes <vulkan/vulkan.h>. Each
+ * function's `@since` names the version node it is in. Version node
+ * CLMEM_BRIDGE_0.2 (which replaced 0.1's) holds every function here
+ * except three; version node CLMEM_BRIDGE_0.3 holds those three:
+ * clmem_bridge_device_extensions(), clmem_bridge_best_memory() and
+ * clmem_bridge_import_vk_pitched(). A program tests for them at compile
+ * time with CLMEM_CHECK_VERSION(0, 3, 0).
  * The overview is clmem(7).
  */
 #ifndef CLMEM_BRIDGE_H
@@ -284,8 +286,16 @@ clmem_bridge *clmem_bridge_ref(clmem_bridge *b);
  *
  * The bridge lives on while imports, handles or semaphores made from it do
  * (each holds a reference); the last reference releases the cl_context.
- * That last reference can be dropped on a driver thread when teardowns are
- * still pending: call clmem_bridge_finish() first.
+ *
+ * Calling clmem_bridge_finish() before your last unref is a requirement
+ * for your Vulkan objects, not for the bridge. Dropping your last reference
+ * while teardowns are pending is safe: the bridge stays, held by them, and
+ * goes (releasing the cl_context) on whichever thread completes the last
+ * of them, a driver thread included. But after that unref nothing tells
+ * you when the teardowns are complete, so you may not destroy the VkDevice,
+ * or memory you imported without a keepalive, until you know another way
+ * (the keepalives' callbacks ran). Calling clmem_bridge_finish() and
+ * getting CLMEM_OK first is how you know.
  *
  * @param b The bridge, or NULL (which does nothing).
  * @par Blocks
@@ -790,7 +800,16 @@ clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_bridge_vk_memor
  * <= size), and, when element_size is not 0, it must be a multiple of it, so
  * that a leading dimension in elements (row_pitch / element_size, which a
  * BLAS takes) is exact. Nothing is asked of the rows' count: the last row
- * may be shorter than the pitch.
+ * may be shorter than the pitch. A size of 0 is CLMEM_ERR_ZERO_SIZE whatever
+ * the pitch: the size is checked first, then the pitch in the order above,
+ * then what clmem_bridge_import_vk() checks.
+ *
+ * element_size is only checked, never kept: a handle carries a row pitch
+ * and no element size, so the cache key has none either. The same range
+ * and pitch imported with element_size 0 and then 4 is one import (the
+ * second call is a cache hit, and gets a handle on the first import);
+ * with element_size 3 the second call is refused (256 is no multiple of
+ * 3) before the cache is looked at.
  *
  * Cost: clmem_bridge_import_vk()'s; the pitch checks are arithmetic.
  *
@@ -934,8 +953,7 @@ clmem_status clmem_bridge_handle_for_queue(const clmem_handle *h, cl_command_que
  * @param[out] path_out The path (never BEST).
  * @retval CLMEM_OK                *path_out is the path.
  * @retval CLMEM_ERR_NULL_POINTER  h or path_out is NULL (a NULL h was
- *                                 CLMEM_ERR_INVALID_VALUE before: README,
- *                                 "Changes").
+ *                                 CLMEM_ERR_INVALID_VALUE in 0.2: NEWS).
  * @retval CLMEM_ERR_INVALID_VALUE h did not come from the bridge.
  * @par Blocks
  *      Never.
@@ -1079,7 +1097,16 @@ const char *clmem_bridge_image_format_name(VkFormat format);
  * the bytes of one texel.
  *
  * @param format               A format of clmem_bridge_image_formats().
- * @param plane                The plane: 0, or 1 for a two-plane format.
+ * @param plane                The plane's index within `format`, from 0:
+ *                             the index of clmem_bridge_vk_image::planes[]
+ *                             and of clmem_bridge_import_vk_image()'s
+ *                             `plane`, and the n of Vulkan's
+ *                             VK_IMAGE_ASPECT_PLANE_n_BIT (not the aspect
+ *                             bit itself). A two-plane format has 0 (Y) and
+ *                             1 (Cb and Cr interleaved); every other format
+ *                             has 0 only, including the one-plane formats
+ *                             each of FFmpeg's planes has (R8 for NV12's Y,
+ *                             R8G8 for its CbCr).
  * @param[out] cl_format_out   The plane's cl_image_format, or NULL if not
  *                             wanted.
  * @param[out] texel_bytes_out The bytes of one of its texels, or NULL if
@@ -1215,7 +1242,8 @@ enum clmem_bridge_image_flag {
  * @param image        The image's description; image->memory.device must
  *                     be the bridge's VkDevice. Read during the call only.
  *                     Its extent must be even for NV12 and P010.
- * @param plane        The plane: 0, or 1 for a two-plane format.
+ * @param plane        The plane: 0, or 1 for a two-plane format (as for
+ *                     clmem_bridge_image_plane_format()).
  * @param path         As for clmem_bridge_import_vk(): BEST picks opaque
  *                     fd, dma-buf, host-mapped, the first that
  *                     image->memory allows; for optimal tiling the first
@@ -1413,7 +1441,11 @@ clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkFormat format, clm
  *
  * Vulkan's side of the ordering is the caller's: its writes must have
  * completed (fence, vkQueueWaitIdle, or a semaphore passed through the
- * bridge) before the acquire runs.
+ * bridge) before the acquire runs, after a barrier that hands the memory
+ * over: a release to VK_QUEUE_FAMILY_EXTERNAL on the fd paths, a barrier
+ * to the host stage on the host-mapped path. docs/vulkan-sync.md in the
+ * source tree gives each field of those barriers, and of the ones Vulkan
+ * records after clmem_bridge_release().
  *
  * The state belongs to the import (the handles of a cache hit and of
  * clmem_bridge_handle_for_queue() share it); do not race acquire against
@@ -1437,7 +1469,12 @@ clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkFormat format, clm
  *                                 nothing is enqueued.
  * @retval CLMEM_ERR_OPENCL        The enqueue failed.
  * @par Blocks
- *      Never (enqueues only).
+ *      Not on anything of this library's: it enqueues only. The driver's
+ *      enqueue itself may block: NVIDIA's acquire and release of external
+ *      memory did not return while earlier commands on the queue waited
+ *      on a user event that was not yet complete (docs/driver-notes.md),
+ *      so do not call this while a user event on the queue waits for
+ *      this thread.
  * @since 0.2
  */
 clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
@@ -1450,8 +1487,10 @@ clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uin
  * Fd paths: clEnqueueReleaseExternalMemObjectsKHR. Host-mapped path: the
  * map that CL_MEM_USE_HOST_PTR needs for the host to see the device's
  * writes (free on zero-copy devices). Vulkan must not touch the memory
- * until the release's event completed. Everything said of
- * clmem_bridge_acquire() holds here too.
+ * until the release's event completed (or a semaphore signalled after it:
+ * clmem_bridge_semaphore_signal()), and on the fd paths reads it only after
+ * an acquire from VK_QUEUE_FAMILY_EXTERNAL (docs/vulkan-sync.md).
+ * Everything said of clmem_bridge_acquire() holds here too.
  *
  * @param b          The bridge h's import was made by.
  * @param h          The handle (borrowed).
@@ -1467,7 +1506,12 @@ clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uin
  *                                 frame ring; nothing is enqueued.
  * @retval CLMEM_ERR_OPENCL        The enqueue failed.
  * @par Blocks
- *      Never (enqueues only).
+ *      Not on anything of this library's: it enqueues only. The driver's
+ *      enqueue itself may block: NVIDIA's acquire and release of external
+ *      memory did not return while earlier commands on the queue waited
+ *      on a user event that was not yet complete (docs/driver-notes.md),
+ *      so do not call this while a user event on the queue waits for
+ *      this thread.
  * @since 0.2
  */
 clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
@@ -1556,7 +1600,12 @@ clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uin
  *      Do not race two calls for the same import (nor with the single
  *      calls).
  * @par Blocks
- *      Never (enqueues only).
+ *      Not on anything of this library's: it enqueues only. The driver's
+ *      enqueue itself may block: NVIDIA's acquire and release of external
+ *      memory did not return while earlier commands on the queue waited
+ *      on a user event that was not yet complete (docs/driver-notes.md),
+ *      so do not call this while a user event on the queue waits for
+ *      this thread.
  * @since 0.2
  */
 clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, clmem_handle *const *handles,
@@ -1622,7 +1671,12 @@ clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, clmem_han
  *      Do not race two calls for the same import (nor with the single
  *      calls).
  * @par Blocks
- *      Never (enqueues only).
+ *      Not on anything of this library's: it enqueues only. The driver's
+ *      enqueue itself may block: NVIDIA's acquire and release of external
+ *      memory did not return while earlier commands on the queue waited
+ *      on a user event that was not yet complete (docs/driver-notes.md),
+ *      so do not call this while a user event on the queue waits for
+ *      this thread.
  * @since 0.2
  */
 clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, clmem_handle *const *handles,
@@ -2067,7 +2121,8 @@ typedef struct clmem_bridge_ring_frame {
  *      frame_out->handle is borrowed from the ring. The frame's memory is
  *      Vulkan's until the batch is handed to OpenCL (a queue-family release
  *      to VK_QUEUE_FAMILY_EXTERNAL belongs in the writes' commands, as for
- *      any external memory).
+ *      any external memory; on the host-mapped path a barrier to the host
+ *      stage: docs/vulkan-sync.md).
  * @par Threads
  *      A producer call (see clmem_bridge_ring).
  * @par Blocks

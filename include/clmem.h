@@ -21,9 +21,11 @@
  * Threads: any function may be called from any thread. An anchor's release
  * callback runs on the thread that drops the anchor's last reference.
  *
- * Every symbol here is part of libclmem's 0.2 ABI (symbol version
- * CLMEM_0.2, which replaced 0.1's), hence `@since 0.2` throughout.
- * The overview is clmem(7).
+ * Every function here is part of libclmem's 0.2 ABI (symbol version
+ * CLMEM_0.2, which replaced 0.1's), hence `@since 0.2`; the one later
+ * addition is the macro CLMEM_CHECK_VERSION() (`@since 0.3`), for a
+ * program to ask at compile time whether the header it builds with is
+ * new enough. The overview is clmem(7).
  */
 #ifndef CLMEM_H
 #define CLMEM_H
@@ -47,10 +49,35 @@ extern "C" {
 #define CLMEM_VERSION_MAJOR 0
 /** The minor part of the package version this header belongs to.
  *  @since 0.2 */
-#define CLMEM_VERSION_MINOR 2
+#define CLMEM_VERSION_MINOR 3
 /** The micro part of the package version this header belongs to.
  *  @since 0.2 */
 #define CLMEM_VERSION_MICRO 0
+
+/**
+ * True when the clmem headers a program is built with are version
+ * major.minor.micro or later, as GLIB_CHECK_VERSION and XKB_CHECK_VERSION
+ * are: an integer constant expression, usable in `#if`. A program that
+ * needs a call added in a later version tests for that version:
+ *
+ * @code
+ * #if CLMEM_CHECK_VERSION(0, 3, 0)
+ *     clmem_bridge_best_memory(b, &path, &props, &export_types);
+ * #else
+ *     path = CLMEM_BRIDGE_PATH_BEST;
+ * #endif
+ * @endcode
+ *
+ * It tells the headers' version, at compile time; the library a program
+ * runs with may be newer (clmem_version() says which). Each call's
+ * `@since` says which version added it.
+ * @since 0.3
+ */
+#define CLMEM_CHECK_VERSION(major, minor, micro)                           \
+    (CLMEM_VERSION_MAJOR > (major) ||                                      \
+     (CLMEM_VERSION_MAJOR == (major) && CLMEM_VERSION_MINOR > (minor)) ||  \
+     (CLMEM_VERSION_MAJOR == (major) && CLMEM_VERSION_MINOR == (minor) &&  \
+      CLMEM_VERSION_MICRO >= (micro)))
 
 /**
  * The library's version at run time.

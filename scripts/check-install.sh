@@ -1,9 +1,12 @@
 #!/bin/sh
-# Installs into a temporary prefix, as a user of a release would (the
-# tarball from `make dist`, ./configure --prefix, make install), then builds
-# and runs the bridge example (or, without the bridge, the handle example),
-# and the FFmpeg example where libclmem-av was built, with nothing but
-# pkg-config. Run from a configured tree.
+# Installs into a temporary prefix, as a user of a release would: the
+# tarball from `make dist`, the README's quick start in it (./configure,
+# make: built for the default prefix), then ./configure --prefix=DIR and
+# make install in the same tree, which must relink the libraries for DIR
+# rather than fail. Then builds and runs the bridge example (or, without
+# the bridge, the handle example), and the FFmpeg example where
+# libclmem-av was built, with nothing but pkg-config. Run from a
+# configured tree.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/clmem-install.XXXXXX)
@@ -11,11 +14,13 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 cd "$top"
 make dist >/dev/null
-tar -xzf "clmem-$(sed -n 's/^PACKAGE_VERSION = //p' Makefile).tar.gz" -C "$work"
+tar -xJf "clmem-$(sed -n 's/^PACKAGE_VERSION = //p' Makefile).tar.xz" -C "$work"
 cd "$work"/clmem-*/
 src=$(pwd)
+./configure --enable-werror >/dev/null
+make -j"$(nproc)" >/dev/null
 ./configure --prefix="$prefix" --enable-werror >/dev/null
-make -j"$(nproc)" install >/dev/null
+make -j"$(nproc)" install >install.out 2>&1 || { cat install.out >&2; exit 1; }
 cd "$work"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 export LD_LIBRARY_PATH="$prefix/lib"

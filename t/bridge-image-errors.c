@@ -73,6 +73,23 @@ static void check_bad_input(struct image_env *e, clmem_bridge_path path)
         clmem_handle_unref(out), out = NULL;
         tap_is_int(clmem_bridge_image_plane_format(nv12->vk, 2, NULL, NULL), CLMEM_ERR_INVALID_VALUE,
                    "bad input: clmem_bridge_image_plane_format(NV12, plane 2) -> CLMEM_ERR_INVALID_VALUE");
+        /* The plane is an index from 0, not VK_IMAGE_ASPECT_PLANE_n_BIT;
+         * a one-plane format (an FFmpeg plane's R8G8) has plane 0 only. */
+        {
+            cl_image_format cf = {0, 0};
+            uint32_t tb = 0;
+            clmem_status p1 = clmem_bridge_image_plane_format(nv12->vk, 1, &cf, &tb);
+            tap_ok(p1 == CLMEM_OK && cf.image_channel_order == CL_RG && cf.image_channel_data_type == CL_UNORM_INT8 &&
+                       tb == 2,
+                   "plane index: clmem_bridge_image_plane_format(NV12, 1) is the CbCr plane: CL_RG, CL_UNORM_INT8, "
+                   "2 bytes a texel (%s)",
+                   p1 ? clmem_error_message() : "ok");
+            tap_is_int(clmem_bridge_image_plane_format(nv12->vk, VK_IMAGE_ASPECT_PLANE_1_BIT, NULL, NULL),
+                       CLMEM_ERR_INVALID_VALUE,
+                       "plane index: VK_IMAGE_ASPECT_PLANE_1_BIT is no plane index -> CLMEM_ERR_INVALID_VALUE");
+            tap_is_int(clmem_bridge_image_plane_format(VK_FORMAT_R8G8_UNORM, 1, NULL, NULL), CLMEM_ERR_INVALID_VALUE,
+                       "plane index: a one-plane format (R8G8) has no plane 1 -> CLMEM_ERR_INVALID_VALUE");
+        }
         /* the optimal import of a two-plane format */
         d = n.desc;
         d.tiling = VK_IMAGE_TILING_OPTIMAL;

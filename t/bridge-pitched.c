@@ -189,6 +189,14 @@ static void bad_input(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, c
     h = JUNK;
     s = clmem_bridge_import_vk_pitched(b, &m, 0, 0, 256, 4, path, counted, f->queue, 0, &h);
     expect(s, CLMEM_ERR_ZERO_SIZE, h, "pitched import of 0 bytes", "size is zero");
+    /* A zero size wins over a bad pitch: the size is checked first. */
+    h = JUNK;
+    s = clmem_bridge_import_vk_pitched(b, &m, 0, 0, 0, 4, path, counted, f->queue, 0, &h);
+    expect(s, CLMEM_ERR_ZERO_SIZE, h, "pitched import of 0 bytes with row_pitch 0", "size is zero");
+    h = JUNK;
+    s = clmem_bridge_import_vk_pitched(b, &m, 0, 0, 258, 4, path, counted, f->queue, 0, &h);
+    expect(s, CLMEM_ERR_ZERO_SIZE, h, "pitched import of 0 bytes with row_pitch 258 (> size, not a multiple of 4)",
+           "size is zero");
     h = JUNK;
     s = clmem_bridge_import_vk_pitched(b, &m, 0, 65536, 0, 4, path, counted, f->queue, 0, &h);
     expect(s, CLMEM_ERR_INVALID_VALUE, h, "pitched import with row_pitch 0", "use clmem_bridge_import_vk()");
@@ -226,6 +234,41 @@ static void bad_input(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, c
     clmem_keepalive_unref(owner);
 }
 
+/* element_size is checked, not kept: the same range and pitch with element
+ * sizes 0 and 4 is one import (a cache hit: the same cl_mem), a pitch that
+ * is no multiple of the element is refused even while that import lives,
+ * and another pitch is another import. */
+static void element_size_and_cache(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, clmem_bridge_path path)
+{
+    struct vk_owned o;
+    clmem_keepalive *owner = vk_owned_new(&o, b, vk, 65536, path_memory_props(path), path_export_types(vk, path));
+    clmem_handle *h0 = NULL, *h4 = NULL, *h3 = JUNK, *h512 = NULL;
+    clmem_status s0, s4, s3, s512;
+
+    s0 = clmem_bridge_import_vk_pitched(b, &o.memory, 0, 65536, 256, 0, path, owner, f->queue, 0, &h0);
+    s4 = clmem_bridge_import_vk_pitched(b, &o.memory, 0, 65536, 256, 4, path, owner, f->queue, 0, &h4);
+    tap_ok(s0 == CLMEM_OK && s4 == CLMEM_OK && clmem_handle_mem(h0) == clmem_handle_mem(h4) &&
+               clmem_handle_row_pitch(h4) == 256,
+           "element size: pitch 256 with element 0, then element 4 -> one import, the second a cache hit on the "
+           "same cl_mem (%s)",
+           s0 ? clmem_error_message() : s4 ? clmem_error_message() : "ok");
+    s3 = clmem_bridge_import_vk_pitched(b, &o.memory, 0, 65536, 256, 3, path, owner, f->queue, 0, &h3);
+    tap_ok(s3 == CLMEM_ERR_INVALID_VALUE && !h3 && strstr(clmem_error_message(), "3-byte element"),
+           "element size: pitch 256 with element 3 -> CLMEM_ERR_INVALID_VALUE although that range and pitch are "
+           "imported (%s)",
+           clmem_error_message());
+    s512 = clmem_bridge_import_vk_pitched(b, &o.memory, 0, 65536, 512, 4, path, owner, f->queue, 0, &h512);
+    tap_ok(s512 == CLMEM_OK && clmem_handle_mem(h512) != clmem_handle_mem(h0) && clmem_handle_row_pitch(h512) == 512,
+           "element size: the same range with pitch 512 -> another import, another cl_mem (%s)",
+           s512 ? clmem_error_message() : "ok");
+    clmem_handle_unref(h0);
+    clmem_handle_unref(h4);
+    clmem_handle_unref(h512);
+    clmem_keepalive_unref(owner);
+    s0 = bridge_settle(b);
+    tap_ok(s0 == CLMEM_OK, "element size: every import let go (%s)", s0 ? clmem_error_message() : "ok");
+}
+
 int main(void)
 {
     struct bridge_test t;
@@ -237,6 +280,7 @@ int main(void)
     k = cl_fixture_kernel(&t.f, pitched_source, "pitched");
 
     bad_input(t.b, &t.vk, &t.f, t.path);
+    element_size_and_cache(t.b, &t.vk, &t.f, t.path);
     /* A 100 x 60 float matrix whose rows are padded to 512 bytes, at the
      * allocation's start, and then at a sub-buffer origin. */
     pitched_round_trip(t.b, &t.vk, &t.f, k, t.path, 0, 512, 60, 100);

@@ -4,6 +4,8 @@
  * checks:
  *  - clmem_bridge_finish(): imports made with a NULL keepalive are waited
  *    for too; after CLMEM_OK their cl_mem is destroyed;
+ *  - clmem_bridge_unref(): the last reference dropped before finish, with
+ *    a teardown pending, is safe: the bridge goes after the teardown;
  *  - "Where a keepalive's callback runs" and "What a keepalive's callback
  *    may call": not inside the last unref while work is pending, exactly
  *    once; from the callback, non-blocking OpenCL calls and the last unref
@@ -231,6 +233,72 @@ static void check_keepalive_callback(clmem_bridge *b, struct vkctx *vk, struct c
     clReleaseEvent(g.event);
     clmem_bridge_vk_buffer_destroy(b, v.buffer, &v.memory);
     clmem_bridge_vk_buffer_destroy(b, w.buffer, &w.memory);
+}
+
+/* ------------------------------------- the last unref before finish */
+
+static cl_uint context_refs(cl_context c)
+{
+    cl_uint n = 0;
+    clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
+    return n;
+}
+
+/* clmem_bridge_unref(): dropping the caller's last reference while an
+ * import's teardown waits for a held queue is safe. The bridge stays
+ * (it keeps its reference on the cl_context), the teardown completes once
+ * another thread opened the gate, the keepalive runs once, and then the
+ * bridge goes and lets go of the context. Only finish could have said
+ * when: here the keepalive's callback says it. */
+static void check_unref_before_finish(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, clmem_bridge_path path)
+{
+    struct vk_buf v;
+    struct gate g;
+    clmem_bridge *b2;
+    clmem_keepalive *ka;
+    clmem_handle *h = NULL;
+    atomic_int runs;
+    cl_int err = CL_SUCCESS;
+    cl_uint refs_before, refs_with, refs_pending, refs_after;
+    clmem_status s;
+
+    atomic_init(&runs, 0);
+    g.event = clCreateUserEvent(f->context, &err); /* it holds a context reference of its own */
+    refs_before = context_refs(f->context);
+    b2 = bridge_open(vk, f, 0);
+    refs_with = context_refs(f->context);
+    vk_buf_make(&v, b2, vk, 64 * KiB, path);
+    ka = clmem_keepalive_new(count_run, &runs);
+    s = clmem_bridge_import_vk(b2, &v.memory, 0, 64 * KiB, path, ka, f->queue, CL_MEM_READ_WRITE, &h);
+    clmem_keepalive_unref(ka);
+    if (!tap_ok(s == CLMEM_OK && err == CL_SUCCESS && refs_with > refs_before,
+                "unref before finish: a second bridge (context references %u -> %u) and an import (%s)",
+                refs_before, refs_with, s ? clmem_error_message() : "ok"))
+        tap_bail("cannot go on without the import");
+    err = clEnqueueMarkerWithWaitList(f->queue, 1, &g.event, NULL); /* the queue waits for the gate */
+    clFlush(f->queue);
+    clmem_handle_unref(h);   /* the last handle: its teardown waits for the gate */
+    clmem_bridge_unref(b2); /* the caller's last reference, without finish */
+    refs_pending = context_refs(f->context);
+    tap_ok(err == CL_SUCCESS && atomic_load(&runs) == 0 && refs_pending >= refs_with,
+           "unref before finish: with the teardown pending, the bridge stays (context references %u, %u with it) "
+           "and the keepalive has not run (%d)",
+           refs_pending, refs_with, atomic_load(&runs));
+    gate_open_later(&g);
+    long long t0 = tap_now_ns();
+    do {
+        usleep(1000);
+        refs_after = context_refs(f->context);
+    } while ((atomic_load(&runs) == 0 || refs_after != refs_before) &&
+             tap_ms_between(t0, tap_now_ns()) < tap_time_bound_ms(10000.0, 120000.0));
+    pthread_join(g.thread, NULL);
+    tap_ok(atomic_load(&runs) == 1 && refs_after == refs_before,
+           "unref before finish: once another thread opened the gate the teardown completed on its own, the "
+           "keepalive ran once (%d) and the bridge let go of the cl_context (references %u, %u before it)",
+           atomic_load(&runs), refs_after, refs_before);
+    clReleaseEvent(g.event);
+    if (atomic_load(&runs) == 1)
+        clmem_bridge_vk_buffer_destroy(b, v.buffer, &v.memory); /* its keepalive ran: nothing uses it */
 }
 
 /* ------------------------------------------- the import cache, aliases */
@@ -764,6 +832,7 @@ int main(void)
 
     check_finish_null_keepalive(t.b, &t.vk, &t.f, t.path);
     check_keepalive_callback(t.b, &t.vk, &t.f, t.path);
+    check_unref_before_finish(t.b, &t.vk, &t.f, t.path);
     check_cache_hit_keepalive(t.b, &t.vk, &t.f, t.path);
     check_aliases(t.b, &t.vk, &t.f, t.path);
     check_error_order(t.b, &t.vk, &t.f, &other, t.path);

@@ -64,6 +64,51 @@ listed() {
         }' "$1" | sort -u
 }
 
+# since_of HEADER: "name version" for each function HEADER declares after
+# a comment with `@since version`, sorted by name.
+since_of() {
+    awk '
+        /\/\*\*/ { incomment = 1; since = "" }
+        incomment && match($0, /@since [0-9]+\.[0-9]+/) { since = substr($0, RSTART + 7, RLENGTH - 7) }
+        incomment && /\*\// { incomment = 0; pending = since; next }
+        !incomment && pending != "" && NF > 0 {
+            if (match($0, /clmem_[a-z0-9_]+ *\(/)) {
+                name = substr($0, RSTART, RLENGTH - 1)
+                sub(/ +$/, "", name)
+                print name, pending
+            }
+            pending = ""
+        }' "$1" | sort -u
+}
+
+# check_since NAME HEADER: every symbol NAME exports is in the version
+# node its header comment says it came in (`@since 0.3`: node ..._0.3),
+# as the linker wrote it into the library (nm -D: name@@NODE).
+check_since() {
+    so="$top_builddir/.libs/$dlname"
+    if test "$shared" = no; then
+        skip "$1 was built without a shared library (--disable-shared)" "$1's symbol versions match @since in $2"
+        return
+    fi
+    $NM -D --defined-only "$so" | awk 'NF >= 3 && $(NF-1) ~ /^[BDGRSTVWiu]$/ { print $NF }' |
+        grep '@@' | sed 's/@@.*_\([0-9][0-9.]*\)$/ \1/' | sort -u >"$tmp/nodes"
+    if test ! -s "$tmp/nodes"; then
+        skip "$NM -D prints no symbol versions for $so (no version script, or an older nm)" \
+            "$1's symbol versions match @since in $2"
+        return
+    fi
+    since_of "$top_srcdir/$2" >"$tmp/since"
+    wrong=$(join -a 1 -e none -o 0,1.2,2.2 "$tmp/nodes" "$tmp/since" | awk '$2 != $3')
+    if test -z "$wrong"; then
+        ok "each of the $(wc -l <"$tmp/nodes" | tr -d ' ') symbols of $1 is in the version node its @since in $2 names"
+    else
+        not_ok "$1's symbol versions and the @since of $2 disagree"
+        echo "$wrong" | while read -r name node since; do
+            echo "#   $name: in version node $node, @since $since"
+        done
+    fi
+}
+
 # check_lib NAME SYMFILE: four points for the library NAME.la in
 # top_builddir. Leaves its exported names in $tmp/NAME.exported, and sets
 # `shared` to no when there is no shared object to read.
@@ -141,10 +186,11 @@ check_lib() {
     fi
 }
 
-echo "1..13"
+echo "1..16"
 
-# Points 1-5: libclmem, always built.
+# Points 1-6: libclmem, always built.
 check_lib libclmem lib/clmem.sym
+check_since libclmem include/clmem.h
 if test "$shared" = no; then
     skip "libclmem was built without a shared library (--disable-shared)" \
         "libclmem does not export the names 0.2 removed"
@@ -160,13 +206,14 @@ else
     fi
 fi
 
-# Points 6-9: libclmem-bridge, when configure built it. The variable, not
+# Points 7-11: libclmem-bridge, when configure built it. The variable, not
 # the presence of a .la, decides: a stale libclmem-bridge.la left in the
 # build directory by an earlier configuration must not be checked, and a
 # missing one where the bridge was built is an error.
 case ${CLMEM_BRIDGE_BUILT-} in
 yes)
     check_lib libclmem-bridge bridge/clmem-bridge.sym
+    check_since libclmem-bridge include/clmem-bridge.h
     ;;
 *)
     why=${CLMEM_BRIDGE_BUILT:-"CLMEM_BRIDGE_BUILT is not set (make check sets it from configure)"}
@@ -174,12 +221,14 @@ yes)
     skip "$why" "bridge/clmem-bridge.sym lists symbols"
     skip "$why" "libclmem-bridge exports exactly the symbols in bridge/clmem-bridge.sym"
     skip "$why" "every symbol libclmem-bridge exports starts with clmem_"
+    skip "$why" "libclmem-bridge's symbol versions match @since in include/clmem-bridge.h"
     ;;
 esac
-# Points 10-13: libclmem-av, when configure built it (the same rule).
+# Points 12-16: libclmem-av, when configure built it (the same rule).
 case ${CLMEM_AV_BUILT-} in
 yes)
     check_lib libclmem-av av/clmem-av.sym
+    check_since libclmem-av include/clmem-av.h
     ;;
 *)
     why=${CLMEM_AV_BUILT:-"CLMEM_AV_BUILT is not set (make check sets it from configure)"}
@@ -187,6 +236,7 @@ yes)
     skip "$why" "av/clmem-av.sym lists symbols"
     skip "$why" "libclmem-av exports exactly the symbols in av/clmem-av.sym"
     skip "$why" "every symbol libclmem-av exports starts with clmem_"
+    skip "$why" "libclmem-av's symbol versions match @since in include/clmem-av.h"
     ;;
 esac
 exit $failed

@@ -6,6 +6,21 @@
 
 #include <stdio.h>
 
+/* CLMEM_CHECK_VERSION in #if, as programs use it: true for this version
+ * and every earlier one, false for every later one. A wrong answer stops
+ * the build. */
+#if !CLMEM_CHECK_VERSION(CLMEM_VERSION_MAJOR, CLMEM_VERSION_MINOR, CLMEM_VERSION_MICRO)
+#error "CLMEM_CHECK_VERSION is false for the headers' own version"
+#endif
+#if !CLMEM_CHECK_VERSION(0, 3, 0) || !CLMEM_CHECK_VERSION(0, 2, 99) || !CLMEM_CHECK_VERSION(0, 0, 0)
+#error "CLMEM_CHECK_VERSION is false for a version at or before 0.3.0"
+#endif
+#if CLMEM_CHECK_VERSION(CLMEM_VERSION_MAJOR, CLMEM_VERSION_MINOR, CLMEM_VERSION_MICRO + 1) || \
+    CLMEM_CHECK_VERSION(CLMEM_VERSION_MAJOR, CLMEM_VERSION_MINOR + 1, 0) ||                 \
+    CLMEM_CHECK_VERSION(CLMEM_VERSION_MAJOR + 1, 0, 0)
+#error "CLMEM_CHECK_VERSION is true for a later version"
+#endif
+
 int main(void)
 {
     /* Use the types and a few declarations so a broken prototype or a

@@ -5,6 +5,16 @@
 
 #include <cstdio>
 
+// CLMEM_CHECK_VERSION as a C++ constant expression: true for this version
+// and earlier ones, false for later ones. A wrong answer stops the build.
+static_assert(CLMEM_CHECK_VERSION(CLMEM_VERSION_MAJOR, CLMEM_VERSION_MINOR, CLMEM_VERSION_MICRO),
+              "true for the headers' own version");
+static_assert(CLMEM_CHECK_VERSION(0, 3, 0) && CLMEM_CHECK_VERSION(0, 2, 99), "true for 0.3.0 and earlier");
+static_assert(!CLMEM_CHECK_VERSION(CLMEM_VERSION_MAJOR, CLMEM_VERSION_MINOR, CLMEM_VERSION_MICRO + 1) &&
+                  !CLMEM_CHECK_VERSION(CLMEM_VERSION_MAJOR, CLMEM_VERSION_MINOR + 1, 0) &&
+                  !CLMEM_CHECK_VERSION(CLMEM_VERSION_MAJOR + 1, 0, 0),
+              "false for a later version");
+
 int main()
 {
     clmem_handle *h = nullptr;

@@ -114,13 +114,49 @@ static void test_version(void)
            from_header);
 }
 
+/* CLMEM_CHECK_VERSION against an ordering of (major, minor, micro) written
+ * out here, for versions before, at and after the header's. */
+static void test_check_version(void)
+{
+    static const struct {
+        int major, minor, micro;
+        int checked; /* what CLMEM_CHECK_VERSION said, at compile time */
+    } cases[] = {
+#define CASE(a, b, c) {a, b, c, CLMEM_CHECK_VERSION(a, b, c)}
+        CASE(0, 0, 0),
+        CASE(0, 2, 0),
+        CASE(0, 2, 99),
+        CASE(0, 3, 0),
+        CASE(0, 3, 1),
+        CASE(0, 4, 0),
+        CASE(0, 99, 0),
+        CASE(1, 0, 0),
+        CASE(CLMEM_VERSION_MAJOR, CLMEM_VERSION_MINOR, CLMEM_VERSION_MICRO),
+        CASE(CLMEM_VERSION_MAJOR, CLMEM_VERSION_MINOR, CLMEM_VERSION_MICRO + 1),
+#undef CASE
+    };
+    const int have[3] = {CLMEM_VERSION_MAJOR, CLMEM_VERSION_MINOR, CLMEM_VERSION_MICRO};
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int want_v[3] = {cases[i].major, cases[i].minor, cases[i].micro};
+        int cmp = 0; /* have against want, first differing part */
+        for (int k = 0; k < 3 && cmp == 0; k++)
+            cmp = (have[k] > want_v[k]) - (have[k] < want_v[k]);
+        tap_is_int(cases[i].checked, cmp >= 0, "CLMEM_CHECK_VERSION(%d, %d, %d) is %s with the %d.%d.%d headers",
+                   cases[i].major, cases[i].minor, cases[i].micro, cmp >= 0 ? "true" : "false", have[0], have[1],
+                   have[2]);
+    }
+}
+
 int main(void)
 {
-    tap_plan(3 + NSTATUS + 2 + NSTATUS + 3 + 7 + 2); /* values, names, sentences, record, version */
+    /* values, names, sentences, record, version, CLMEM_CHECK_VERSION */
+    tap_plan(3 + NSTATUS + 2 + NSTATUS + 3 + 7 + 2 + 10);
     test_values();
     test_names();
     test_sentences();
     test_error_record();
     test_version();
+    test_check_version();
     return tap_done();
 }

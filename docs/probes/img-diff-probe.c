@@ -1,9 +1,9 @@
 /* img-diff-probe (build: cc -std=c11 -O1 -o /tmp/img-diff-probe docs/probes/img-diff-probe.c -lvulkan -lOpenCL):
- * raw Vulkan + OpenCL, no library. The round trip of img-probe.c (Vulkan
- * uploads a LINEAR VkImage, OpenCL imports its memory through an opaque fd
- * and changes every texel byte in place at the image's rowPitch, Vulkan reads
+ * raw Vulkan + OpenCL, no library. An image round trip (Vulkan uploads a
+ * LINEAR VkImage, OpenCL imports its memory through an opaque fd and
+ * changes every texel byte in place at the image's rowPitch, Vulkan reads
  * it back), run with the two choices in which clmem_bridge_vk_image_create
- * and the import differed from that probe:
+ * and the import differed from the plainest such round trip:
  *   ded: the image's memory is a dedicated allocation (1) or not (0; what the
  *        library did where Vulkan neither requires nor prefers one);
  *   use_sub: the kernel runs on a sub-buffer of the plane's bytes (1; what the
