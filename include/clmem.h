@@ -181,13 +181,17 @@ const char *clmem_error_call(void);
 int32_t clmem_error_native_code(void);
 
 /**
- * One sentence naming all of this thread's last error: the call, the API,
- * the raw code and the explanation.
+ * One sentence naming all of this thread's last error: the call, the raw
+ * code by its name and number, and the explanation, as in
+ * "vkMapMemory failed with VK_ERROR_MEMORY_MAP_FAILED (-5): ..." or
+ * "clGetMemObjectInfo(CL_MEM_CONTEXT) failed with CL_INVALID_MEM_OBJECT
+ * (-38): ...". A code its API's headers do not name keeps its number
+ * ("OpenCL code 999"); an errno value reads "EMFILE (errno 24)".
  *
- * @return The sentence, at most 1023 bytes (the explanation's 767, after at
- *         most 160 of call name and the words around the code); "No error."
- *         when the record holds CLMEM_OK. Owned by the library: valid until
- *         the next clmem call on this thread.
+ * @return The sentence, at most 2367 bytes (the explanation's 2047, after
+ *         at most 160 of call name and the words around the code); "No
+ *         error." when the record holds CLMEM_OK. Owned by the library:
+ *         valid until the next clmem call on this thread.
  * @par Blocks
  *      Never.
  * @since 0.2
@@ -217,7 +221,8 @@ void clmem_error_clear(void);
  *                    storage (the record keeps the pointer), or NULL.
  * @param native_code The call's raw code, as it returned it.
  * @param fmt         A printf format for the explanation, which is copied
- *                    (and truncated to 767 bytes); NULL for none: the
+ *                    (and truncated to 2047 bytes: put the reason that
+ *                    matters first); NULL for none: the
  *                    message then names only the call, or, without one, is
  *                    clmem_status_str(status).
  * @param ...         The format's arguments.
