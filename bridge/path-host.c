@@ -9,7 +9,27 @@
 #include "fault.h"
 #include "import.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Is [base, base + bytes) mapped in this process? msync(MS_ASYNC) asks the
+ * kernel, which walks the mappings and does nothing else: ENOMEM when a
+ * page of the range is not mapped. The one check of allocation_size the
+ * path can make on memory the application allocated: a size larger than
+ * the allocation reaches past Vulkan's mapping of it, into unmapped pages,
+ * unless other mappings happen to follow it. */
+static bool range_mapped(const void *base, uint64_t bytes)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), start = (uintptr_t)base & ~(page - 1);
+    uint64_t len = bytes + ((uintptr_t)base - start);
+
+    if (len > (uint64_t)SIZE_MAX - page)
+        return false;
+    return msync((void *)start, (size_t)len, MS_ASYNC) == 0 || errno != ENOMEM;
+}
 
 /* The buffer covers the range alone, not the allocation: on a device that
  * copies (NVIDIA), a map of the whole allocation would copy its stale view
@@ -26,6 +46,13 @@ static clmem_status import_host(struct bridge_import *rec, const struct import_r
                                "The host-mapped path shares bytes; an optimal-tiling image needs an fd path.");
     if ((s = clmem__host_map_get(&b->maps, req->memory->memory, &rec->host_map, &rec->host_base)) != CLMEM_OK)
         return s;
+    if (!range_mapped(rec->host_base, req->allocation_size)) {
+        s = clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                            "memory->allocation_size is %llu bytes, but Vulkan's mapping of this memory ends "
+                            "before that: the allocation is smaller.",
+                            (unsigned long long)req->allocation_size);
+        goto fail;
+    }
     rec->parent = FAULT("clCreateBuffer")
                       ? NULL
                       : clCreateBuffer(b->context, req->flags | CL_MEM_USE_HOST_PTR, (size_t)req->size,

@@ -559,8 +559,17 @@ clmem_status clmem_bridge_check_semaphore(const clmem_bridge *b, clmem_bridge_se
  * What the bridge needs to know about a VkDeviceMemory.
  *
  * Vulkan cannot be asked these afterwards, so the allocator passes them
- * on. This struct is frozen: a future field comes with a new struct and
- * new functions.
+ * on, and the bridge trusts them, except where it can check:
+ * allocation_size is checked against the size the bridge allocated when
+ * the memory came from clmem_bridge_vk_buffer_create() or
+ * clmem_bridge_vk_image_create() of the importing bridge (until its
+ * destroy call), and, on the host-mapped path, against Vulkan's mapping
+ * of the memory (a size that reaches past the mapping's last page);
+ * either mismatch is CLMEM_ERR_INVALID_VALUE at import. For other memory
+ * the caller is trusted: a size larger than the allocation gives OpenCL
+ * a buffer that reaches past it (vkGetDeviceMemoryCommitment cannot tell:
+ * it answers only for lazily allocated memory). This struct is frozen: a
+ * future field comes with a new struct and new functions.
  * @since 0.2
  */
 typedef struct clmem_bridge_vk_memory {
@@ -603,8 +612,12 @@ typedef struct clmem_bridge_vk_memory {
  *      *memory_out is zeroed (when not NULL).
  * @par Ownership
  *      The caller owns the buffer and the memory afterwards and frees them
- *      with clmem_bridge_vk_buffer_destroy() (or vkDestroyBuffer +
- *      vkFreeMemory).
+ *      with clmem_bridge_vk_buffer_destroy() on this bridge, which also
+ *      forgets the allocation's size: the bridge keeps it until then, to
+ *      check imports of the memory against (clmem_bridge_vk_memory). Freed
+ *      with vkFreeMemory instead, the record stays until the bridge goes,
+ *      and a later allocation that Vulkan gives the same handle would be
+ *      checked against the old size.
  * @par Blocks
  *      On the Vulkan allocation.
  * @since 0.2
@@ -744,7 +757,9 @@ void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clme
  * @retval CLMEM_ERR_INVALID_VALUE    The range is beyond the allocation, the
  *                                    offset is misaligned, the path is
  *                                    unknown, or flags has host-pointer
- *                                    flags.
+ *                                    flags; or memory->allocation_size is
+ *                                    not the allocation's, where the bridge
+ *                                    can tell (clmem_bridge_vk_memory).
  * @retval CLMEM_ERR_CONTEXT_MISMATCH queue is not in the bridge's context.
  * @retval CLMEM_ERR_DEVICE_MISMATCH  memory->device is not the bridge's
  *                                    VkDevice, or an fd path on a pair whose
@@ -1142,7 +1157,8 @@ clmem_status clmem_bridge_image_plane_format(VkFormat format, uint32_t plane, cl
  *      *image_out is zeroed (when not NULL) and nothing is left allocated.
  * @par Ownership
  *      The caller owns the image and memory afterwards and frees them with
- *      clmem_bridge_vk_image_destroy() (or vkDestroyImage + vkFreeMemory),
+ *      clmem_bridge_vk_image_destroy() on this bridge (which also forgets
+ *      the allocation's size, as clmem_bridge_vk_buffer_destroy() does),
  *      after every import of it is gone (clmem_bridge_import_vk()'s rules).
  * @par Blocks
  *      On the Vulkan allocation.
