@@ -139,6 +139,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clm
     clmem__host_maps_init(&b->maps, &b->vk, in.device);
     clmem__own_memory_init(&b->own);
     clmem__teardown_worker_start(); /* its imports' teardowns start there (teardown-worker.h) */
+    clmem__device_bridges_add(b);
     *out = b;
     return CLMEM_OK;
 
@@ -166,6 +167,7 @@ static void bridge_destroy(clmem_bridge *b)
     pthread_mutex_destroy(&b->lock);
     pthread_mutex_destroy(&b->check_lock);
     clReleaseContext(b->context);
+    clmem__device_bridges_remove(b); /* last: clmem_bridge_device_finish() returns once this ran */
     live_free(b, &b->live, sizeof *b);
 }
 

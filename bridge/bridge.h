@@ -41,6 +41,7 @@ struct clmem_bridge {
     struct import_cache cache;
     struct host_maps maps;
     struct own_memory own;       /* the allocations the bridge made itself, to check imports of them */
+    struct clmem_bridge *next_of_process; /* the process's list of bridges (device-finish.c), under its lock */
 
     /* Guarded by lock; `changed` is broadcast when a count drops. */
     pthread_mutex_t lock;
@@ -72,6 +73,13 @@ void clmem__bridge_semaphore_count(clmem_bridge *b, int delta);
 /* Abort, naming `call`, unless b is a live bridge (live-mark.h): on the
  * public calls that take one, after their NULL check. */
 #define BRIDGE_LIVE(b, call) LIVE_CHECK((b)->live, MARK_BRIDGE, call, (b))
+
+/* The process's list of bridges, by VkDevice, for
+ * clmem_bridge_device_finish() (device-finish.c): a bridge is listed at
+ * creation and unlisted at the very end of its destruction, once it let go
+ * of everything (its context too). */
+void clmem__device_bridges_add(clmem_bridge *b);
+void clmem__device_bridges_remove(clmem_bridge *b);
 
 /* CLMEM_OK when queue is a valid queue of b's context; else
  * CLMEM_ERR_OPENCL or CLMEM_ERR_CONTEXT_MISMATCH, recorded. */

@@ -1,6 +1,6 @@
 /* Vulkan memory shared with OpenCL, which adds one to every word in place;
  * the Vulkan memory is freed by its anchor once OpenCL is done with it (at
- * the latest in clmem_bridge_finish(), before vkDestroyDevice).
+ * the latest in clmem_bridge_device_finish(), before vkDestroyDevice).
  * Built with nothing but `pkg-config --cflags --libs clmem-bridge`. */
 #include <clmem-bridge.h>
 #include <stdio.h>
@@ -108,9 +108,9 @@ int main(void)
     printf("shared %llu bytes through the %s path\n", (unsigned long long)size, clmem_bridge_path_name(path));
     clmem_handle_unref(h); /* the last handle: OpenCL lets go, then the anchor frees the Vulkan memory */
 
-    /* Before vkDestroyDevice: wait until nothing of the bridge holds Vulkan
-     * memory any more (the anchor has run by then). */
-    if (clmem_bridge_finish(bridge, UINT64_C(5000000000)) != CLMEM_OK) {
+    /* Before vkDestroyDevice: wait until the library holds nothing of the
+     * device (the anchor has run by then). The context needs nothing. */
+    if (clmem_bridge_device_finish(device, UINT64_C(5000000000)) != CLMEM_OK) {
         fprintf(stderr, "%s\n", clmem_error_message());
         return 1;
     }

@@ -158,6 +158,10 @@ int main(void)
     else
         printf("%d NV12 %dx%d frames brightened by OpenCL in place match the CPU\n", FRAMES, WIDTH, HEIGHT);
 
+    /* Before the VkDevice goes (with device_ref's last reference): wait
+     * until the library holds nothing of it. */
+    if (clmem_bridge_device_finish(vk->act_dev, 10000000000ull) != CLMEM_OK)
+        return fail("clmem_bridge_device_finish");
     av_buffer_unref(&frames_ref);
     clmem_bridge_unref(bridge);
     clReleaseKernel(kernel);

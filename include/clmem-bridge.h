@@ -65,8 +65,8 @@
  * clSetUserEventStatus. Of this library it may call the functions whose
  * "Blocks" paragraph says Never (clmem_keepalive_unref(),
  * clmem_handle_unref(), clmem_bridge_unref(), clmem_bridge_caps(), ...),
- * but not clmem_bridge_finish(), which waits for the very teardown the
- * callback is part of.
+ * but not clmem_bridge_finish() nor clmem_bridge_device_finish(), which
+ * wait for the very teardown the callback is part of.
  *
  * NULL arguments: a NULL where a function needs an object, an array or an
  * out-pointer gets CLMEM_ERR_NULL_POINTER, in every function that returns
@@ -218,7 +218,7 @@ enum clmem_bridge_flag {
  * end (never in its tail padding), a smaller size means they are absent
  * (zero), and a larger one is read as the file's description says
  * ("Versioned structs"). The bridge borrows
- * the Vulkan objects (they must outlive it: call clmem_bridge_finish()
+ * the Vulkan objects (see clmem_bridge_device_finish() for what to call
  * before vkDestroyDevice) and retains the cl_context.
  * @since 0.2
  */
@@ -285,9 +285,13 @@ clmem_bridge *clmem_bridge_ref(clmem_bridge *b);
  * The bridge lives on while imports, handles or semaphores made from it do
  * (each holds a reference); the last reference releases the cl_context.
  * That last reference can be dropped on a driver thread when teardowns are
- * still pending: call clmem_bridge_finish() first.
+ * still pending; clmem_bridge_device_finish() waits for them, and says
+ * what to do before vkDestroyDevice and clReleaseContext.
  *
  * @param b The bridge, or NULL (which does nothing).
+ * @par Misuse
+ *      An unref too many aborts with one line naming this call (see
+ *      clmem_handle_unref()).
  * @par Blocks
  *      Never.
  * @since 0.2
@@ -295,8 +299,10 @@ clmem_bridge *clmem_bridge_ref(clmem_bridge *b);
 void clmem_bridge_unref(clmem_bridge *b);
 
 /**
- * What an application calls before vkDestroyDevice: wait until the
- * teardown of every dropped import of this bridge is complete.
+ * Wait until the teardown of every dropped import of this bridge is
+ * complete. clmem_bridge_device_finish() does this for every bridge of a
+ * VkDevice, including those already dropped: that is the call to make
+ * before vkDestroyDevice.
  *
  * Every import counts, whether it was given a keepalive or NULL: an
  * import's teardown is complete when all three conditions of
@@ -339,6 +345,73 @@ void clmem_bridge_unref(clmem_bridge *b);
  * @since 0.2
  */
 clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_ns);
+
+/**
+ * Before vkDestroyDevice: wait until the library holds nothing of `device`.
+ *
+ * What a program must do at the end of a VkDevice, in one place:
+ *  - Before vkDestroyDevice: drop every handle, semaphore and ring of the
+ *    device's bridges, then call clmem_bridge_device_finish(device, ...)
+ *    and get CLMEM_OK. The bridges themselves may be dropped before or
+ *    after it. Vulkan memory given to an import (with a keepalive or
+ *    without) may be freed once it returned CLMEM_OK.
+ *  - Before clReleaseContext and clReleaseCommandQueue: nothing. A bridge
+ *    retains its cl_context, and an import every queue a handle of it was
+ *    made for, until the teardowns that need them complete, and releases
+ *    them then; the application may release its own references whenever
+ *    it is done with them.
+ *  - If it does not: the last clmem_handle_unref() of an import returns at
+ *    once, and the import's teardown completes later, on a driver thread
+ *    or the library's, once the device work enqueued before it completed
+ *    (clmem_bridge_import_vk() gives its three conditions). That teardown
+ *    calls Vulkan: vkUnmapMemory on the host-mapped path, and the
+ *    keepalive's callback, which usually frees the VkDeviceMemory. Run on
+ *    a destroyed VkDevice, that is undefined behaviour (on lavapipe, a
+ *    crash on a driver thread some time after vkDestroyDevice). A process
+ *    that exits first abandons the pending teardowns.
+ *
+ * Keyed by the VkDevice, not by a bridge: it finds every bridge made for
+ * `device`, the ones the application already dropped included (those live
+ * on while their imports tear down, and have nothing else to call finish
+ * on), and does for each what clmem_bridge_finish() does. A bridge the
+ * application dropped goes during the call, on the calling thread (its
+ * cl_context reference released there). A bridge the application still
+ * holds stays, with nothing pending: it makes no Vulkan call after
+ * CLMEM_OK unless a function is called with it, so it may be dropped
+ * before or after vkDestroyDevice. As vkDeviceWaitIdle, it does not stop
+ * other threads from starting new work on the device meanwhile.
+ *
+ * @param device     The VkDevice bridges were made for
+ *                   (clmem_bridge_info::device). One that no bridge of this
+ *                   process was made for is CLMEM_OK at once.
+ * @param timeout_ns How long to wait at most, in nanoseconds, for all the
+ *                   device's bridges together; 0 just checks; UINT64_MAX
+ *                   waits as long as it takes.
+ * @retval CLMEM_OK               The library holds nothing of `device`: every
+ *                                teardown of its imports is complete (their
+ *                                cl_mem destroyed, their keepalives dropped,
+ *                                their host mappings unmapped), and every
+ *                                bridge of it that the application dropped
+ *                                is gone. vkDestroyDevice may follow.
+ * @retval CLMEM_ERR_IN_USE       Handles, semaphores or rings of a bridge of
+ *                                the device are still alive (the sentence
+ *                                gives the counts); returned without waiting
+ *                                for that bridge.
+ * @retval CLMEM_ERR_TIMEOUT      Device work the teardowns wait for was still
+ *                                pending after timeout_ns (the sentence
+ *                                gives the count): the device must stay.
+ * @retval CLMEM_ERR_NULL_POINTER device is VK_NULL_HANDLE.
+ * @retval CLMEM_ERR_NO_MEMORY    An allocation failed.
+ * @par Threads
+ *      Keepalive callbacks of the teardowns it completes run on the calling
+ *      thread. Never call it from a keepalive's callback: it would wait for
+ *      the teardown the callback is part of.
+ * @par Blocks
+ *      Up to timeout_ns, on device work enqueued before the last handles
+ *      were dropped.
+ * @since 0.3
+ */
+clmem_status clmem_bridge_device_finish(VkDevice device, uint64_t timeout_ns);
 
 /**
  * The bridge's OpenCL context.
