@@ -118,20 +118,28 @@ static void owned_release(void *user)
     atomic_fetch_add(&o->runs, 1);
 }
 
-static clmem_keepalive *owned_new(struct owned *o, clmem_bridge *b, struct vkctx *vk, clmem_bridge_path path,
-                                  clmem_bridge_vk_memory *memory_out)
+/* A 64 KiB buffer on the path the bridge offers first, imported with an
+ * owned_release anchor (the import holds the only reference); its handle. */
+static clmem_handle *owned_import(struct owned *o, clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f)
 {
+    clmem_bridge_path path = bridge_test_path(b);
+    clmem_bridge_vk_memory memory;
     clmem_keepalive *ka;
+    clmem_handle *h = NULL;
 
     memset(o, 0, sizeof *o);
     if (clmem_bridge_vk_buffer_create(b, 64 * KiB, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, path_memory_props(path),
-                                      path_export_types(vk, path), &o->buffer, memory_out) != CLMEM_OK)
+                                      path_export_types(vk, path), &o->buffer, &memory) != CLMEM_OK)
         tap_bail("clmem_bridge_vk_buffer_create failed: %s", clmem_error_message());
     o->device = vk->device;
-    o->memory = memory_out->memory;
+    o->memory = memory.memory;
     if (!(ka = clmem_keepalive_new(owned_release, o)))
         tap_bail("clmem_keepalive_new failed");
-    return ka;
+    if (clmem_bridge_import_vk(b, &memory, 0, 64 * KiB, path, ka, f->queue, CL_MEM_READ_WRITE, &h) != CLMEM_OK)
+        tap_bail("clmem_bridge_import_vk failed: %s", clmem_error_message());
+    clmem_keepalive_unref(ka);
+    printf("# path %s, OpenCL %s, Vulkan %s\n", clmem_bridge_path_name(path), f->device_name, vk->device_name);
+    return h;
 }
 
 /* ------------------------------------------------ the gate */
@@ -204,14 +212,11 @@ static int careless(bool with_call)
 {
     static struct vkctx vk;
     struct cl_fixture f;
-    clmem_bridge_vk_memory memory;
-    clmem_bridge_path path;
-    clmem_keepalive *ka;
-    clmem_handle *h = NULL;
     struct owned o;
     struct gate g;
     pthread_t thread;
     clmem_bridge *b;
+    clmem_handle *h;
     clmem_status s;
     struct tap_stopwatch sw;
     long long t_unref, t_call, t_back, t_destroy;
@@ -220,12 +225,7 @@ static int careless(bool with_call)
     watched_vk = &vk;
     cl_fixture_open_paired(&f, &vk);
     b = bridge_open_with(&vk, &f, 0, counting_instance_proc_addr);
-    path = bridge_test_path(b);
-    printf("# path %s, OpenCL %s, Vulkan %s\n", clmem_bridge_path_name(path), f.device_name, vk.device_name);
-    ka = owned_new(&o, b, &vk, path, &memory);
-    if (clmem_bridge_import_vk(b, &memory, 0, 64 * KiB, path, ka, f.queue, CL_MEM_READ_WRITE, &h) != CLMEM_OK)
-        tap_bail("clmem_bridge_import_vk failed: %s", clmem_error_message());
-    clmem_keepalive_unref(ka);
+    h = owned_import(&o, b, &vk, &f);
     enqueue_gated(b, &f, h, &g, &thread, GATE_MS);
 
     clmem_bridge_unref(b); /* the bridge first */
@@ -318,14 +318,11 @@ static void check_contract(void)
 {
     struct vkctx vk;
     struct cl_fixture f;
-    clmem_bridge_vk_memory memory;
-    clmem_bridge_path path;
-    clmem_keepalive *ka;
-    clmem_handle *h = NULL;
     struct owned o;
     struct gate g;
     pthread_t thread;
     clmem_bridge *b;
+    clmem_handle *h;
     clmem_status s;
     long long t0;
 
@@ -338,11 +335,7 @@ static void check_contract(void)
     bridge_open_vulkan(&vk);
     cl_fixture_open_paired(&f, &vk);
     b = bridge_open(&vk, &f, 0);
-    path = bridge_test_path(b);
-    ka = owned_new(&o, b, &vk, path, &memory);
-    if (clmem_bridge_import_vk(b, &memory, 0, 64 * KiB, path, ka, f.queue, CL_MEM_READ_WRITE, &h) != CLMEM_OK)
-        tap_bail("clmem_bridge_import_vk failed: %s", clmem_error_message());
-    clmem_keepalive_unref(ka);
+    h = owned_import(&o, b, &vk, &f);
 
     s = clmem_bridge_device_finish(vk.device, SECOND_NS);
     tap_ok(s == CLMEM_ERR_IN_USE && strstr(clmem_error_message(), "still has handles") &&

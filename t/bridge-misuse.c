@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 static const VkDeviceSize KiB = 1024, GiB = 1024 * 1024 * 1024;
 
@@ -137,15 +136,6 @@ static void ring_unref_twice(void)
     clmem_bridge_ring_unref(ring);
 }
 
-struct misuse_case {
-    const char *name;
-    void (*run)(void);
-    bool checked;
-    const char *call;
-    const char *says;
-    bool reads_freed;
-};
-
 static const struct misuse_case cases[] = {
     {"bridge-unref-twice", bridge_unref_twice, false, "clmem_bridge_unref", "Aborting.", true},
     {"bridge-unref-twice-checked", bridge_unref_twice, true, "clmem_bridge_unref",
@@ -164,33 +154,6 @@ static const struct misuse_case cases[] = {
      "last reference was already dropped", false},
 };
 #define CASE_COUNT (int)(sizeof cases / sizeof cases[0])
-
-static void check_case(const struct misuse_case *c)
-{
-    static const char *const checked_env[] = {"CLMEM_CHECK=1", NULL};
-    static const char *const plain_env[] = {"CLMEM_CHECK=0", NULL};
-    const char *instrumented = getenv("CLMEM_TEST_INSTRUMENTED");
-    struct child_result r;
-    char how[96], head[160];
-    bool ok;
-
-    if (!child_run(c->name, c->checked ? checked_env : plain_env, 120, &r)) {
-        tap_ok(false, "%s: the child ran (%s)", c->name, r.output);
-        return;
-    }
-    child_how(&r, how, sizeof how);
-    snprintf(head, sizeof head, "clmem: %s(0x", c->call);
-    if (c->reads_freed && instrumented && strcmp(instrumented, "asan") == 0 &&
-        strstr(r.output, "AddressSanitizer: heap-use-after-free"))
-        ok = tap_ok(strstr(r.output, c->call) != NULL, "%s: AddressSanitizer caught it first, in %s (%s)", c->name,
-                    c->call, how);
-    else
-        ok = tap_ok(child_aborted(&r) && child_lines_starting(&r, head) == 1 &&
-                        child_lines_starting(&r, "clmem:") == 1 && strstr(r.output, c->says),
-                    "%s: aborts with one line naming %s (%s)", c->name, c->call, how);
-    if (!ok)
-        child_diag(&r);
-}
 
 /* ------------------------------------------------- allocation_size */
 
@@ -343,20 +306,15 @@ static void check_no_path_message(struct setup *s)
 
 int main(int argc, char **argv)
 {
+    int child = misuse_run_child(cases, CASE_COUNT, argc, argv);
     struct setup s;
 
-    if (argc == 2) { /* a child: run one case */
-        for (int i = 0; i < CASE_COUNT; i++)
-            if (strcmp(argv[1], cases[i].name) == 0) {
-                cases[i].run();
-                return 0;
-            }
-        return 99;
-    }
+    if (child >= 0) /* a child: it ran one case */
+        return child;
     setup_open(&s); /* skips the whole test where there is no Vulkan */
     tap_plan(CASE_COUNT + 11);
     for (int i = 0; i < CASE_COUNT; i++)
-        check_case(&cases[i]);
+        misuse_check(&cases[i], 120);
     check_own_allocation(&s);
     check_host_mapped_size(&s);
     check_no_path_message(&s);

@@ -123,3 +123,46 @@ void child_diag(const struct child_result *r)
         line = end + 1;
     }
 }
+
+int misuse_run_child(const struct misuse_case *cases, int count, int argc, char **argv)
+{
+    if (argc != 2)
+        return -1;
+    for (int i = 0; i < count; i++)
+        if (strcmp(argv[1], cases[i].name) == 0) {
+            cases[i].run();
+            return 0;
+        }
+    return 99;
+}
+
+void misuse_check(const struct misuse_case *c, unsigned timeout_s)
+{
+    static const char *const checked_env[] = {"CLMEM_CHECK=1", NULL};
+    static const char *const plain_env[] = {"CLMEM_CHECK=0", NULL};
+    const char *instrumented = getenv("CLMEM_TEST_INSTRUMENTED");
+    struct child_result r;
+    char how[96], head[160];
+    bool ok;
+
+    if (!child_run(c->name, c->checked ? checked_env : plain_env, timeout_s, &r)) {
+        tap_ok(false, "%s: the child ran (%s)", c->name, r.output);
+        return;
+    }
+    child_how(&r, how, sizeof how);
+    if (!c->call) {
+        ok = tap_ok(!r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && !strstr(r.output, "clmem:"),
+                    "%s: runs to the end, no report (%s)", c->name, how);
+    } else if (c->reads_freed && instrumented && strcmp(instrumented, "asan") == 0 &&
+               strstr(r.output, "AddressSanitizer: heap-use-after-free")) {
+        ok = tap_ok(strstr(r.output, c->call) != NULL, "%s: AddressSanitizer caught it first, in %s (%s)", c->name,
+                    c->call, how);
+    } else {
+        snprintf(head, sizeof head, "clmem: %s(0x", c->call);
+        ok = tap_ok(child_aborted(&r) && child_lines_starting(&r, head) == 1 &&
+                        child_lines_starting(&r, "clmem:") == 1 && strstr(r.output, c->says),
+                    "%s: aborts with one line naming %s (%s)", c->name, c->call, how);
+    }
+    if (!ok)
+        child_diag(&r);
+}

@@ -32,4 +32,26 @@ int child_lines_starting(const struct child_result *r, const char *prefix);
 
 /* Print the child's output as "# " lines (for a failed check). */
 void child_diag(const struct child_result *r);
+
+/* A case of misuse (t/misuse, t/bridge-misuse): what the child runs, and
+ * what it must end with. */
+struct misuse_case {
+    const char *name;
+    void (*run)(void);
+    bool checked;      /* run with CLMEM_CHECK=1 (else CLMEM_CHECK=0) */
+    const char *call;  /* the call the report names; NULL: the child must exit 0 and report nothing */
+    const char *says;  /* a fragment of the report's line */
+    bool reads_freed;  /* it reads freed memory: AddressSanitizer may report it first */
+};
+
+/* In a child (argv[1] names a case): run it and return 0 (reached only if
+ * it did not abort), or 99 for an unknown name. -1 in the parent. */
+int misuse_run_child(const struct misuse_case *cases, int count, int argc, char **argv);
+
+/* Run case c in a child and check how it ended: killed by SIGABRT after
+ * exactly one line "clmem: <call>(0x...", which says c->says; or, for a
+ * case that reads freed memory in a run under AddressSanitizer
+ * (CLMEM_TEST_INSTRUMENTED=asan), ASan's heap-use-after-free report
+ * naming the call. One test point. */
+void misuse_check(const struct misuse_case *c, unsigned timeout_s);
 #endif

@@ -28,7 +28,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 /* Non-NULL stand-ins: clmem_handle_wrap asks OpenCL nothing. */
 #define FAKE_MEM ((cl_mem)(uintptr_t)0x1000)
@@ -159,15 +158,6 @@ static void correct_use(void)
     }
 }
 
-struct misuse_case {
-    const char *name;
-    void (*run)(void);
-    bool checked;      /* run with CLMEM_CHECK=1 */
-    const char *call;  /* the call the line names; NULL: the child must exit 0 and print nothing */
-    const char *says;  /* a fragment of the line */
-    bool reads_freed;  /* reads freed memory: ASan may report it first */
-};
-
 static const struct misuse_case cases[] = {
     {"handle-unref-twice", handle_unref_twice, false, "clmem_handle_unref", "Aborting.", true},
     {"handle-unref-twice-checked", handle_unref_twice, true, "clmem_handle_unref",
@@ -194,42 +184,6 @@ static const struct misuse_case cases[] = {
     {"correct-use-checked", correct_use, true, NULL, NULL, false},
 };
 #define CASE_COUNT (int)(sizeof cases / sizeof cases[0])
-
-static void check_case(const struct misuse_case *c)
-{
-    static const char *const checked_env[] = {"CLMEM_CHECK=1", NULL};
-    static const char *const plain_env[] = {"CLMEM_CHECK=0", NULL};
-    const char *instrumented = getenv("CLMEM_TEST_INSTRUMENTED");
-    struct child_result r;
-    char how[96], head[160];
-    bool ok;
-
-    if (!child_run(c->name, c->checked ? checked_env : plain_env, 60, &r)) {
-        tap_ok(false, "%s: the child ran (%s)", c->name, r.output);
-        return;
-    }
-    child_how(&r, how, sizeof how);
-    if (!c->call) {
-        ok = tap_ok(r.ran && !r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 &&
-                        !strstr(r.output, "clmem:"),
-                    "%s: runs to the end, no report (%s)", c->name, how);
-        if (!ok)
-            child_diag(&r);
-        return;
-    }
-    snprintf(head, sizeof head, "clmem: %s(0x", c->call);
-    if (c->reads_freed && instrumented && strcmp(instrumented, "asan") == 0 &&
-        strstr(r.output, "AddressSanitizer: heap-use-after-free")) {
-        ok = tap_ok(strstr(r.output, c->call) != NULL, "%s: AddressSanitizer caught it first, in %s (%s)", c->name,
-                    c->call, how);
-    } else {
-        ok = tap_ok(child_aborted(&r) && child_lines_starting(&r, head) == 1 &&
-                        child_lines_starting(&r, "clmem:") == 1 && strstr(r.output, c->says),
-                    "%s: aborts with one line naming %s (%s)", c->name, c->call, how);
-    }
-    if (!ok)
-        child_diag(&r);
-}
 
 /* ------------------------------------------ wrap_checked, wrong kinds */
 
@@ -260,17 +214,13 @@ static void check_wrong_kinds(void)
 
 int main(int argc, char **argv)
 {
-    if (argc == 2) { /* a child: run one case */
-        for (int i = 0; i < CASE_COUNT; i++)
-            if (strcmp(argv[1], cases[i].name) == 0) {
-                cases[i].run();
-                return 0;
-            }
-        return 99;
-    }
+    int child = misuse_run_child(cases, CASE_COUNT, argc, argv);
+
+    if (child >= 0) /* a child: it ran one case */
+        return child;
     tap_plan(CASE_COUNT + 3);
     for (int i = 0; i < CASE_COUNT; i++)
-        check_case(&cases[i]);
+        misuse_check(&cases[i], 60);
     check_wrong_kinds();
     return tap_done();
 }
