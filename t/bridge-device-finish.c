@@ -3,7 +3,7 @@
  * The careless program, in a child process (t/child.h) so that a crash is
  * a failed test point and not a lost test: it imports a buffer, acquires
  * it and enqueues a kernel held back by a user event that a helper thread
- * opens GATE_MS later; drops the bridge first, then the last handle while
+ * opens 1.5 s later (6 s in an instrumented run); drops the bridge first, then the last handle while
  * the kernel is pending and the memory still acquired; releases its queue
  * and context; calls clmem_bridge_device_finish(); destroys the VkDevice
  * at once (vkctx_close); and lives on for another two seconds. Before
@@ -39,7 +39,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define GATE_MS 1500
+/* How long the gate stays closed: 1.5 s, or 6 s where ASan, TSan or
+ * valgrind slow every call (CLMEM_TEST_INSTRUMENTED, tap.h), so that what
+ * must happen before it opens still does. */
+static int gate_ms(void)
+{
+    return (int)tap_time_bound_ms(1500.0, 6000.0);
+}
 #define LIVE_ON_MS 2000
 static const VkDeviceSize KiB = 1024;
 static const uint64_t SECOND_NS = 1000000000u;
@@ -226,14 +232,14 @@ static int careless(bool with_call)
     cl_fixture_open_paired(&f, &vk);
     b = bridge_open_with(&vk, &f, 0, counting_instance_proc_addr);
     h = owned_import(&o, b, &vk, &f);
-    enqueue_gated(b, &f, h, &g, &thread, GATE_MS);
+    enqueue_gated(b, &f, h, &g, &thread, gate_ms());
 
     clmem_bridge_unref(b); /* the bridge first */
     t_unref = tap_now_ns();
     tap_stopwatch_start(&sw);
     clmem_handle_unref(h); /* the last handle, the kernel pending, the memory acquired */
     tap_stopwatch_stop(&sw);
-    check(tap_stopwatch_under(&sw, GATE_MS / 2.0) && atomic_load(&g.opened_ns) == 0,
+    check(tap_stopwatch_under(&sw, gate_ms() / 2.0) && atomic_load(&g.opened_ns) == 0,
           "the last clmem_handle_unref returned at once (%.2f ms), before the gate opened", sw.wall_ms);
     cl_fixture_close(&f); /* the queue and the context */
 
@@ -342,11 +348,11 @@ static void check_contract(void)
                atomic_load(&o.runs) == 0,
            "a handle still alive: CLMEM_ERR_IN_USE, nothing released (%s)", clmem_error_message());
 
-    enqueue_gated(b, &f, h, &g, &thread, GATE_MS);
+    enqueue_gated(b, &f, h, &g, &thread, gate_ms());
     clmem_handle_unref(h);
     t0 = tap_now_ns();
     s = clmem_bridge_device_finish(vk.device, 0);
-    tap_ok(s == CLMEM_ERR_TIMEOUT && atomic_load(&o.runs) == 0 && tap_ms_between(t0, tap_now_ns()) < GATE_MS / 2.0,
+    tap_ok(s == CLMEM_ERR_TIMEOUT && atomic_load(&o.runs) == 0 && tap_ms_between(t0, tap_now_ns()) < gate_ms() / 2.0,
            "the gate still closed, a timeout of 0: CLMEM_ERR_TIMEOUT at once, the memory kept (%s)",
            clmem_error_message());
     s = clmem_bridge_device_finish(vk.device, 30 * SECOND_NS);
