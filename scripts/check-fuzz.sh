@@ -37,7 +37,7 @@ if ! test -f "$build/Makefile"; then
 fi
 cd "$build"
 make -j"$jobs" libclmem.la libclmem-bridge.la >make.out 2>&1 || { echo "build failed: $build/make.out" >&2; exit 1; }
-clang $flags -fsanitize=fuzzer -I"$src/include" -I"$src/tools" -I"$build" $(pkg-config --cflags vulkan OpenCL 2>/dev/null) \
+clang $flags -fsanitize=fuzzer -I"$src/include" -I"$src/vkctx" -I"$build" $(pkg-config --cflags vulkan OpenCL 2>/dev/null) \
     -o fuzz-wrap "$src/t/fuzz-wrap.c" "$src/vkctx/vkctx.c" "$src/vkctx/vkctx-commands.c" .libs/libclmem-bridge.a .libs/libclmem.a \
     $(pkg-config --libs vulkan OpenCL 2>/dev/null || echo -lvulkan -lOpenCL) -pthread
 
