@@ -37,7 +37,8 @@
  * no thread is promised: an OpenCL driver thread (the teardown's marker
  * or destructor callbacks; on PoCL 3.1 this was always one of PoCL's own
  * threads, as t/bridge-lifetime prints), the thread in
- * clmem_bridge_finish(), or the library's teardown thread (below) when the
+ * clmem_bridge_finish() or clmem_bridge_device_finish(), or the library's
+ * teardown thread (below) when the
  * device work was already done and the driver ran the callbacks inside
  * its calls (for an import that failed inside the call that made it, that
  * call's thread). Never inside a function of this library that holds a lock of
