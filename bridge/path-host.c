@@ -20,7 +20,9 @@
  * page of the range is not mapped. The one check of allocation_size the
  * path can make on memory the application allocated: a size larger than
  * the allocation reaches past Vulkan's mapping of it, into unmapped pages,
- * unless other mappings happen to follow it. */
+ * unless other mappings follow it (lavapipe's memory lies in the C
+ * library's heap, which ends somewhere after it; under AddressSanitizer
+ * the allocator's reserved space goes on for terabytes). */
 static bool range_mapped(const void *base, uint64_t bytes)
 {
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), start = (uintptr_t)base & ~(page - 1);

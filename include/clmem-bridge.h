@@ -637,12 +637,15 @@ clmem_status clmem_bridge_check_semaphore(const clmem_bridge *b, clmem_bridge_se
  * allocation_size is checked against the size the bridge allocated when
  * the memory came from clmem_bridge_vk_buffer_create() or
  * clmem_bridge_vk_image_create() of the importing bridge (until its
- * destroy call), and, on the host-mapped path, against Vulkan's mapping
- * of the memory (a size that reaches past the mapping's last page);
- * either mismatch is CLMEM_ERR_INVALID_VALUE at import. For other memory
- * the caller is trusted: a size larger than the allocation gives OpenCL
- * a buffer that reaches past it (vkGetDeviceMemoryCommitment cannot tell:
- * it answers only for lazily allocated memory). This struct is frozen: a
+ * destroy call); and on the host-mapped path, where Vulkan's mapping of
+ * the memory shows it, a size that reaches into address space that is not
+ * mapped at all. Either mismatch is CLMEM_ERR_INVALID_VALUE at import.
+ * Otherwise the caller is trusted: a size larger than the allocation that
+ * stays inside other mappings (lavapipe's memory lies in the C library's
+ * heap; AddressSanitizer maps the address space around every allocation),
+ * and any size on the fd paths, gives OpenCL a buffer that reaches past
+ * the allocation. (vkGetDeviceMemoryCommitment cannot tell: it answers
+ * only for lazily allocated memory.) This struct is frozen: a
  * future field comes with a new struct and new functions.
  * @since 0.2
  */

@@ -6,7 +6,9 @@
  * later, "malloc(): unaligned tcache chunk detected"), of a bridge handle,
  * of a semaphore and of a ring; a bridge used after its last unref; a
  * handle passed as a bridge. Each must end in SIGABRT with one line naming
- * the call (or, under ASan, in ASan's report of the same call).
+ * the call (or, under ASan and UBSan, in their report of the same call: a
+ * read of freed memory, or of a handle through a bridge pointer, whose
+ * alignment UBSan checks first).
  *
  * Then, in this process:
  *  - an allocation_size the bridge knows is wrong: memory from
@@ -14,7 +16,10 @@
  *    described as 1 GiB is refused with CLMEM_ERR_INVALID_VALUE, naming
  *    both sizes, on any path;
  *  - on the host-mapped path, memory the application allocated (64 KiB)
- *    described as 1 GiB is refused too: the mapping ends before that;
+ *    described as 1 GiB is refused too: the address space past lavapipe's
+ *    memory (in the C library's heap) is not mapped that far. Skipped
+ *    under AddressSanitizer, whose allocator maps the address space
+ *    around every allocation, so the excess cannot be seen;
  *  - the import's "No path fits" message puts first the reasons of the
  *    paths this pair offers, and is not cut. */
 #include "bridge-fixture.h"
@@ -143,7 +148,7 @@ static const struct misuse_case cases[] = {
     {"bridge-caps-after-unref-checked", bridge_caps_after_unref, true, "clmem_bridge_caps",
      "last reference was already dropped", false},
     {"handle-as-bridge", handle_as_bridge, false, "clmem_bridge_unref", "this is a clmem_handle, not a clmem_bridge",
-     false},
+     true},
     {"bridge-handle-unref-twice", bridge_handle_unref_twice, false, "clmem_handle_unref", "Aborting.", true},
     {"bridge-handle-unref-twice-checked", bridge_handle_unref_twice, true, "clmem_handle_unref",
      "last reference was already dropped", false},
@@ -218,9 +223,18 @@ static void check_host_mapped_size(struct setup *s)
     VkDeviceMemory memory = VK_NULL_HANDLE;
     clmem_status st;
 
+    const char *instrumented = getenv("CLMEM_TEST_INSTRUMENTED");
+
     if (clmem_bridge_check_path(s->b, CLMEM_BRIDGE_PATH_HOST_MAPPED) != CLMEM_OK) {
         tap_skip(clmem_error_message(), "host-mapped: application memory described as 1 GiB");
         tap_skip("no host-mapped path", "host-mapped: described as it is");
+        return;
+    }
+    if (instrumented && strcmp(instrumented, "asan") == 0) {
+        tap_skip("AddressSanitizer's allocator maps the address space around every allocation, so a mapping's "
+                 "end cannot be seen",
+                 "host-mapped: application memory described as 1 GiB");
+        tap_skip("as above", "host-mapped: described as it is");
         return;
     }
     ai.memoryTypeIndex = host_memory_type(s);
@@ -233,6 +247,8 @@ static void check_host_mapped_size(struct setup *s)
     tap_ok(st == CLMEM_ERR_INVALID_VALUE && !h && strstr(clmem_error_message(), "1073741824"),
            "host-mapped: 64 KiB of the application's memory described as 1 GiB: %s, %s", clmem_status_name(st),
            clmem_error_message());
+    clmem_handle_unref(h); /* NULL unless the check failed */
+    h = NULL;
     m.allocation_size = 64 * KiB;
     st = clmem_bridge_import_vk(s->b, &m, 0, 64 * KiB, CLMEM_BRIDGE_PATH_HOST_MAPPED, NULL, s->f.queue,
                                 CL_MEM_READ_WRITE, &h);

@@ -41,7 +41,8 @@ struct misuse_case {
     bool checked;      /* run with CLMEM_CHECK=1 (else CLMEM_CHECK=0) */
     const char *call;  /* the call the report names; NULL: the child must exit 0 and report nothing */
     const char *says;  /* a fragment of the report's line */
-    bool reads_freed;  /* it reads freed memory: AddressSanitizer may report it first */
+    bool sanitizer_first; /* ASan or UBSan may report it first: it reads freed memory, or reads an
+                             object through a pointer of another type (an alignment UBSan checks) */
 };
 
 /* In a child (argv[1] names a case): run it and return 0 (reached only if
@@ -50,8 +51,9 @@ int misuse_run_child(const struct misuse_case *cases, int count, int argc, char 
 
 /* Run case c in a child and check how it ended: killed by SIGABRT after
  * exactly one line "clmem: <call>(0x...", which says c->says; or, for a
- * case that reads freed memory in a run under AddressSanitizer
- * (CLMEM_TEST_INSTRUMENTED=asan), ASan's heap-use-after-free report
- * naming the call. One test point. */
+ * case marked sanitizer_first in a run under AddressSanitizer and
+ * UndefinedBehaviorSanitizer (CLMEM_TEST_INSTRUMENTED=asan), their report
+ * (heap-use-after-free, or a "runtime error") naming the call. One test
+ * point. */
 void misuse_check(const struct misuse_case *c, unsigned timeout_s);
 #endif

@@ -13,7 +13,8 @@
  *
  * Under AddressSanitizer the cases that read freed memory are reported by
  * ASan first (heap-use-after-free, inside the clmem call): that is
- * accepted, as long as the report names the call. Under valgrind the
+ * accepted, as long as the report names the call (t/child.c,
+ * misuse_check). Under valgrind the
  * children run without it (it does not follow exec); the parent still
  * runs under it.
  *
