@@ -31,8 +31,9 @@
  * written. The ref, the getters and the functions that take the object
  * check the mark too. That catches an unref too many as long as the freed
  * memory was not handed out again. With CLMEM_CHECK=1 in the environment
- * (read once, at the first free), a freed object is also poisoned and held
- * back behind the last 1024 of its kind before its memory is freed, so a
+ * (read at the first free of each kind), a freed object is also poisoned
+ * and held back behind the last 1024 of its kind before its memory is
+ * freed, so a
  * use after the last unref is caught even when other objects were
  * allocated meanwhile; it costs that memory and nothing on the hot paths.
  * What no check can catch: a pointer into memory that is no longer mapped

@@ -11,8 +11,9 @@
  * where it was made, not as a corrupt heap later.
  *
  * That catches a double unref as long as the memory was not handed out
- * again. Checked mode (CLMEM_CHECK=1 in the environment, read once) makes
- * it certain for a while: a freed object is poisoned (0xa5 bytes, the mark
+ * again. Checked mode (CLMEM_CHECK=1 in the environment, read at the
+ * first free of each kind) makes it certain for a while: a freed object is
+ * poisoned (0xa5 bytes, the mark
  * set to MARK_DEAD) and held back, the last QUARANTINE_SLOTS of each kind,
  * before it goes back to the allocator, so a use after the last unref meets
  * MARK_DEAD whatever was allocated since.
