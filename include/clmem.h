@@ -33,9 +33,9 @@
  * memory was not handed out again. With CLMEM_CHECK=1 in the environment
  * (read at the first free of each kind), a freed object is also poisoned
  * and held back behind the last 1024 of its kind before its memory is
- * freed, so a
- * use after the last unref is caught even when other objects were
- * allocated meanwhile; it costs that memory and nothing on the hot paths.
+ * freed, so a use after the last unref is caught even when other objects
+ * were allocated meanwhile; it costs that memory and nothing on the hot
+ * paths.
  * What no check can catch: a pointer into memory that is no longer mapped
  * (a segmentation fault), and a released OpenCL object handed to OpenCL.
  *
