@@ -15,22 +15,24 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Is [base, base + bytes) mapped in this process? msync(MS_ASYNC) asks the
- * kernel, which walks the mappings and does nothing else: ENOMEM when a
- * page of the range is not mapped. The one check of allocation_size the
- * path can make on memory the application allocated: a size larger than
- * the allocation reaches past Vulkan's mapping of it, into unmapped pages,
- * unless other mappings follow it (lavapipe's memory lies in the C
- * library's heap, which ends somewhere after it; under AddressSanitizer
- * the allocator's reserved space goes on for terabytes). */
-static bool range_mapped(const void *base, uint64_t bytes)
+/* Is the last byte of [base, base + bytes) in mapped address space?
+ * mincore() on its page answers ENOMEM when the page is not mapped (and
+ * asks the kernel nothing else; msync, which also walks the mappings, is
+ * a read of the whole range to valgrind). The one check of
+ * allocation_size the path can make on memory the application allocated:
+ * a size larger than the allocation reaches past Vulkan's mapping of it,
+ * into unmapped pages, unless other mappings follow it (lavapipe's memory
+ * lies in the C library's heap, which ends somewhere after it; under
+ * AddressSanitizer the allocator's reserved space goes on for terabytes). */
+static bool end_mapped(const void *base, uint64_t bytes)
 {
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), start = (uintptr_t)base & ~(page - 1);
-    uint64_t len = bytes + ((uintptr_t)base - start);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    unsigned char resident;
 
-    if (len > (uint64_t)SIZE_MAX - page)
+    if (bytes == 0 || bytes - 1 > (uint64_t)(UINTPTR_MAX - (uintptr_t)base))
         return false;
-    return msync((void *)start, (size_t)len, MS_ASYNC) == 0 || errno != ENOMEM;
+    return mincore((void *)(((uintptr_t)base + (uintptr_t)(bytes - 1)) & ~(page - 1)), 1, &resident) == 0 ||
+           errno != ENOMEM;
 }
 
 /* The buffer covers the range alone, not the allocation: on a device that
@@ -48,7 +50,7 @@ static clmem_status import_host(struct bridge_import *rec, const struct import_r
                                "The host-mapped path shares bytes; an optimal-tiling image needs an fd path.");
     if ((s = clmem__host_map_get(&b->maps, req->memory->memory, &rec->host_map, &rec->host_base)) != CLMEM_OK)
         return s;
-    if (!range_mapped(rec->host_base, req->allocation_size)) {
+    if (!end_mapped(rec->host_base, req->allocation_size)) {
         s = clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                             "memory->allocation_size is %llu bytes, but Vulkan's mapping of this memory ends "
                             "before that: the allocation is smaller.",

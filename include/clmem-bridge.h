@@ -638,8 +638,9 @@ clmem_status clmem_bridge_check_semaphore(const clmem_bridge *b, clmem_bridge_se
  * the memory came from clmem_bridge_vk_buffer_create() or
  * clmem_bridge_vk_image_create() of the importing bridge (until its
  * destroy call); and on the host-mapped path, where Vulkan's mapping of
- * the memory shows it, a size that reaches into address space that is not
- * mapped at all. Either mismatch is CLMEM_ERR_INVALID_VALUE at import.
+ * the memory shows it, a size whose last byte lies in address space that
+ * is not mapped at all. Either mismatch is CLMEM_ERR_INVALID_VALUE at
+ * import.
  * Otherwise the caller is trusted: a size larger than the allocation that
  * stays inside other mappings (lavapipe's memory lies in the C library's
  * heap; AddressSanitizer maps the address space around every allocation),

@@ -17,7 +17,8 @@
  *    both sizes, on any path;
  *  - on the host-mapped path, memory the application allocated (64 KiB)
  *    described as 1 GiB is refused too: the address space past lavapipe's
- *    memory (in the C library's heap) is not mapped that far. Skipped
+ *    memory (in the C library's heap) is not mapped that far (the bridge
+ *    asks mincore about the claimed last byte's page). Skipped
  *    under AddressSanitizer, whose allocator maps the address space
  *    around every allocation, so the excess cannot be seen;
  *  - the import's "No path fits" message puts first the reasons of the
