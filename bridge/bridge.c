@@ -131,12 +131,15 @@ CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clm
         goto fail;
     }
     refcount_init(&b->refs);
+    b->live = MARK_BRIDGE;
     pthread_mutex_init(&b->lock, NULL);
     pthread_cond_init(&b->changed, NULL);
     pthread_mutex_init(&b->check_lock, NULL);
     clmem__cache_init(&b->cache, !(in.flags & CLMEM_BRIDGE_NO_IMPORT_CACHE));
     clmem__host_maps_init(&b->maps, &b->vk, in.device);
+    clmem__own_memory_init(&b->own);
     clmem__teardown_worker_start(); /* its imports' teardowns start there (teardown-worker.h) */
+    clmem__device_bridges_add(b);
     *out = b;
     return CLMEM_OK;
 
@@ -147,8 +150,10 @@ fail:
 
 CLMEM_EXPORT clmem_bridge *clmem_bridge_ref(clmem_bridge *b)
 {
-    if (b)
+    if (b) {
+        BRIDGE_LIVE(b, "clmem_bridge_ref");
         refcount_get(&b->refs);
+    }
     return b;
 }
 
@@ -156,33 +161,67 @@ static void bridge_destroy(clmem_bridge *b)
 {
     /* Nothing refers to it: every import and semaphore held a reference. */
     clmem__host_maps_destroy(&b->maps);
+    clmem__own_memory_destroy(&b->own);
     clmem__cache_destroy(&b->cache);
     pthread_cond_destroy(&b->changed);
     pthread_mutex_destroy(&b->lock);
     pthread_mutex_destroy(&b->check_lock);
     clReleaseContext(b->context);
-    free(b);
+    clmem__device_bridges_remove(b); /* last: clmem_bridge_device_finish() returns once this ran */
+    live_free(b, &b->live, sizeof *b);
 }
 
 CLMEM_EXPORT void clmem_bridge_unref(clmem_bridge *b)
 {
-    if (b && refcount_put(&b->refs))
+    int last;
+
+    if (!b)
+        return;
+    BRIDGE_LIVE(b, "clmem_bridge_unref");
+    last = live_put(&b->refs);
+    if (last < 0)
+        live_misuse("clmem_bridge_unref", b, MARK_BRIDGE, MARK_BRIDGE);
+    if (last > 0)
         bridge_destroy(b);
 }
 
-CLMEM_EXPORT cl_context clmem_bridge_context(const clmem_bridge *b) { return b ? b->context : NULL; }
-CLMEM_EXPORT cl_device_id clmem_bridge_cl_device(const clmem_bridge *b) { return b ? b->cl_device : NULL; }
-CLMEM_EXPORT VkDevice clmem_bridge_vk_device(const clmem_bridge *b) { return b ? b->device : VK_NULL_HANDLE; }
+CLMEM_EXPORT cl_context clmem_bridge_context(const clmem_bridge *b)
+{
+    if (!b)
+        return NULL;
+    BRIDGE_LIVE(b, "clmem_bridge_context");
+    return b->context;
+}
+
+CLMEM_EXPORT cl_device_id clmem_bridge_cl_device(const clmem_bridge *b)
+{
+    if (!b)
+        return NULL;
+    BRIDGE_LIVE(b, "clmem_bridge_cl_device");
+    return b->cl_device;
+}
+
+CLMEM_EXPORT VkDevice clmem_bridge_vk_device(const clmem_bridge *b)
+{
+    if (!b)
+        return VK_NULL_HANDLE;
+    BRIDGE_LIVE(b, "clmem_bridge_vk_device");
+    return b->device;
+}
 
 CLMEM_EXPORT uint32_t clmem_bridge_caps(const clmem_bridge *b)
 {
-    return b ? b->caps.bits : 0;
+    if (!b)
+        return 0;
+    BRIDGE_LIVE(b, "clmem_bridge_caps");
+    return b->caps.bits;
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_check_path(const clmem_bridge *b, clmem_bridge_path path)
 {
     if (!b)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+    BRIDGE_LIVE(b, "clmem_bridge_check_path");
     if (path != CLMEM_BRIDGE_PATH_OPAQUE_FD && path != CLMEM_BRIDGE_PATH_DMA_BUF &&
         path != CLMEM_BRIDGE_PATH_HOST_MAPPED)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
@@ -194,6 +233,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_check_semaphore(const clmem_bridge *b, cl
 {
     if (!b)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+    BRIDGE_LIVE(b, "clmem_bridge_check_semaphore");
     if (mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
         return CLMEM_OK;
     if (mode != CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD && mode != CLMEM_BRIDGE_SEMAPHORE_SYNC_FD)
@@ -315,6 +355,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_
 
     if (!b)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+    BRIDGE_LIVE(b, "clmem_bridge_finish");
     deadline = now_ns() + timeout_ns;
     if (deadline < timeout_ns)
         deadline = UINT64_MAX;

@@ -10,7 +10,8 @@
 #include "opencl/clext.h"
 #include "formats.h"
 #include "host-map.h"
-#include "refcount.h"
+#include "live-mark.h"
+#include "own-memory.h"
 #include "vkfn.h"
 
 #include <pthread.h>
@@ -26,6 +27,7 @@ struct image_check {
 
 struct clmem_bridge {
     clmem_refcount refs;
+    uint32_t live; /* MARK_BRIDGE while alive (live-mark.h) */
     VkInstance instance;
     VkPhysicalDevice physical_device;
     VkDevice device;
@@ -38,6 +40,8 @@ struct clmem_bridge {
     struct bridge_caps caps;
     struct import_cache cache;
     struct host_maps maps;
+    struct own_memory own;       /* the allocations the bridge made itself, to check imports of them */
+    struct clmem_bridge *next_of_process; /* the process's list of bridges (device-finish.c), under its lock */
 
     /* Guarded by lock; `changed` is broadcast when a count drops. */
     pthread_mutex_t lock;
@@ -65,6 +69,17 @@ void clmem__bridge_import_dying(clmem_bridge *b, struct bridge_import *rec);  /*
 void clmem__bridge_import_gone(clmem_bridge *b, struct bridge_import *rec);   /* record freed */
 void clmem__bridge_import_failed(clmem_bridge *b);                          /* never had a handle */
 void clmem__bridge_semaphore_count(clmem_bridge *b, int delta);
+
+/* Abort, naming `call`, unless b is a live bridge (live-mark.h): on the
+ * public calls that take one, after their NULL check. */
+#define BRIDGE_LIVE(b, call) LIVE_CHECK((b)->live, MARK_BRIDGE, call, (b))
+
+/* The process's list of bridges, by VkDevice, for
+ * clmem_bridge_device_finish() (device-finish.c): a bridge is listed at
+ * creation and unlisted at the very end of its destruction, once it let go
+ * of everything (its context too). */
+void clmem__device_bridges_add(clmem_bridge *b);
+void clmem__device_bridges_remove(clmem_bridge *b);
 
 /* CLMEM_OK when queue is a valid queue of b's context; else
  * CLMEM_ERR_OPENCL or CLMEM_ERR_CONTEXT_MISMATCH, recorded. */

@@ -24,6 +24,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uin
     if (!ring || !batch_out)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !ring ? "ring" : "batch_out");
+    LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_cl_next", ring);
     b = ring->bridge;
     batch = ring->cl_taken;
     s = (uint32_t)(batch % ring->depth);
@@ -90,6 +91,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_done(clmem_bridge_ring *ring, con
     if (!ring || !batch)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !ring ? "ring" : "batch");
+    LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_cl_done", ring);
     s = (uint32_t)(batch->batch % ring->depth);
     slot = &ring->slots[s];
     if (batch->batch != ring->cl_returned || batch->batch >= ring->cl_taken || batch->count != slot->count ||

@@ -22,6 +22,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uin
     if (!ring || !frame_out)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !ring ? "ring" : "frame_out");
+    LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_vk_next", ring);
     if (flags & ~(uint32_t)CLMEM_BRIDGE_RING_END_BATCH)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown vk_next flags 0x%x.",
                                (unsigned)flags);
@@ -112,6 +113,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_submitted(clmem_bridge_ring *ring
     if (!ring || !frame)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !ring ? "ring" : "frame");
+    LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_vk_submitted", ring);
     if (frame->sequence >= ring->vk_frames)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "Frame %llu was not handed out yet (%llu were).",
@@ -172,6 +174,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_drain(clmem_bridge_ring *ring, ui
     if (!ring || !count_out || (capacity && !waits_out))
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !ring ? "ring" : !count_out ? "count_out" : "waits_out");
+    LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_vk_drain", ring);
     if (ring->vk_pos != 0)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "Batch %llu has %u frames handed out and is not ended: end it with "

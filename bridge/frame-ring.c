@@ -147,7 +147,7 @@ static void ring_free(clmem_bridge_ring *ring)
     free(ring->slots);
     free(ring->recs);
     free(ring->frames);
-    free(ring);
+    live_free(ring, &ring->live, sizeof *ring);
     clmem_bridge_unref(b);
 }
 
@@ -166,6 +166,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_
     if (!b || !info || !out)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !b ? "bridge" : !info ? "info" : "out");
+    BRIDGE_LIVE(b, "clmem_bridge_ring_create");
     if ((s = clmem__versioned_size_check(info, info->size, info_min, sizeof *info, "clmem_bridge_ring_info")) !=
         CLMEM_OK)
         return s;
@@ -217,6 +218,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_
     }
 
     refcount_init(&ring->refs);
+    ring->live = MARK_RING;
     pthread_mutex_init(&ring->lock, NULL);
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* the deadlines are monotonic */
@@ -261,13 +263,23 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_
 
 CLMEM_EXPORT clmem_bridge_ring *clmem_bridge_ring_ref(clmem_bridge_ring *ring)
 {
-    if (ring)
+    if (ring) {
+        LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_ref", ring);
         refcount_get(&ring->refs);
+    }
     return ring;
 }
 
 CLMEM_EXPORT void clmem_bridge_ring_unref(clmem_bridge_ring *ring)
 {
-    if (ring && refcount_put(&ring->refs))
+    int last;
+
+    if (!ring)
+        return;
+    LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_unref", ring);
+    last = live_put(&ring->refs);
+    if (last < 0)
+        live_misuse("clmem_bridge_ring_unref", ring, MARK_RING, MARK_RING);
+    if (last > 0)
         ring_free(ring);
 }

@@ -61,6 +61,7 @@ struct ring_slot {
 
 struct clmem_bridge_ring {
     clmem_refcount refs;
+    uint32_t live;              /* MARK_RING while alive (live-mark.h) */
     clmem_bridge *bridge;       /* one reference */
     cl_command_queue queue;     /* retained */
     uint32_t n, k, depth;

@@ -330,6 +330,7 @@ static clmem_status handoff_many(bool to_opencl, clmem_bridge *b, cl_uint count,
         *event_out = NULL;
     if (!b)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+    BRIDGE_LIVE(b, to_opencl ? "clmem_bridge_acquire" : "clmem_bridge_release");
     if (count == 0) {
         /* Nothing to hand over: an event that completes after the wait
          * list, if one is asked for, so that code waiting on it works. */

@@ -15,6 +15,7 @@
 #include "keepalive-private.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,13 +176,14 @@ static clmem_status import_new_handle(struct bridge_import *rec, clmem_keepalive
 
 /* ------------------------------------------------------------ validation */
 
-static clmem_status check_common(clmem_bridge *b, cl_command_queue queue, clmem_handle **out)
+static clmem_status check_common(clmem_bridge *b, cl_command_queue queue, clmem_handle **out, const char *call)
 {
     if (out)
         *out = NULL;
     if (!b || !queue || !out)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !b ? "bridge" : !queue ? "queue" : "out");
+    BRIDGE_LIVE(b, call);
     return CLMEM_OK;
 }
 
@@ -218,6 +220,10 @@ static clmem_status check_target(clmem_bridge *b, const struct import_request *r
         return s;
     if ((s = clmem__bridge_check_queue(b, req->queue)) != CLMEM_OK)
         return s;
+    /* Memory the bridge allocated itself: the size it is told must be the
+     * size it asked Vulkan for (own-memory.h; other memory is trusted). */
+    if (req->memory && (s = clmem__own_memory_check(&b->own, req->memory)) != CLMEM_OK)
+        return s;
     if (req->offset % b->caps.base_align_bytes != 0)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "offset %llu is not a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN (%u bytes), which "
@@ -248,12 +254,31 @@ static clmem_status path_fits(const clmem_bridge *b, const clmem_bridge_vk_memor
     return clmem__caps_report(&b->caps.path[path]);
 }
 
-/* Resolve BEST to the first path that fits; check a named one fits. */
+/* Why `path` does not fit: what the memory lacks, where the pair offers
+ * the path (the caller's to fix), else what the pair lacks. */
+static void why_not(const clmem_bridge *b, const clmem_bridge_vk_memory *m, clmem_bridge_path path, bool *pair_has,
+                    char *out, size_t len)
+{
+    *pair_has = b->caps.path[path].status == CLMEM_OK;
+    if (*pair_has && ops_of(path)->memory_allows(m) != CLMEM_OK)
+        snprintf(out, len, "%s", clmem_error_message());
+    else
+        snprintf(out, len, "%s", *pair_has ? "fits." : b->caps.path[path].message);
+}
+
+/* Resolve BEST to the first path that fits; check a named one fits. When
+ * none does, the message gives first the reasons of the paths this pair
+ * offers (what the memory lacks: the reason that applies on this
+ * machine), then what the pair lacks for the others, which can be long. */
 static clmem_status choose_path(const clmem_bridge *b, const clmem_bridge_vk_memory *m, clmem_bridge_path asked,
                                 const struct import_ops **ops_out)
 {
     static const clmem_bridge_path order[] = {CLMEM_BRIDGE_PATH_OPAQUE_FD, CLMEM_BRIDGE_PATH_DMA_BUF,
                                               CLMEM_BRIDGE_PATH_HOST_MAPPED};
+    enum { PATHS = sizeof order / sizeof order[0] };
+    char why[PATHS][CAPS_MESSAGE_MAX], offered[3 * CAPS_MESSAGE_MAX + 96] = "", lacking[3 * CAPS_MESSAGE_MAX + 96] = "";
+    bool pair_has[PATHS];
+    size_t o = 0, l = 0;
     clmem_status s;
 
     if (asked != CLMEM_BRIDGE_PATH_BEST) {
@@ -264,19 +289,27 @@ static clmem_status choose_path(const clmem_bridge *b, const clmem_bridge_vk_mem
         *ops_out = ops_of(asked);
         return CLMEM_OK;
     }
-    for (unsigned i = 0; i < sizeof order / sizeof order[0]; i++)
+    for (unsigned i = 0; i < PATHS; i++)
         if (path_fits(b, m, order[i]) == CLMEM_OK) {
             *ops_out = ops_of(order[i]);
             return CLMEM_OK;
         }
+    for (unsigned i = 0; i < PATHS; i++) {
+        why_not(b, m, order[i], &pair_has[i], why[i], sizeof why[i]);
+        if (pair_has[i] && o < sizeof offered)
+            o += (size_t)snprintf(offered + o, sizeof offered - o, " %s: %s", clmem_bridge_path_name(order[i]),
+                                  why[i]);
+        else if (!pair_has[i] && l < sizeof lacking)
+            l += (size_t)snprintf(lacking + l, sizeof lacking - l, " %s: %s", clmem_bridge_path_name(order[i]),
+                                  why[i]);
+    }
     return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "No path fits this memory (export_types 0x%x, property flags 0x%x) on %s (%s) with %s: "
-                           "opaque fd: %s dma-buf: %s host-mapped: %s",
-                           (unsigned)m->export_types, (unsigned)m->property_flags, b->caps.cl_device_name,
-                           b->caps.cl_platform_name, b->caps.vk_device_name,
-                           b->caps.path[CLMEM_BRIDGE_PATH_OPAQUE_FD].status ? b->caps.path[1].message : "ok.",
-                           b->caps.path[CLMEM_BRIDGE_PATH_DMA_BUF].status ? b->caps.path[2].message : "ok.",
-                           b->caps.path[CLMEM_BRIDGE_PATH_HOST_MAPPED].status ? b->caps.path[3].message : "ok.");
+                           "No path fits this memory (export_types 0x%x, property flags 0x%x).%s%s%s%s "
+                           "(OpenCL device %s, %s; Vulkan device %s.)",
+                           (unsigned)m->export_types, (unsigned)m->property_flags,
+                           offered[0] ? " Offered by this pair, but not for this memory:" : "", offered,
+                           lacking[0] ? " Not offered by this pair:" : "", lacking, b->caps.cl_device_name,
+                           b->caps.cl_platform_name, b->caps.vk_device_name);
 }
 
 /* ------------------------------------------------------------- building */
@@ -498,7 +531,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_br
                                                  cl_mem_flags flags, clmem_handle **out)
 {
     struct import_request req = {memory, -1, 0, offset, size, queue, flags, 0, NULL};
-    clmem_status s = check_common(b, queue, out);
+    clmem_status s = check_common(b, queue, out, "clmem_bridge_import_vk");
 
     if (s != CLMEM_OK)
         return s;
@@ -554,7 +587,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_fd(clmem_bridge *b, int fd, clmem_
 {
     struct import_request req = {NULL, fd, allocation_size, offset, size, queue, flags, 0, NULL};
     struct bridge_import *rec;
-    clmem_status s = check_common(b, queue, out);
+    clmem_status s = check_common(b, queue, out, "clmem_bridge_import_fd");
 
     if (s != CLMEM_OK)
         return s;

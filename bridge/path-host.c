@@ -9,7 +9,31 @@
 #include "fault.h"
 #include "import.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Is the last byte of [base, base + bytes) in mapped address space?
+ * mincore() on its page answers ENOMEM when the page is not mapped (and
+ * asks the kernel nothing else; msync, which also walks the mappings, is
+ * a read of the whole range to valgrind). The one check of
+ * allocation_size the path can make on memory the application allocated:
+ * a size larger than the allocation reaches past Vulkan's mapping of it,
+ * into unmapped pages, unless other mappings follow it (lavapipe's memory
+ * lies in the C library's heap, which ends somewhere after it; under
+ * AddressSanitizer the allocator's reserved space goes on for terabytes). */
+static bool end_mapped(const void *base, uint64_t bytes)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    unsigned char resident;
+
+    if (bytes == 0 || bytes - 1 > (uint64_t)(UINTPTR_MAX - (uintptr_t)base))
+        return false;
+    return mincore((void *)(((uintptr_t)base + (uintptr_t)(bytes - 1)) & ~(page - 1)), 1, &resident) == 0 ||
+           errno != ENOMEM;
+}
 
 /* The buffer covers the range alone, not the allocation: on a device that
  * copies (NVIDIA), a map of the whole allocation would copy its stale view
@@ -26,6 +50,13 @@ static clmem_status import_host(struct bridge_import *rec, const struct import_r
                                "The host-mapped path shares bytes; an optimal-tiling image needs an fd path.");
     if ((s = clmem__host_map_get(&b->maps, req->memory->memory, &rec->host_map, &rec->host_base)) != CLMEM_OK)
         return s;
+    if (!end_mapped(rec->host_base, req->allocation_size)) {
+        s = clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                            "memory->allocation_size is %llu bytes, but Vulkan's mapping of this memory ends "
+                            "before that: the allocation is smaller.",
+                            (unsigned long long)req->allocation_size);
+        goto fail;
+    }
     rec->parent = FAULT("clCreateBuffer")
                       ? NULL
                       : clCreateBuffer(b->context, req->flags | CL_MEM_USE_HOST_PTR, (size_t)req->size,

@@ -6,7 +6,6 @@
 #include "export.h"
 #include "fault.h"
 #include "fd-numbers.h"
-#include "refcount.h"
 #include "semaphore.h"
 
 #include <stdlib.h>
@@ -100,6 +99,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue
     if (!b || !semaphore || !out)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !b ? "bridge" : !semaphore ? "semaphore" : "out");
+    BRIDGE_LIVE(b, "clmem_bridge_semaphore_import");
     if (mode > CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown semaphore mode %d.",
                                (int)mode);
@@ -117,6 +117,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue
     if (!sem)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a semaphore failed.");
     refcount_init(&sem->refs);
+    sem->live = MARK_SEMAPHORE;
     atomic_init(&sem->in_ring, false);
     sem->mode = mode;
     sem->bridge = b;
@@ -138,29 +139,43 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue
 
 CLMEM_EXPORT clmem_bridge_semaphore_mode clmem_bridge_semaphore_get_mode(const clmem_bridge_semaphore *sem)
 {
-    return sem ? sem->mode : CLMEM_BRIDGE_SEMAPHORE_BEST;
+    if (!sem)
+        return CLMEM_BRIDGE_SEMAPHORE_BEST;
+    LIVE_CHECK(sem->live, MARK_SEMAPHORE, "clmem_bridge_semaphore_get_mode", sem);
+    return sem->mode;
 }
 
 CLMEM_EXPORT clmem_bridge_semaphore *clmem_bridge_semaphore_ref(clmem_bridge_semaphore *sem)
 {
-    if (sem)
+    if (sem) {
+        LIVE_CHECK(sem->live, MARK_SEMAPHORE, "clmem_bridge_semaphore_ref", sem);
         refcount_get(&sem->refs);
+    }
     return sem;
 }
 
 CLMEM_EXPORT void clmem_bridge_semaphore_unref(clmem_bridge_semaphore *sem)
 {
+    clmem_keepalive *vk_keepalive;
     clmem_bridge *b;
+    int last;
 
-    if (!sem || !refcount_put(&sem->refs))
+    if (!sem)
+        return;
+    LIVE_CHECK(sem->live, MARK_SEMAPHORE, "clmem_bridge_semaphore_unref", sem);
+    last = live_put(&sem->refs);
+    if (last < 0)
+        live_misuse("clmem_bridge_semaphore_unref", sem, MARK_SEMAPHORE, MARK_SEMAPHORE);
+    if (last <= 0)
         return;
     b = sem->bridge;
     if (sem->cl_sem)
         b->cl.release_semaphore(sem->cl_sem);
     if (sem->fence)
         b->vk.DestroyFence(b->device, sem->fence, NULL);
-    clmem_keepalive_unref(sem->vk_keepalive);
-    free(sem);
+    vk_keepalive = sem->vk_keepalive;
+    live_free(sem, &sem->live, sizeof *sem);
+    clmem_keepalive_unref(vk_keepalive);
     clmem__bridge_semaphore_count(b, -1);
     clmem_bridge_unref(b);
 }
@@ -188,13 +203,15 @@ static clmem_status complete_event(cl_command_queue queue, cl_event *event_out)
 }
 
 static clmem_status check_call(const clmem_bridge *b, const clmem_bridge_semaphore *sem, cl_command_queue queue,
-                               cl_event *event_out)
+                               cl_event *event_out, const char *call)
 {
     if (event_out)
         *event_out = NULL;
     if (!b || !sem || !queue)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !b ? "bridge" : !sem ? "semaphore" : "queue");
+    BRIDGE_LIVE(b, call);
+    LIVE_CHECK(sem->live, MARK_SEMAPHORE, call, sem);
     if (sem->bridge != b)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "The semaphore belongs to bridge %p, not to bridge %p.", (void *)sem->bridge,
@@ -206,7 +223,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bri
                                                       cl_command_queue queue, cl_uint num_events,
                                                       const cl_event *wait_list, cl_event *event_out)
 {
-    clmem_status s = check_call(b, sem, queue, event_out);
+    clmem_status s = check_call(b, sem, queue, event_out, "clmem_bridge_semaphore_wait");
     VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .waitSemaphoreCount = 1, .pWaitDstStageMask = &stage};
     cl_int err;
@@ -245,7 +262,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_b
                                                         cl_command_queue queue, cl_uint num_events,
                                                         const cl_event *wait_list, cl_event *event_out)
 {
-    clmem_status s = check_call(b, sem, queue, event_out);
+    clmem_status s = check_call(b, sem, queue, event_out, "clmem_bridge_semaphore_signal");
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .signalSemaphoreCount = 1};
     cl_int err;
     VkResult r;

@@ -4,13 +4,13 @@
 #ifndef CLMEM_SEMAPHORE_INTERNAL_H
 #define CLMEM_SEMAPHORE_INTERNAL_H
 #include "bridge.h"
-#include "refcount.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
 
 struct clmem_bridge_semaphore {
     clmem_refcount refs;
+    uint32_t live;                     /* MARK_SEMAPHORE while alive (live-mark.h) */
     clmem_bridge *bridge;              /* one reference */
     clmem_bridge_semaphore_mode mode;  /* never BEST */
     cl_semaphore_khr cl_sem;           /* device modes */

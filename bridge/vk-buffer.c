@@ -69,6 +69,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDevic
     if (!b || !buffer_out || !memory_out)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !b ? "bridge" : !buffer_out ? "buffer_out" : "memory_out");
+    BRIDGE_LIVE(b, "clmem_bridge_vk_buffer_create");
     const struct vkfn *vk = &b->vk;
     VkPhysicalDevice physical_device = b->physical_device;
     VkDevice device = b->device;
@@ -122,6 +123,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDevic
     memory_out->allocation_size = alloc.allocationSize;
     memory_out->export_types = export_types;
     memory_out->dedicated = use_dedicated ? VK_TRUE : VK_FALSE;
+    clmem__own_memory_note(&b->own, memory, alloc.allocationSize); /* imports of it are checked against this */
     *buffer_out = buffer;
     return CLMEM_OK;
 }
@@ -131,8 +133,11 @@ CLMEM_EXPORT void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffe
 {
     if (!b)
         return;
+    BRIDGE_LIVE(b, "clmem_bridge_vk_buffer_destroy");
     if (buffer)
         b->vk.DestroyBuffer(b->device, buffer, NULL);
-    if (memory && memory->memory)
+    if (memory && memory->memory) {
+        clmem__own_memory_forget(&b->own, memory->memory); /* before the handle can be reused */
         b->vk.FreeMemory(b->device, memory->memory, NULL);
+    }
 }

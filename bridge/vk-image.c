@@ -203,6 +203,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat
     image_out->memory.property_flags = mp.memoryTypes[alloc.memoryTypeIndex].propertyFlags;
     image_out->memory.export_types = export_types;
     image_out->memory.dedicated = use_dedicated ? VK_TRUE : VK_FALSE;
+    clmem__own_memory_note(&b->own, memory, alloc.allocationSize); /* imports of it are checked against this */
     image_out->memory_offset = 0;
     image_out->size = req.memoryRequirements.size;
     image_out->format = format;
@@ -219,8 +220,11 @@ CLMEM_EXPORT void clmem_bridge_vk_image_destroy(clmem_bridge *b, const clmem_bri
 {
     if (!b || !image)
         return;
+    BRIDGE_LIVE(b, "clmem_bridge_vk_image_destroy");
     if (image->image)
         b->vk.DestroyImage(b->device, image->image, NULL);
-    if (image->memory.memory)
+    if (image->memory.memory) {
+        clmem__own_memory_forget(&b->own, image->memory.memory); /* before the handle can be reused */
         b->vk.FreeMemory(b->device, image->memory.memory, NULL);
+    }
 }

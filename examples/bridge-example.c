@@ -3,7 +3,7 @@
  * inverts every byte in place, OpenCL hands it back (clmem_bridge_release),
  * and Vulkan copies it into a host-visible buffer, where every byte is
  * checked. The Vulkan memory is freed by its anchor once OpenCL is done with
- * it (at the latest in clmem_bridge_finish(), before vkDestroyDevice).
+ * it (at the latest in clmem_bridge_device_finish(), before vkDestroyDevice).
  *
  * The barriers on Vulkan's side, and why each is there, are in
  * docs/vulkan-sync.md. Run it with the Khronos validation layer, which
@@ -263,14 +263,14 @@ int main(void)
                (unsigned long long)SIZE, clmem_bridge_path_name(path));
     clmem_handle_unref(h); /* the last handle: OpenCL lets go, then the anchor frees the Vulkan memory */
 
-    /* Before vkDestroyDevice: wait until nothing of the bridge holds Vulkan
-     * memory any more (the anchor has run by then). */
-    if (clmem_bridge_finish(bridge, TIMEOUT_NS) != CLMEM_OK) {
+    /* Before vkDestroyDevice: wait until the library holds nothing of the
+     * device (the anchor has run by then). The context needs nothing. */
+    vkUnmapMemory(device, host.memory.memory);
+    clmem_bridge_vk_buffer_destroy(bridge, host.buffer, &host.memory);
+    if (clmem_bridge_device_finish(device, TIMEOUT_NS) != CLMEM_OK) {
         fprintf(stderr, "%s\n", clmem_error_message());
         return 1;
     }
-    vkUnmapMemory(device, host.memory.memory);
-    clmem_bridge_vk_buffer_destroy(bridge, host.buffer, &host.memory);
     clmem_bridge_unref(bridge);
 
     vkDestroyFence(device, fence, NULL);

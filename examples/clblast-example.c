@@ -157,7 +157,7 @@ int main(void)
 
     for (int i = 0; i < 3; i++)
         clmem_handle_unref(h[i]);
-    if (clmem_bridge_finish(bridge, UINT64_C(5000000000)) != CLMEM_OK) { /* OpenCL let go of the memory */
+    if (clmem_bridge_device_finish(device, UINT64_C(5000000000)) != CLMEM_OK) { /* OpenCL let go of the memory */
         fprintf(stderr, "%s\n", clmem_error_message());
         return 1;
     }

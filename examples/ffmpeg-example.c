@@ -146,12 +146,14 @@ int main(void)
     if (clmem_av_sync_finish(sync, 10000000000ull) != CLMEM_OK)
         return fail("clmem_av_sync_finish");
     clmem_av_sync_unref(sync);
+    /* Before the VkDevice goes (with device_ref's last reference): wait
+     * until the library holds nothing of it. */
+    if (clmem_bridge_device_finish(vk->act_dev, 10000000000ull) != CLMEM_OK)
+        return fail("clmem_bridge_device_finish");
     av_buffer_unref(&frames_ref);
     clReleaseKernel(kernel);
     clReleaseProgram(program);
     clReleaseCommandQueue(queue);
-    if (clmem_bridge_finish(bridge, 10000000000ull) != CLMEM_OK)
-        return fail("clmem_bridge_finish");
     clmem_bridge_unref(bridge); /* releases its OpenCL context */
     av_buffer_unref(&device_ref);
     return bad != 0;

@@ -225,8 +225,8 @@ int main(void)
            device_ordered ? "device" : "host",
            failed ? "FAILED" : bad ? "some words were wrong" : "OpenCL saw every frame as Vulkan wrote it");
 
-    /* Teardown: the ring, then the semaphores and frames, then finish
-     * before vkDestroyDevice. */
+    /* Teardown: the ring, then the semaphores and frames, then wait until
+     * the library holds nothing of the device, before vkDestroyDevice. */
     clmem_bridge_ring_unref(ring);
     for (int i = 0; i < 2 * SLOTS; i++) {
         clmem_bridge_semaphore_unref(sem[i]); /* releases OpenCL's semaphore */
@@ -234,7 +234,7 @@ int main(void)
     }
     for (int i = 0; i < FRAMES; i++)
         clmem_handle_unref(frame[i]);
-    if (clmem_bridge_finish(bridge, TIMEOUT_NS) != CLMEM_OK)
+    if (clmem_bridge_device_finish(device, TIMEOUT_NS) != CLMEM_OK)
         fprintf(stderr, "%s\n", clmem_error_message());
     for (int i = 0; i < FRAMES; i++)
         clmem_bridge_vk_buffer_destroy(bridge, buf[i], &mem[i]);

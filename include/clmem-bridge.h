@@ -37,7 +37,8 @@
  * no thread is promised: an OpenCL driver thread (the teardown's marker
  * or destructor callbacks; on PoCL 3.1 this was always one of PoCL's own
  * threads, as t/bridge-lifetime prints), the thread in
- * clmem_bridge_finish(), or the library's teardown thread (below) when the
+ * clmem_bridge_finish() or clmem_bridge_device_finish(), or the library's
+ * teardown thread (below) when the
  * device work was already done and the driver ran the callbacks inside
  * its calls (for an import that failed inside the call that made it, that
  * call's thread). Never inside a function of this library that holds a lock of
@@ -65,8 +66,8 @@
  * clSetUserEventStatus. Of this library it may call the functions whose
  * "Blocks" paragraph says Never (clmem_keepalive_unref(),
  * clmem_handle_unref(), clmem_bridge_unref(), clmem_bridge_caps(), ...),
- * but not clmem_bridge_finish(), which waits for the very teardown the
- * callback is part of.
+ * but not clmem_bridge_finish() nor clmem_bridge_device_finish(), which
+ * wait for the very teardown the callback is part of.
  *
  * NULL arguments: a NULL where a function needs an object, an array or an
  * out-pointer gets CLMEM_ERR_NULL_POINTER, in every function that returns
@@ -220,7 +221,7 @@ enum clmem_bridge_flag {
  * end (never in its tail padding), a smaller size means they are absent
  * (zero), and a larger one is read as the file's description says
  * ("Versioned structs"). The bridge borrows
- * the Vulkan objects (they must outlive it: call clmem_bridge_finish()
+ * the Vulkan objects (see clmem_bridge_device_finish() for what to call
  * before vkDestroyDevice) and retains the cl_context.
  * @since 0.2
  */
@@ -295,9 +296,14 @@ clmem_bridge *clmem_bridge_ref(clmem_bridge *b);
  * you when the teardowns are complete, so you may not destroy the VkDevice,
  * or memory you imported without a keepalive, until you know another way
  * (the keepalives' callbacks ran). Calling clmem_bridge_finish() and
- * getting CLMEM_OK first is how you know.
+ * getting CLMEM_OK first is how you know; after the last unref,
+ * clmem_bridge_device_finish() waits for them, and says what to do before
+ * vkDestroyDevice and clReleaseContext.
  *
  * @param b The bridge, or NULL (which does nothing).
+ * @par Misuse
+ *      An unref too many aborts with one line naming this call (see
+ *      clmem_handle_unref()).
  * @par Blocks
  *      Never.
  * @since 0.2
@@ -305,8 +311,10 @@ clmem_bridge *clmem_bridge_ref(clmem_bridge *b);
 void clmem_bridge_unref(clmem_bridge *b);
 
 /**
- * What an application calls before vkDestroyDevice: wait until the
- * teardown of every dropped import of this bridge is complete.
+ * Wait until the teardown of every dropped import of this bridge is
+ * complete. clmem_bridge_device_finish() does this for every bridge of a
+ * VkDevice, including those already dropped: that is the call to make
+ * before vkDestroyDevice.
  *
  * Every import counts, whether it was given a keepalive or NULL: an
  * import's teardown is complete when all three conditions of
@@ -349,6 +357,73 @@ void clmem_bridge_unref(clmem_bridge *b);
  * @since 0.2
  */
 clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_ns);
+
+/**
+ * Before vkDestroyDevice: wait until the library holds nothing of `device`.
+ *
+ * What a program must do at the end of a VkDevice, in one place:
+ *  - Before vkDestroyDevice: drop every handle, semaphore and ring of the
+ *    device's bridges, then call clmem_bridge_device_finish(device, ...)
+ *    and get CLMEM_OK. The bridges themselves may be dropped before or
+ *    after it. Vulkan memory given to an import (with a keepalive or
+ *    without) may be freed once it returned CLMEM_OK.
+ *  - Before clReleaseContext and clReleaseCommandQueue: nothing. A bridge
+ *    retains its cl_context, and an import every queue a handle of it was
+ *    made for, until the teardowns that need them complete, and releases
+ *    them then; the application may release its own references whenever
+ *    it is done with them.
+ *  - If it does not: the last clmem_handle_unref() of an import returns at
+ *    once, and the import's teardown completes later, on a driver thread
+ *    or the library's, once the device work enqueued before it completed
+ *    (clmem_bridge_import_vk() gives its three conditions). That teardown
+ *    calls Vulkan: vkUnmapMemory on the host-mapped path, and the
+ *    keepalive's callback, which usually frees the VkDeviceMemory. Run on
+ *    a destroyed VkDevice, that is undefined behaviour (on lavapipe, a
+ *    crash on a driver thread some time after vkDestroyDevice). A process
+ *    that exits first abandons the pending teardowns.
+ *
+ * Keyed by the VkDevice, not by a bridge: it finds every bridge made for
+ * `device`, the ones the application already dropped included (those live
+ * on while their imports tear down, and have nothing else to call finish
+ * on), and does for each what clmem_bridge_finish() does. A bridge the
+ * application dropped goes during the call, on the calling thread (its
+ * cl_context reference released there). A bridge the application still
+ * holds stays, with nothing pending: it makes no Vulkan call after
+ * CLMEM_OK unless a function is called with it, so it may be dropped
+ * before or after vkDestroyDevice. As vkDeviceWaitIdle, it does not stop
+ * other threads from starting new work on the device meanwhile.
+ *
+ * @param device     The VkDevice bridges were made for
+ *                   (clmem_bridge_info::device). One that no bridge of this
+ *                   process was made for is CLMEM_OK at once.
+ * @param timeout_ns How long to wait at most, in nanoseconds, for all the
+ *                   device's bridges together; 0 just checks; UINT64_MAX
+ *                   waits as long as it takes.
+ * @retval CLMEM_OK               The library holds nothing of `device`: every
+ *                                teardown of its imports is complete (their
+ *                                cl_mem destroyed, their keepalives dropped,
+ *                                their host mappings unmapped), and every
+ *                                bridge of it that the application dropped
+ *                                is gone. vkDestroyDevice may follow.
+ * @retval CLMEM_ERR_IN_USE       Handles, semaphores or rings of a bridge of
+ *                                the device are still alive (the sentence
+ *                                gives the counts); returned without waiting
+ *                                for that bridge.
+ * @retval CLMEM_ERR_TIMEOUT      Device work the teardowns wait for was still
+ *                                pending after timeout_ns (the sentence
+ *                                gives the count): the device must stay.
+ * @retval CLMEM_ERR_NULL_POINTER device is VK_NULL_HANDLE.
+ * @retval CLMEM_ERR_NO_MEMORY    An allocation failed.
+ * @par Threads
+ *      Keepalive callbacks of the teardowns it completes run on the calling
+ *      thread. Never call it from a keepalive's callback: it would wait for
+ *      the teardown the callback is part of.
+ * @par Blocks
+ *      Up to timeout_ns, on device work enqueued before the last handles
+ *      were dropped.
+ * @since 0.3
+ */
+clmem_status clmem_bridge_device_finish(VkDevice device, uint64_t timeout_ns);
 
 /**
  * The bridge's OpenCL context.
@@ -569,8 +644,21 @@ clmem_status clmem_bridge_check_semaphore(const clmem_bridge *b, clmem_bridge_se
  * What the bridge needs to know about a VkDeviceMemory.
  *
  * Vulkan cannot be asked these afterwards, so the allocator passes them
- * on. This struct is frozen: a future field comes with a new struct and
- * new functions.
+ * on, and the bridge trusts them, except where it can check:
+ * allocation_size is checked against the size the bridge allocated when
+ * the memory came from clmem_bridge_vk_buffer_create() or
+ * clmem_bridge_vk_image_create() of the importing bridge (until its
+ * destroy call); and on the host-mapped path, where Vulkan's mapping of
+ * the memory shows it, a size whose last byte lies in address space that
+ * is not mapped at all. Either mismatch is CLMEM_ERR_INVALID_VALUE at
+ * import.
+ * Otherwise the caller is trusted: a size larger than the allocation that
+ * stays inside other mappings (lavapipe's memory lies in the C library's
+ * heap; AddressSanitizer maps the address space around every allocation),
+ * and any size on the fd paths, gives OpenCL a buffer that reaches past
+ * the allocation. (vkGetDeviceMemoryCommitment cannot tell: it answers
+ * only for lazily allocated memory.) This struct is frozen: a
+ * future field comes with a new struct and new functions.
  * @since 0.2
  */
 typedef struct clmem_bridge_vk_memory {
@@ -613,8 +701,12 @@ typedef struct clmem_bridge_vk_memory {
  *      *memory_out is zeroed (when not NULL).
  * @par Ownership
  *      The caller owns the buffer and the memory afterwards and frees them
- *      with clmem_bridge_vk_buffer_destroy() (or vkDestroyBuffer +
- *      vkFreeMemory).
+ *      with clmem_bridge_vk_buffer_destroy() on this bridge, which also
+ *      forgets the allocation's size: the bridge keeps it until then, to
+ *      check imports of the memory against (clmem_bridge_vk_memory). Freed
+ *      with vkFreeMemory instead, the record stays until the bridge goes,
+ *      and a later allocation that Vulkan gives the same handle would be
+ *      checked against the old size.
  * @par Blocks
  *      On the Vulkan allocation.
  * @since 0.2
@@ -754,7 +846,9 @@ void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clme
  * @retval CLMEM_ERR_INVALID_VALUE    The range is beyond the allocation, the
  *                                    offset is misaligned, the path is
  *                                    unknown, or flags has host-pointer
- *                                    flags.
+ *                                    flags; or memory->allocation_size is
+ *                                    not the allocation's, where the bridge
+ *                                    can tell (clmem_bridge_vk_memory).
  * @retval CLMEM_ERR_CONTEXT_MISMATCH queue is not in the bridge's context.
  * @retval CLMEM_ERR_DEVICE_MISMATCH  memory->device is not the bridge's
  *                                    VkDevice, or an fd path on a pair whose
@@ -1169,7 +1263,8 @@ clmem_status clmem_bridge_image_plane_format(VkFormat format, uint32_t plane, cl
  *      *image_out is zeroed (when not NULL) and nothing is left allocated.
  * @par Ownership
  *      The caller owns the image and memory afterwards and frees them with
- *      clmem_bridge_vk_image_destroy() (or vkDestroyImage + vkFreeMemory),
+ *      clmem_bridge_vk_image_destroy() on this bridge (which also forgets
+ *      the allocation's size, as clmem_bridge_vk_buffer_destroy() does),
  *      after every import of it is gone (clmem_bridge_import_vk()'s rules).
  * @par Blocks
  *      On the Vulkan allocation.

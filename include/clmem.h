@@ -21,6 +21,24 @@
  * Threads: any function may be called from any thread. An anchor's release
  * callback runs on the thread that drops the anchor's last reference.
  *
+ * Misuse of a reference-counted object (a handle, an anchor, and
+ * libclmem-bridge's bridge, semaphore and ring) stops the program where it
+ * happens: each object carries a mark of its type beside its count, and
+ * an unref of an object whose count is already zero or whose mark is gone
+ * (an unref too many, a use after the last unref, a pointer that never was
+ * such an object, or an object of another kind) prints one line on stderr
+ * naming the call and the object, and calls abort(), before anything is
+ * written. The ref, the getters and the functions that take the object
+ * check the mark too. That catches an unref too many as long as the freed
+ * memory was not handed out again. With CLMEM_CHECK=1 in the environment
+ * (read at the first free of each kind), a freed object is also poisoned
+ * and held back behind the last 1024 of its kind before its memory is
+ * freed, so a use after the last unref is caught even when other objects
+ * were allocated meanwhile; it costs that memory and nothing on the hot
+ * paths.
+ * What no check can catch: a pointer into memory that is no longer mapped
+ * (a segmentation fault), and a released OpenCL object handed to OpenCL.
+ *
  * Every function here is part of libclmem's 0.2 ABI (symbol version
  * CLMEM_0.2, which replaced 0.1's), hence `@since 0.2`; the one later
  * addition is the macro CLMEM_CHECK_VERSION() (`@since 0.3`), for a
@@ -208,13 +226,17 @@ const char *clmem_error_call(void);
 int32_t clmem_error_native_code(void);
 
 /**
- * One sentence naming all of this thread's last error: the call, the API,
- * the raw code and the explanation.
+ * One sentence naming all of this thread's last error: the call, the raw
+ * code by its name and number, and the explanation, as in
+ * "vkMapMemory failed with VK_ERROR_MEMORY_MAP_FAILED (-5): ..." or
+ * "clGetMemObjectInfo(CL_MEM_CONTEXT) failed with CL_INVALID_MEM_OBJECT
+ * (-38): ...". A code its API's headers do not name keeps its number
+ * ("OpenCL code 999"); an errno value reads "EMFILE (errno 24)".
  *
- * @return The sentence, at most 1023 bytes (the explanation's 767, after at
- *         most 160 of call name and the words around the code); "No error."
- *         when the record holds CLMEM_OK. Owned by the library: valid until
- *         the next clmem call on this thread.
+ * @return The sentence, at most 2367 bytes (the explanation's 2047, after
+ *         at most 160 of call name and the words around the code); "No
+ *         error." when the record holds CLMEM_OK. Owned by the library:
+ *         valid until the next clmem call on this thread.
  * @par Blocks
  *      Never.
  * @since 0.2
@@ -244,7 +266,8 @@ void clmem_error_clear(void);
  *                    storage (the record keeps the pointer), or NULL.
  * @param native_code The call's raw code, as it returned it.
  * @param fmt         A printf format for the explanation, which is copied
- *                    (and truncated to 767 bytes); NULL for none: the
+ *                    (and truncated to 2047 bytes: put the reason that
+ *                    matters first); NULL for none: the
  *                    message then names only the call, or, without one, is
  *                    clmem_status_str(status).
  * @param ...         The format's arguments.
@@ -306,7 +329,9 @@ clmem_keepalive *clmem_keepalive_ref(clmem_keepalive *ka);
  * Drop one reference; the last one runs the release callback and frees
  * the anchor.
  *
- * @param ka The anchor, or NULL (which does nothing).
+ * @param ka The anchor, or NULL (which does nothing). An unref too many,
+ *           or one from inside ka's own release callback, aborts with one
+ *           line naming this call (see "Misuse" at the top).
  * @par Threads
  *      When this is the last reference, the callback runs here, on the
  *      calling thread.
@@ -421,9 +446,21 @@ clmem_status clmem_handle_wrap(cl_mem mem, cl_command_queue queue, uint32_t row_
  * clmem_handle_wrap(), after asking OpenCL (a few clGet*Info calls) whether
  * the arguments make sense together.
  *
- * It asks: are mem and queue valid objects? is the queue's context mem's
- * context? is a non-zero row_pitch on a buffer? does row_pitch fit inside
- * the buffer? Same ownership and error rules as clmem_handle_wrap().
+ * It asks OpenCL: does mem answer as a memory object (its context, and a
+ * CL_MEM_TYPE that is a memory object's) and queue as a command queue (its
+ * context, and a CL_QUEUE_DEVICE that is one of that context's devices)?
+ * is the queue's context mem's context? is a non-zero row_pitch on a
+ * buffer? does row_pitch fit inside the buffer? Same ownership and error
+ * rules as clmem_handle_wrap().
+ *
+ * What it cannot tell: whether mem and queue are still alive. Asking
+ * OpenCL about an object that was released is undefined behaviour; the
+ * ICD loader reads the freed object to find its driver, and crashes
+ * there, before the library can say anything. Keep the objects alive (an
+ * anchor: clmem_keepalive_new_cl()). A driver that answers queries on
+ * objects of another kind (PoCL answers CL_SUCCESS when a queue is asked
+ * as a memory object) is caught by the type and device cross-checks above,
+ * with CLMEM_ERR_INVALID_VALUE.
  *
  * @param mem       The memory object (borrowed).
  * @param queue     The queue mem was produced on (borrowed).
@@ -432,13 +469,19 @@ clmem_status clmem_handle_wrap(cl_mem mem, cl_command_queue queue, uint32_t row_
  * @param[out] out  The new handle, one reference, the caller's.
  * @retval CLMEM_OK                   *out is the handle.
  * @retval CLMEM_ERR_NULL_POINTER     mem, queue or out is NULL.
- * @retval CLMEM_ERR_OPENCL           mem or queue is not a valid object (or
- *                                    a query failed), with the OpenCL code
- *                                    in clmem_error_native_code().
+ * @retval CLMEM_ERR_OPENCL           The driver refused a query: mem or
+ *                                    queue is not an object of its kind
+ *                                    (the usual answer to the wrong kind of
+ *                                    object), or a query failed; with the
+ *                                    OpenCL code in
+ *                                    clmem_error_native_code().
  * @retval CLMEM_ERR_CONTEXT_MISMATCH The queue's context is not mem's.
  * @retval CLMEM_ERR_NOT_A_BUFFER     row_pitch is not 0 and mem is not a
  *                                    buffer.
- * @retval CLMEM_ERR_INVALID_VALUE    row_pitch is larger than the buffer.
+ * @retval CLMEM_ERR_INVALID_VALUE    row_pitch is larger than the buffer;
+ *                                    or the driver answered the queries but
+ *                                    the answers show mem is no memory
+ *                                    object, or queue no command queue.
  * @retval CLMEM_ERR_NO_MEMORY        The allocation failed.
  * @par On error
  *      *out is set to NULL (when out is not NULL), nothing is allocated
@@ -466,7 +509,10 @@ clmem_handle *clmem_handle_ref(clmem_handle *h);
  * Drop one reference. The last one frees the handle and then drops its
  * keepalive reference (which may run the anchor's release).
  *
- * @param h The handle, or NULL (which does nothing).
+ * @param h The handle, or NULL (which does nothing). An unref too many
+ *          aborts with one line naming this call, where glibc would
+ *          otherwise report a corrupt heap much later (see "Misuse" at the
+ *          top).
  * @par Threads
  *      An anchor's release run by this call runs on the calling thread.
  *      (For a handle from libclmem-bridge the import's anchor outlives the

@@ -5,7 +5,7 @@
 #include "export.h"
 #include "fault.h"
 #include "handle.h"
-#include "refcount.h"
+#include "live-mark.h"
 
 #include <stdlib.h>
 
@@ -22,14 +22,17 @@
  * malloc an 80-byte chunk (48 before), where aligned_alloc(64, 64) used
  * 112 bytes and grew the heap by 145 a handle (measured over 100 000).
  * A neighbour's refcount may still share a line with this handle's
- * read-only fields; only the refcounts are kept apart. */
+ * read-only fields; only the refcounts are kept apart. The mark
+ * (live-mark.h) shares the count's word, so checking it touches no other
+ * line. */
 struct clmem_handle {
     clmem_refcount refs;
-    uint32_t row_pitch;
+    uint32_t live; /* MARK_HANDLE while alive */
     cl_mem mem;
     cl_command_queue queue;
     clmem_keepalive *keepalive;
-    unsigned char pad[HANDLE_BYTES - sizeof(clmem_refcount) - sizeof(uint32_t) - 3 * sizeof(void *)];
+    uint32_t row_pitch;
+    unsigned char pad[HANDLE_BYTES - sizeof(clmem_refcount) - 2 * sizeof(uint32_t) - 3 * sizeof(void *)];
 };
 _Static_assert(sizeof(struct clmem_handle) == HANDLE_BYTES, "a handle fills one cache line");
 
@@ -50,6 +53,7 @@ clmem_status clmem__handle_create(cl_mem mem, cl_command_queue queue, uint32_t r
     if (!h)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a handle failed.");
     refcount_init(&h->refs);
+    h->live = MARK_HANDLE;
     h->row_pitch = row_pitch;
     h->mem = mem;
     h->queue = queue;
@@ -69,23 +73,71 @@ CLMEM_EXPORT clmem_status clmem_handle_wrap(cl_mem mem, cl_command_queue queue, 
 
 CLMEM_EXPORT clmem_handle *clmem_handle_ref(clmem_handle *h)
 {
-    if (h)
+    if (h) {
+        if (LIVE_BAD(h->live, MARK_HANDLE)) {
+            live_misuse_mark("clmem_handle_ref", h, MARK_HANDLE, &h->live);
+            return NULL;
+        }
         refcount_get(&h->refs);
+    }
     return h;
+}
+
+/* Out of line, so that an unref that is not the last needs no stack frame. */
+static __attribute__((noinline)) void handle_destroy(clmem_handle *h)
+{
+    clmem_keepalive *ka = h->keepalive;
+    live_free(h, &h->live, sizeof *h);
+    clmem_keepalive_unref(ka);
 }
 
 CLMEM_EXPORT void clmem_handle_unref(clmem_handle *h)
 {
-    clmem_keepalive *ka;
+    int last;
 
-    if (!h || !refcount_put(&h->refs))
+    if (!h)
         return;
-    ka = h->keepalive;
-    free(h);
-    clmem_keepalive_unref(ka);
+    if (LIVE_BAD(h->live, MARK_HANDLE)) {
+        live_misuse_mark("clmem_handle_unref", h, MARK_HANDLE, &h->live);
+        return;
+    }
+    last = live_put(&h->refs);
+    if (last > 0)
+        handle_destroy(h);
+    else if (last < 0)
+        live_misuse("clmem_handle_unref", h, MARK_HANDLE, MARK_HANDLE);
 }
 
-CLMEM_EXPORT cl_mem clmem_handle_mem(const clmem_handle *h) { return h ? h->mem : NULL; }
-CLMEM_EXPORT cl_command_queue clmem_handle_queue(const clmem_handle *h) { return h ? h->queue : NULL; }
-CLMEM_EXPORT uint32_t clmem_handle_row_pitch(const clmem_handle *h) { return h ? h->row_pitch : 0; }
-CLMEM_EXPORT clmem_keepalive *clmem_handle_keepalive(const clmem_handle *h) { return h ? h->keepalive : NULL; }
+/* The getters check the mark too: a handle read after its last unref
+ * aborts rather than hand out what the allocator wrote there. */
+CLMEM_EXPORT cl_mem clmem_handle_mem(const clmem_handle *h)
+{
+    if (!h)
+        return NULL;
+    LIVE_CHECK(h->live, MARK_HANDLE, "clmem_handle_mem", h);
+    return h->mem;
+}
+
+CLMEM_EXPORT cl_command_queue clmem_handle_queue(const clmem_handle *h)
+{
+    if (!h)
+        return NULL;
+    LIVE_CHECK(h->live, MARK_HANDLE, "clmem_handle_queue", h);
+    return h->queue;
+}
+
+CLMEM_EXPORT uint32_t clmem_handle_row_pitch(const clmem_handle *h)
+{
+    if (!h)
+        return 0;
+    LIVE_CHECK(h->live, MARK_HANDLE, "clmem_handle_row_pitch", h);
+    return h->row_pitch;
+}
+
+CLMEM_EXPORT clmem_keepalive *clmem_handle_keepalive(const clmem_handle *h)
+{
+    if (!h)
+        return NULL;
+    LIVE_CHECK(h->live, MARK_HANDLE, "clmem_handle_keepalive", h);
+    return h->keepalive;
+}

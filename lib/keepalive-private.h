@@ -7,12 +7,13 @@
 #ifndef CLMEM_KEEPALIVE_PRIVATE_H
 #define CLMEM_KEEPALIVE_PRIVATE_H
 #include "clmem.h"
-#include "refcount.h"
+#include "live-mark.h"
 
 #include <stddef.h>
 
 struct clmem_keepalive {
     clmem_refcount refs;
+    uint32_t live; /* MARK_ANCHOR while alive (live-mark.h) */
     void (*release)(void *user);
     void *user;
 };
@@ -24,6 +25,7 @@ struct clmem_keepalive {
 static inline void clmem__keepalive_init(struct clmem_keepalive *ka, void (*release)(void *user), void *user)
 {
     refcount_init(&ka->refs);
+    ka->live = MARK_ANCHOR;
     ka->release = release;
     ka->user = user;
 }

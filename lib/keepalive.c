@@ -42,18 +42,43 @@ CLMEM_EXPORT clmem_keepalive *clmem_keepalive_new(void (*release)(void *user), v
 
 CLMEM_EXPORT clmem_keepalive *clmem_keepalive_ref(clmem_keepalive *ka)
 {
-    if (ka)
+    if (ka) {
+        if (LIVE_BAD(ka->live, MARK_ANCHOR)) {
+            live_misuse_mark("clmem_keepalive_ref", ka, MARK_ANCHOR, &ka->live);
+            return NULL;
+        }
         refcount_get(&ka->refs);
+    }
     return ka;
+}
+
+/* The last reference went: out of line, so that an unref that is not the
+ * last needs no stack frame. */
+static __attribute__((noinline)) void anchor_destroy(clmem_keepalive *ka)
+{
+    /* Dead from here: a ref or unref of it from inside its own release
+     * aborts, rather than reviving what is about to be freed. */
+    ka->live = MARK_DEAD;
+    if (ka->release)
+        ka->release(ka->user);
+    live_free(ka, &ka->live, sizeof *ka); /* the header: anchors of any size end here */
 }
 
 CLMEM_EXPORT void clmem_keepalive_unref(clmem_keepalive *ka)
 {
-    if (!ka || !refcount_put(&ka->refs))
+    int last;
+
+    if (!ka)
         return;
-    if (ka->release)
-        ka->release(ka->user);
-    free(ka);
+    if (LIVE_BAD(ka->live, MARK_ANCHOR)) {
+        live_misuse_mark("clmem_keepalive_unref", ka, MARK_ANCHOR, &ka->live);
+        return;
+    }
+    last = live_put(&ka->refs);
+    if (last > 0)
+        anchor_destroy(ka);
+    else if (last < 0)
+        live_misuse("clmem_keepalive_unref", ka, MARK_ANCHOR, MARK_ANCHOR);
 }
 
 static void chain_release(void *user)

@@ -26,6 +26,13 @@ static inline bool refcount_put(clmem_refcount *r)
     return atomic_fetch_sub_explicit(r, 1u, memory_order_acq_rel) == 1u;
 }
 
+/* The same decrement, returning the count before it: 1 for the last
+ * reference, 0 for one too many (live-mark.h's live_put checks both). */
+static inline unsigned refcount_put_old(clmem_refcount *r)
+{
+    return atomic_fetch_sub_explicit(r, 1u, memory_order_acq_rel);
+}
+
 /* Take a reference unless the count already reached zero. */
 static inline bool refcount_get_unless_zero(clmem_refcount *r)
 {

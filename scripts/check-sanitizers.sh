@@ -16,7 +16,9 @@
 #         (marker and destructor callbacks) and in clmem_bridge_finish,
 #         through every fallback path; and t/fault-injection again on the
 #         fd path (t/fakefd-fault-injection: sub-buffers, destroyed late from
-#         the stand-in's own thread).
+#         the stand-in's own thread); and t/bridge-device-finish, whose
+#         careless program finishes a device from the main thread while
+#         the teardown completes on PoCL's and a gate thread opens late.
 #
 # Usage: scripts/check-sanitizers.sh [asan|tsan|all]   (default: all)
 # A report makes its test fail (a non-zero exit status, which the TAP
@@ -107,7 +109,7 @@ run_tsan() {
     start=$(date +%s)
     if (cd "$top/build-tsan" && make -j"$jobs" >make.out 2>&1 &&
         make -j"$jobs" check TESTS='t/threads t/teardown-worker t/bridge-cache t/bridge-cache-scale t/bridge-threads t/bridge-ring-threads t/fault-injection
-            t/fakefd-fault-injection'); then
+            t/fakefd-fault-injection t/bridge-device-finish'); then
         echo "tsan: the threaded tests passed under ThreadSanitizer in $(($(date +%s) - start)) s"
     else
         echo "tsan: FAILED (reports in build-tsan/t/*.log; build output in build-tsan/make.out)" >&2
