@@ -148,8 +148,11 @@ int main(void)
     clmem_av_sync_unref(sync);
     /* Before the VkDevice goes (with device_ref's last reference): wait
      * until the library holds nothing of it. */
-    if (clmem_bridge_device_finish(vk->act_dev, 10000000000ull) != CLMEM_OK)
-        return fail("clmem_bridge_device_finish");
+    {
+        const AVVulkanDeviceContext *vk = ((AVHWDeviceContext *)device_ref->data)->hwctx;
+        if (clmem_bridge_device_finish(vk->act_dev, 10000000000ull) != CLMEM_OK)
+            return fail("clmem_bridge_device_finish");
+    }
     av_buffer_unref(&frames_ref);
     clReleaseKernel(kernel);
     clReleaseProgram(program);
