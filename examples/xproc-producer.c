@@ -277,7 +277,8 @@ int main(int argc, char **argv)
 
     /* The loop: a free frame (checked first if it comes back from the
      * consumer), written, handed over; then every frame back. */
-    while (clmem_ipc_producer_lent(p) > 0 || (sent < frames && clmem_ipc_producer_state(p) == CLMEM_IPC_STATE_OPEN)) {
+    int out = 0; /* frames handed over and not yet back from clmem_ipc_producer_next() */
+    while (out > 0 || (sent < frames && clmem_ipc_producer_state(p) == CLMEM_IPC_STATE_OPEN)) {
         uint32_t f;
         st = clmem_ipc_producer_next(p, TIMEOUT_NS, &f);
         if (st != CLMEM_OK) {
@@ -304,6 +305,7 @@ int main(int argc, char **argv)
                 }
             checked++;
         }
+        out -= sent_seq[f] >= 0;
         sent_seq[f] = -1;
         if (sent == frames || clmem_ipc_producer_state(p) != CLMEM_IPC_STATE_OPEN)
             continue; /* only collecting the frames now */
@@ -316,8 +318,10 @@ int main(int argc, char **argv)
             break;
         }
         st = clmem_ipc_producer_ready(p, f, v.fence, TIMEOUT_NS);
-        if (st == CLMEM_OK)
+        if (st == CLMEM_OK) {
             sent_seq[f] = sent++;
+            out++;
+        }
         else if (clmem_ipc_producer_state(p) == CLMEM_IPC_STATE_OPEN || clmem_ipc_producer_state(p) ==
                  CLMEM_IPC_STATE_DROPPED) {
             fprintf(stderr, "producer: the connection failed: %s\n", clmem_error_message());
