@@ -146,8 +146,12 @@ extern "C" {
  *  @since 0.3 */
 #define CLMEM_IPC_RECLAIM_DELAY_DEFAULT_NS UINT64_C(250000000)
 /** clmem_ipc_producer_add_buffer()'s and _add_image()'s memory_type_index
- *  asking the library to find the type: the only one whose property flags
- *  equal the memory's.
+ *  asking the library to find the type: the lowest index whose property
+ *  flags equal clmem_bridge_vk_memory::property_flags, which is the type
+ *  clmem_bridge_vk_buffer_create() and clmem_bridge_vk_image_create()
+ *  allocate from unless the resource could not use it. Only a consumer on
+ *  the host-mapped path uses the index (its Vulkan import must name the
+ *  exporter's type); pass the real index where you know it.
  *  @since 0.3 */
 #define CLMEM_IPC_MEMORY_TYPE_BY_FLAGS UINT32_MAX
 
@@ -339,8 +343,8 @@ clmem_status clmem_ipc_producer_create(const clmem_ipc_producer_info *info, clme
  * @retval CLMEM_ERR_INVALID_VALUE The range is beyond the allocation, the
  *                                 row pitch above size, memory of another
  *                                 VkDevice, a memory type index out of
- *                                 range (or, by flags, not exactly one type
- *                                 matching), more than
+ *                                 range (or, by flags, no type with exactly
+ *                                 those flags), more than
  *                                 CLMEM_IPC_MAX_FRAMES frames or
  *                                 CLMEM_IPC_MAX_ALLOCATIONS allocations, or
  *                                 the producer already started.

@@ -397,7 +397,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_destroy(clmem_ipc_consumer *c, uint
         pthread_mutex_unlock(&c->lock);
         return clmem_error_set(CLMEM_ERR_IN_USE, CLMEM_API_NONE, NULL, 0,
                                "clmem_ipc_consumer_destroy: %u frame%s handed out still %s handles alive; drop them "
-                               "first.", held, held == 1 ? " has" : "s have", held == 1 ? "its" : "their");
+                               "first.", held, held == 1 ? "" : "s", held == 1 ? "has its" : "have their");
     }
     while (c->released || c->releasing) {
         struct timespec ts;

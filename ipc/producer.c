@@ -110,17 +110,13 @@ static clmem_status memory_type(const clmem_ipc_producer *p, const clmem_bridge_
         *out = index;
         return CLMEM_OK;
     }
-    uint32_t found = 0, count = 0;
     for (uint32_t i = 0; i < mp->memoryTypeCount; i++)
         if (mp->memoryTypes[i].propertyFlags == m->property_flags) {
-            found = i;
-            count++;
+            *out = i;
+            return CLMEM_OK;
         }
-    if (count != 1)
-        return BAD("CLMEM_IPC_MEMORY_TYPE_BY_FLAGS: %u of the device's memory types have property flags 0x%x; "
-                   "name the memoryTypeIndex the memory was allocated with.", count, m->property_flags);
-    *out = found;
-    return CLMEM_OK;
+    return BAD("CLMEM_IPC_MEMORY_TYPE_BY_FLAGS: none of the device's %u memory types has property flags 0x%x; "
+               "name the memoryTypeIndex the memory was allocated with.", mp->memoryTypeCount, m->property_flags);
 }
 
 /* The allocation's index, adding it at its first frame. */

@@ -113,9 +113,18 @@ enum recv_result clmem__ipc_recv(int sock, uint64_t deadline_ns, const char *who
     struct msghdr h = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.space,
                        .msg_controllen = sizeof control.space};
     ssize_t n;
-    do
+    bool reset = false;
+    for (;;) {
         n = recvmsg(sock, &h, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-    while (n < 0 && errno == EINTR);
+        if (n >= 0 || errno != EINTR) {
+            if (n >= 0 || errno != ECONNRESET || reset)
+                break;
+            /* The peer closed its end with messages of ours unread: Linux
+             * reports that once (ECONNRESET), before the messages the peer
+             * had sent, which are still there to read. */
+            reset = true;
+        }
+    }
     if (n < 0) {
         if (errno == ECONNRESET)
             return RECV_EOF;
