@@ -460,6 +460,31 @@ clmem_status clmem_ipc_producer_start(clmem_ipc_producer *p, uint64_t timeout_ns
 clmem_status clmem_ipc_producer_next(clmem_ipc_producer *p, uint64_t timeout_ns, uint32_t *index_out);
 
 /**
+ * Wait until no frame is lent: every frame the consumer had is back (FREE,
+ * BYE, or reclaimed from a consumer that is gone, as @ref ipc_reclaim
+ * says). The frames stay in the list clmem_ipc_producer_next() hands them
+ * out from.
+ *
+ * For the end of a stream (before freeing the frames' memory for reuse),
+ * and for a producer that wants all its frames idle before going on.
+ *
+ * @param p          The producer, started.
+ * @param timeout_ns How long to wait at most: 0 does not wait; UINT64_MAX
+ *                   has no limit.
+ * @retval CLMEM_OK                clmem_ipc_producer_lent() is 0.
+ * @retval CLMEM_ERR_NULL_POINTER  p is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE The producer was not started; or the
+ *                                 consumer broke the protocol (as for
+ *                                 clmem_ipc_producer_next()).
+ * @retval CLMEM_ERR_TIMEOUT       Frames were still lent after timeout_ns
+ *                                 (the sentence gives the count).
+ * @par Blocks
+ *      Up to timeout_ns, on the consumer's messages and the reclaim.
+ * @since 0.3
+ */
+clmem_status clmem_ipc_producer_wait_all(clmem_ipc_producer *p, uint64_t timeout_ns);
+
+/**
  * Hand frame `index` to the consumer: once `fence` signalled (Vulkan's
  * writes to the frame completed), send READY.
  *

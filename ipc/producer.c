@@ -487,34 +487,22 @@ static uint64_t reclaim(clmem_ipc_producer *p, uint64_t now)
     return UINT64_MAX;
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_producer_next(clmem_ipc_producer *p, uint64_t timeout_ns, uint32_t *index_out)
+/* Read messages and reclaim frames until done(p) holds or the deadline
+ * passes, waiting on the socket, the consumer's exit and the reclaim's due
+ * time. CLMEM_OK, CLMEM_ERR_TIMEOUT (not recorded: the caller says what it
+ * waited for), or the consumer broke the protocol (recorded). */
+static clmem_status wait_until(clmem_ipc_producer *p, uint64_t deadline, bool (*done)(const clmem_ipc_producer *))
 {
-    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
     clmem_status st;
-
-    if (!p || !index_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "clmem_ipc_producer_next: %s is NULL.",
-                               !p ? "p" : "index_out");
-    if (!p->proto.accepted_path) /* set by the consumer's ACCEPT, the handshake's end */
-        return BAD("clmem_ipc_producer_next: the producer has not started (the state is %s).",
-                   clmem_ipc_state_name(p->state));
     for (;;) {
         if ((st = pump(p, 0)) != CLMEM_OK)
             return st;
         uint64_t now = clmem__ipc_now_ns();
         uint64_t due = reclaim(p, now);
-        if (p->fifo_count) {
-            *index_out = p->free_fifo[p->fifo_head];
-            p->fifo_head = (p->fifo_head + 1) % CLMEM_IPC_MAX_FRAMES;
-            p->fifo_count--;
-            p->handed_out[*index_out] = true;
+        if (done(p))
             return CLMEM_OK;
-        }
         if (now >= deadline)
-            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                                   "clmem_ipc_producer_next: no frame came back within the timeout (%u lent, the "
-                                   "connection is %s).", clmem_ipc_producer_lent(p), clmem_ipc_state_name(p->state));
-        /* Wait for a message, the consumer's exit, or a reclaim falling due. */
+            return CLMEM_ERR_TIMEOUT;
         struct pollfd fds[2];
         nfds_t n = 0;
         if (p->state == CLMEM_IPC_STATE_OPEN)
@@ -522,11 +510,58 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_next(clmem_ipc_producer *p, uint64_
         int exit_fd = clmem__ipc_reclaim_fd(&p->reclaim);
         if (exit_fd >= 0)
             fds[n++] = (struct pollfd){.fd = exit_fd, .events = POLLIN};
-        int r = poll(fds, n, clmem__ipc_poll_ms(due < deadline ? due : deadline));
-        if (r < 0 && errno != EINTR)
-            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "poll", errno,
-                                   "clmem_ipc_producer_next: poll failed: %s.", strerror(errno));
+        if (poll(fds, n, clmem__ipc_poll_ms(due < deadline ? due : deadline)) < 0 && errno != EINTR)
+            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "poll", errno, "poll failed: %s.",
+                                   strerror(errno));
     }
+}
+
+static bool has_free_frame(const clmem_ipc_producer *p)
+{
+    return p->fifo_count > 0;
+}
+
+static bool nothing_lent(const clmem_ipc_producer *p)
+{
+    return clmem_ipc_producer_lent(p) == 0;
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_producer_next(clmem_ipc_producer *p, uint64_t timeout_ns, uint32_t *index_out)
+{
+    if (!p || !index_out)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "clmem_ipc_producer_next: %s is NULL.",
+                               !p ? "p" : "index_out");
+    if (!p->proto.accepted_path) /* set by the consumer's ACCEPT, the handshake's end */
+        return BAD("clmem_ipc_producer_next: the producer has not started (the state is %s).",
+                   clmem_ipc_state_name(p->state));
+    clmem_status st = wait_until(p, clmem__ipc_deadline(timeout_ns), has_free_frame);
+    if (st == CLMEM_ERR_TIMEOUT)
+        return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
+                               "clmem_ipc_producer_next: no frame came back within the timeout (%u lent, the "
+                               "connection is %s).", clmem_ipc_producer_lent(p), clmem_ipc_state_name(p->state));
+    if (st != CLMEM_OK)
+        return st;
+    *index_out = p->free_fifo[p->fifo_head];
+    p->fifo_head = (p->fifo_head + 1) % CLMEM_IPC_MAX_FRAMES;
+    p->fifo_count--;
+    p->handed_out[*index_out] = true;
+    return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_producer_wait_all(clmem_ipc_producer *p, uint64_t timeout_ns)
+{
+    if (!p)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
+                               "clmem_ipc_producer_wait_all: p is NULL.");
+    if (!p->proto.accepted_path)
+        return BAD("clmem_ipc_producer_wait_all: the producer has not started (the state is %s).",
+                   clmem_ipc_state_name(p->state));
+    clmem_status st = wait_until(p, clmem__ipc_deadline(timeout_ns), nothing_lent);
+    if (st == CLMEM_ERR_TIMEOUT)
+        return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
+                               "clmem_ipc_producer_wait_all: %u frames were still lent after the timeout (the "
+                               "connection is %s).", clmem_ipc_producer_lent(p), clmem_ipc_state_name(p->state));
+    return st;
 }
 
 CLMEM_EXPORT clmem_status clmem_ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkFence fence,
