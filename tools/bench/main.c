@@ -36,6 +36,9 @@
  * Then (j) FFmpeg's Vulkan frames (tools/bench/ffmpeg-frames.c, with
  * libclmem-av only): NV12 frames downloaded, written, read and uploaded
  * again against clmem_av_frame_acquire and release.
+ * Then (x) frames across processes (tools/bench/xproc.c, with libclmem-ipc
+ * only; --xproc-only runs it alone): a second clmem-bench process consumes
+ * them, against the same frames in one process and a copy through /dev/shm.
  * Then the ratios (a)/(d), (a)/(e) and clmem vs raw, a CSV and, when
  * gnuplot is on PATH, a PNG.
  *
@@ -113,6 +116,8 @@ int main(int argc, char **argv)
     double t_start = now_us();
     char sz[32], why[256];
 
+    if (argc > 1 && strcmp(argv[1], XPROC_CHILD_OPTION) == 0)
+        return xproc_child_main(argc, argv); /* (x)'s consumer process */
     parse_options(argc, argv, &o);
     setup(&b, &o);
 
@@ -138,7 +143,7 @@ int main(int argc, char **argv)
     results = calloc((size_t)(nsizes ? nsizes : 1), sizeof *results);
     if (!results)
         die("out of memory");
-    for (int i = 0; i < nsizes && !o.scaling_only; i++) {
+    for (int i = 0; i < nsizes && !o.scaling_only && !o.xproc_only; i++) {
         struct size_run s = {.size = sizes[i]};
         if (size_unfit(&b, sizes[i], why, sizeof why)) {
             printf("\nsize %s: skipped, %s\n", size_text(sizes[i], sz, sizeof sz), why);
@@ -157,7 +162,7 @@ int main(int argc, char **argv)
         write_csv(o.csv, results, nresults, NULL);
     }
 
-    if (!o.scaling_only) {
+    if (!o.scaling_only && !o.xproc_only) {
         run_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : 20);
         write_csv(o.csv, results, nresults, NULL); /* as after a size: the frames survive a batch run that dies */
         run_unref(&b, o.quick ? 20 : 200);
@@ -165,11 +170,13 @@ int main(int argc, char **argv)
         run_ffmpeg_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : b.cpu_device ? 5 : 20);
         write_csv(o.csv, results, nresults, NULL);
     }
-    {
+    if (!o.scaling_only)
+        run_xproc(&b, o.quick, o.frames, o.blocks);
+    if (!o.xproc_only) {
         struct scale_plan plan = scale_plan_for(&b, &o);
         run_scaling(&b, &plan);
     }
-    if (!o.scaling_only) {
+    if (!o.scaling_only && !o.xproc_only) {
         print_tables(results, nresults);
         print_import_overhead(results, nresults);
         print_frames();
@@ -177,8 +184,11 @@ int main(int argc, char **argv)
         print_consumer();
         print_ffmpeg_frames();
     }
-    print_scaling();
-    if (o.nbatches && !o.scaling_only) {
+    if (!o.scaling_only)
+        print_xproc();
+    if (!o.xproc_only)
+        print_scaling();
+    if (o.nbatches && !o.scaling_only && !o.xproc_only) {
         run_batches(&b, &o, &batches);
         print_batch_table(&batches);
     }
@@ -188,8 +198,8 @@ int main(int argc, char **argv)
         fail(&b, "writing the CSV %s failed", o.csv);
     if (!on_path("gnuplot"))
         printf("PNG: skipped, gnuplot is not on PATH (scripts/bench-plot.sh plots the CSV elsewhere)\n");
-    else if (o.scaling_only)
-        printf("PNG: none for --scaling-only\n");
+    else if (o.scaling_only || o.xproc_only)
+        printf("PNG: none for --%s\n", o.scaling_only ? "scaling-only" : "xproc-only");
     else if (write_png(&b, o.png, results, nresults))
         printf("PNG: %s\n", o.png);
     else
