@@ -86,7 +86,7 @@ static int find_type(const struct vk *v, uint32_t bits, VkMemoryPropertyFlags wa
 /* A buffer bound to new memory: exportable as an opaque fd (the frames), or
  * host-visible (the staging buffer). */
 static bool make_buffer(struct vk *v, VkDeviceSize size, bool exportable, VkBuffer *buf, VkDeviceMemory *mem,
-                        uint32_t *type_out, VkMemoryPropertyFlags *flags_out)
+                        uint32_t *type_out, VkMemoryPropertyFlags *flags_out, VkDeviceSize *allocation_size_out)
 {
     VkExternalMemoryBufferCreateInfo xb = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
                                            .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
@@ -113,6 +113,7 @@ static bool make_buffer(struct vk *v, VkDeviceSize size, bool exportable, VkBuff
         return false;
     *type_out = (uint32_t)type;
     *flags_out = v->mp.memoryTypes[type].propertyFlags;
+    *allocation_size_out = mr.size; /* what the consumer's import must be told */
     return true;
 }
 
@@ -215,9 +216,12 @@ int main(int argc, char **argv)
     VkDeviceMemory frame_mem, staging_mem;
     uint32_t frame_type, staging_type;
     VkMemoryPropertyFlags frame_flags, staging_flags;
+    VkDeviceSize frame_alloc_size, staging_alloc_size;
     unsigned char *host;
-    if (!make_buffer(&v, FRAMES * FRAME_STRIDE, true, &frame_buf, &frame_mem, &frame_type, &frame_flags) ||
-        !make_buffer(&v, FRAME_STRIDE, false, &staging, &staging_mem, &staging_type, &staging_flags) ||
+    if (!make_buffer(&v, FRAMES * FRAME_STRIDE, true, &frame_buf, &frame_mem, &frame_type, &frame_flags,
+                     &frame_alloc_size) ||
+        !make_buffer(&v, FRAME_STRIDE, false, &staging, &staging_mem, &staging_type, &staging_flags,
+                     &staging_alloc_size) ||
         vkMapMemory(v.device, staging_mem, 0, FRAME_STRIDE, 0, (void **)&host) != VK_SUCCESS) {
         fprintf(stderr, "producer: allocating the frames failed\n");
         return 1;
@@ -243,7 +247,7 @@ int main(int argc, char **argv)
      * the buffer's memory (an image laid out by other means), the buffer as
      * a range. */
     clmem_bridge_vk_memory mem = {.device = v.device, .memory = frame_mem,
-                                  .allocation_size = FRAMES * FRAME_STRIDE, .property_flags = frame_flags,
+                                  .allocation_size = frame_alloc_size, .property_flags = frame_flags,
                                   .export_types = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
     for (uint32_t i = 0; i < FRAMES; i++) {
         struct layout l = layout_of(i);

@@ -548,6 +548,8 @@ int main(void)
     tap_ok(fd_watch_open(list, sizeof list) == 0, "every memory fd the producers exported is closed (%u exported; "
                                                   "open: %s)", fd_watch_exported(), list);
     tap_diag("fds open: %d before, %d after", fds_before, fd_count());
+    tap_is_int(vkctx_validation_errors(), 0, "the Vulkan validation layer reported no error%s",
+               vk.validation ? "" : " (it is not installed or not enabled: nothing checked)");
     clmem_bridge_unref(bridge);
     cl_fixture_close(&f);
     vkctx_close(&vk);
