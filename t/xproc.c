@@ -8,6 +8,9 @@
  *  - the producer SIGKILLed while the consumer holds a frame: the frame
  *    stays valid (checked after the producer is gone), the consumer ends
  *    cleanly with no fd of the producer's left open;
+ *  - a normal run and the producer killed again with the consumer on the
+ *    opaque-fd path (t/fakefd-xproc-consumer: t/fake-fd.c's stand-in for
+ *    NVIDIA's import on the CPU machines, the driver's own on a GPU);
  *  - malformed messages, to the consumer and to the producer (a table of
  *    cases): each exits 3 with a sentence naming the rule broken, after
  *    tearing everything down, with no fd left open.
@@ -38,7 +41,7 @@
 #define TIMEOUT_MS 30000
 
 static char dir[256];
-static char producer_prog[512], consumer_prog[512];
+static char producer_prog[512], consumer_prog[512], fakefd_consumer_prog[512];
 static int sockets_made;
 
 static double now_ms(void)
@@ -149,17 +152,16 @@ static void socket_path(char *out, size_t len)
 
 /* ------------------------------------------------------------ the runs */
 
-static bool skipped;
-
-/* A normal run, both sides ours. */
-static void normal_run(void)
+/* A normal run, both sides ours. `want_path`: the path the consumer must
+ * take (NULL: CLMEM_TEST_EXPECT_IPC_PATH's, or any). */
+static void normal_run(const char *consumer, const char *want_path)
 {
     char path[300];
     struct child p, c;
     socket_path(path, sizeof path);
     const char *pargs[] = {path, "--frames", "120", NULL};
     const char *cargs[] = {path, NULL};
-    if (!spawn(&p, producer_prog, pargs) || !spawn(&c, consumer_prog, cargs))
+    if (!spawn(&p, producer_prog, pargs) || !spawn(&c, consumer, cargs))
         tap_bail("fork failed: %s", strerror(errno));
     int cs = finish(&c, TIMEOUT_MS), ps = finish(&p, TIMEOUT_MS);
     if (ps == 77 || cs == 77) {
@@ -172,7 +174,7 @@ static void normal_run(void)
     char path_name[32] = "?";
     if (taken)
         sscanf(taken, "through the %31s", path_name);
-    const char *want = getenv("CLMEM_TEST_EXPECT_IPC_PATH");
+    const char *want = want_path ? want_path : getenv("CLMEM_TEST_EXPECT_IPC_PATH");
     bool ok = tap_ok(ps == 0 && cs == 0, "normal run through the %s path: producer exits %d, consumer %d", path_name,
                      ps, cs);
     ok &= tap_ok(strstr(p.buf, "120 frames sent, 120 checked when they came back, every byte as") != NULL,
@@ -182,7 +184,8 @@ static void normal_run(void)
     ok &= tap_ok(strstr(p.buf, "0 still open here (none)") && strstr(c.buf, "fds still open here: 0 (none)"),
                  "no exported memory fd is left open in either process");
     if (want)
-        ok &= tap_ok(!strcmp(want, path_name), "the path is %s (CLMEM_TEST_EXPECT_IPC_PATH)", want);
+        ok &= tap_ok(!strcmp(want, path_name), "the path is %s%s", want,
+                     want_path ? "" : " (CLMEM_TEST_EXPECT_IPC_PATH)");
     if (!ok) {
         show("producer", &p);
         show("consumer", &c);
@@ -220,14 +223,14 @@ static void consumer_killed(void)
 }
 
 /* The producer killed while the consumer holds a frame. */
-static void producer_killed(void)
+static void producer_killed(const char *consumer)
 {
     char path[300];
     struct child p, c;
     socket_path(path, sizeof path);
     const char *pargs[] = {path, "--frames", "1000000", NULL};
     const char *cargs[] = {path, "--hold-frame", "20", NULL};
-    if (!spawn(&p, producer_prog, pargs) || !spawn(&c, consumer_prog, cargs))
+    if (!spawn(&p, producer_prog, pargs) || !spawn(&c, consumer, cargs))
         tap_bail("fork failed: %s", strerror(errno));
     bool holding = read_until(&c, "consumer: holding frame 20", TIMEOUT_MS);
     usleep(50 * 1000); /* frames keep flowing past the held one meanwhile */
@@ -799,16 +802,22 @@ int main(void)
     b = b ? b : ".";
     snprintf(producer_prog, sizeof producer_prog, "%s/t/xproc-producer", b);
     snprintf(consumer_prog, sizeof consumer_prog, "%s/t/xproc-consumer", b);
+    snprintf(fakefd_consumer_prog, sizeof fakefd_consumer_prog, "%s/t/fakefd-xproc-consumer", b);
     snprintf(dir, sizeof dir, "%s/clmem-xproc.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir))
         tap_bail("mkdtemp: %s", strerror(errno));
     signal(SIGPIPE, SIG_IGN);
     tap_watchdog("t/xproc", 600);
 
-    normal_run(); /* skips everything where the examples exit 77 */
-    (void)skipped;
+    normal_run(consumer_prog, NULL); /* skips everything where the examples exit 77 */
     consumer_killed();
-    producer_killed();
+    producer_killed(consumer_prog);
+    /* The consumer's opaque-fd path (clmem_bridge_import_fd per plane): on
+     * the CPU machines through t/fake-fd.c, a stand-in for NVIDIA's import
+     * of lavapipe's fds; where a driver imports opaque fds itself, the
+     * stand-in steps aside and the driver's import runs. */
+    normal_run(fakefd_consumer_prog, "opaque-fd");
+    producer_killed(fakefd_consumer_prog);
     memory_setup();
     for (size_t i = 0; i < sizeof consumer_cases / sizeof consumer_cases[0]; i++)
         against_consumer(&consumer_cases[i]);
