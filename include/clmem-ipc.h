@@ -93,8 +93,9 @@
  * A message that breaks a rule gets CLMEM_ERR_INVALID_VALUE (or
  * CLMEM_ERR_UNSUPPORTED for another version) with a sentence naming the
  * rule and the values, and the connection is dropped: nothing is leaked.
- * The library never blocks on sending to a peer (a peer that stops reading
- * is dropped), and its own queues never wait on the peer.
+ * The library never blocks more than 1 s on sending to a peer (a peer that
+ * stops reading its messages is dropped), and its own queues never wait on
+ * the peer.
  *
  * What a peer can do: a consumer holds imports of every allocation the
  * producer offered until the connection is over, so it can read and write
@@ -118,9 +119,10 @@
  * /dev/shm.
  *
  * Errors are reported as in clmem.h: a clmem_status, with a sentence in
- * clmem_error_message(). Every symbol here is part of libclmem-ipc's first ABI, in the release
- * after clmem 0.2 (symbol version CLMEM_IPC_0.3), hence `@since 0.3`. Linux only
- * (SCM_RIGHTS, SCM_CREDENTIALS, pidfd). The overview is clmem-ipc(7).
+ * clmem_error_message(). Every symbol here is part of libclmem-ipc's first
+ * ABI, in the release after clmem 0.2 (symbol version CLMEM_IPC_0.3), hence
+ * `@since 0.3`. Linux only (SCM_RIGHTS, SCM_CREDENTIALS, pidfd). The
+ * overview is clmem-ipc(7).
  */
 #ifndef CLMEM_IPC_H
 #define CLMEM_IPC_H
@@ -220,11 +222,12 @@ clmem_status clmem_ipc_accept(int listen_fd, uint64_t timeout_ns, int *fd_out);
  * @param[out] fd_out The connected socket (close-on-exec), the caller's.
  * @retval CLMEM_OK                *fd_out is connected.
  * @retval CLMEM_ERR_NULL_POINTER  path or fd_out is NULL.
- * @retval CLMEM_ERR_INVALID_VALUE path is empty or too long.
+ * @retval CLMEM_ERR_INVALID_VALUE path is empty or too long; or connect()
+ *                                 refused the path other than for nobody
+ *                                 listening (the errno: EACCES for a path
+ *                                 the caller may not use, ENOTSOCK,
+ *                                 EPROTOTYPE).
  * @retval CLMEM_ERR_TIMEOUT       Nobody listened there within timeout_ns.
- * @retval CLMEM_ERR_INVALID_VALUE connect() refused the path otherwise (the
- *                                 errno: EACCES for a path the caller may
- *                                 not use, ENOTSOCK, EPROTOTYPE).
  * @retval CLMEM_ERR_NO_MEMORY     Out of fds or memory (the errno).
  * @par On error
  *      *fd_out is -1 and nothing is left open.
