@@ -562,7 +562,8 @@ clmem_bridge_path clmem_ipc_producer_peer_path(const clmem_ipc_producer *p);
  *
  * @param p The producer, or NULL (which does nothing).
  * @par Blocks
- *      Never.
+ *      At most 1 s, sending BYE to a consumer that does not read its
+ *      messages; otherwise never.
  * @since 0.3
  */
 void clmem_ipc_producer_destroy(clmem_ipc_producer *p);
@@ -786,7 +787,8 @@ clmem_bridge_path clmem_ipc_consumer_path(const clmem_ipc_consumer *c);
  * @retval CLMEM_ERR_TIMEOUT A release had not completed within timeout_ns.
  *                           Nothing is freed; call it again.
  * @par Blocks
- *      Up to timeout_ns, on releases of frames already dropped.
+ *      Up to timeout_ns, on releases of frames already dropped; then at
+ *      most 1 s sending BYE to a producer that does not read its messages.
  * @since 0.3
  */
 clmem_status clmem_ipc_consumer_destroy(clmem_ipc_consumer *c, uint64_t timeout_ns);

@@ -422,7 +422,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_destroy(clmem_ipc_consumer *c, uint
      * READY is still unread here. */
     if (state_of(c) == CLMEM_IPC_STATE_OPEN) {
         struct ipc_msg m = {.type = IPC_BYE};
-        (void)clmem__ipc_send(c->sock, &m, -1, 0);
+        (void)clmem__ipc_send(c->sock, &m, -1, clmem__ipc_deadline(IPC_SEND_WAIT_NS));
         atomic_store(&c->state, CLMEM_IPC_STATE_CLOSED);
     }
     clmem__ipc_consumer_drop_imports(c);

@@ -632,7 +632,7 @@ CLMEM_EXPORT void clmem_ipc_producer_destroy(clmem_ipc_producer *p)
         return;
     if (p->state == CLMEM_IPC_STATE_OPEN) {
         struct ipc_msg m = {.type = IPC_BYE};
-        (void)clmem__ipc_send(p->sock, &m, -1, 0);
+        (void)clmem__ipc_send(p->sock, &m, -1, clmem__ipc_deadline(IPC_SEND_WAIT_NS));
     }
     close(p->sock);
     clmem__ipc_reclaim_close(&p->reclaim);
