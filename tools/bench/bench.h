@@ -14,8 +14,9 @@
  *   unref.c       (h) clmem_handle_unref with a kernel pending
  *   consumer.c    (i) a consumer library (CLBlast) in the pipeline
  *   ffmpeg-frames.c (j) FFmpeg's Vulkan frames through libclmem-av
- *   xproc.c       (x) frames across processes through libclmem-ipc, and its
- *                 consumer process (clmem-bench run again: XPROC_CHILD_OPTION)
+ *   xproc*.c      (x) frames across processes through libclmem-ipc, and its
+ *                 consumer process (clmem-bench run again: XPROC_CHILD_OPTION);
+ *                 tools/bench/xproc.h lists its files
  *   batches.c     the batch run's setup and teardown
  *   batch-run.c   the batch run measured
  *   report.c      the header and the text tables
