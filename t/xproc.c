@@ -422,6 +422,8 @@ struct consumer_case {
     const char *fragment; /* in the consumer's sentence */
     void (*script)(int s, const uint8_t *dev, const uint8_t *drv);
     bool needs_memory;
+    bool hold_first; /* the consumer keeps its first frame (--hold-frame 0), so that it cannot have
+                        given it back before the script's next message */
 };
 
 static void c_magic(int s, const uint8_t *dev, const uint8_t *drv)
@@ -549,6 +551,8 @@ static void c_ready_range(int s, const uint8_t *dev, const uint8_t *drv)
         send_msg(s, b, handoff(b, T_READY, 5, 0), NULL, 0);
 }
 
+/* The consumer holds frame 0 (hold_first): a second READY for it while it
+ * does breaks the rules however fast the consumer is. */
 static void c_ready_twice(int s, const uint8_t *dev, const uint8_t *drv)
 {
     uint8_t b[32];
@@ -577,21 +581,21 @@ static void c_ready_with_fd(int s, const uint8_t *dev, const uint8_t *drv)
 }
 
 static const struct consumer_case consumer_cases[] = {
-    {"bad magic", "not a clmem-ipc peer", c_magic, false},
-    {"protocol version 2", "speaks clmem-ipc protocol version 2", c_version, false},
-    {"another device's UUID", "is not the consumer's", c_uuid, false},
-    {"65 frames announced", "announces 1 allocations and 65 frames", c_counts, false},
-    {"ALLOC without its fd", "announces 1 fd and came with 0", c_alloc_no_fd, true},
-    {"ALLOC with two fds", "announces 1 fd and came with 2", c_alloc_two_fds, true},
-    {"ALLOC with eight fds", "did not fit (MSG_CTRUNC)", c_alloc_many_fds, true},
-    {"a 400-byte message", "longer than 256 bytes (MSG_TRUNC)", c_too_long, false},
-    {"a pipe as memory", "is a pipe, not memory", c_pipe_fd, false},
-    {"a memfd shorter than announced", "its fd is a file of 4096 bytes", c_short_memfd, false},
-    {"a plane past its allocation", "ends past its allocation 0 of 1048576 bytes", c_plane_past, true},
-    {"READY for a frame not offered", "READY for frame 5; it offered 1", c_ready_range, true},
-    {"READY for a frame the consumer holds", "which the consumer still holds", c_ready_twice, true},
-    {"READY out of sequence", "READY 7 for frame 0 where READY 0 was due", c_ready_sequence, true},
-    {"READY with an fd", "READY that announces 0 fds and came with 1", c_ready_with_fd, true},
+    {"bad magic", "not a clmem-ipc peer", c_magic, false, false},
+    {"protocol version 2", "speaks clmem-ipc protocol version 2", c_version, false, false},
+    {"another device's UUID", "is not the consumer's", c_uuid, false, false},
+    {"65 frames announced", "announces 1 allocations and 65 frames", c_counts, false, false},
+    {"ALLOC without its fd", "announces 1 fd and came with 0", c_alloc_no_fd, true, false},
+    {"ALLOC with two fds", "announces 1 fd and came with 2", c_alloc_two_fds, true, false},
+    {"ALLOC with eight fds", "did not fit (MSG_CTRUNC)", c_alloc_many_fds, true, false},
+    {"a 400-byte message", "longer than 256 bytes (MSG_TRUNC)", c_too_long, false, false},
+    {"a pipe as memory", "is a pipe, not memory", c_pipe_fd, false, false},
+    {"a memfd shorter than announced", "its fd is a file of 4096 bytes", c_short_memfd, false, false},
+    {"a plane past its allocation", "ends past its allocation 0 of 1048576 bytes", c_plane_past, true, false},
+    {"READY for a frame not offered", "READY for frame 5; it offered 1", c_ready_range, true, false},
+    {"READY for a frame the consumer holds", "which the consumer still holds", c_ready_twice, true, true},
+    {"READY out of sequence", "READY 7 for frame 0 where READY 0 was due", c_ready_sequence, true, false},
+    {"READY with an fd", "READY that announces 0 fds and came with 1", c_ready_with_fd, true, false},
 };
 
 static int listen_at(const char *path)
@@ -617,7 +621,7 @@ static void against_consumer(const struct consumer_case *k)
     }
     socket_path(path, sizeof path);
     int l = listen_at(path);
-    const char *cargs[] = {path, NULL};
+    const char *cargs[] = {path, k->hold_first ? "--hold-frame" : NULL, "0", NULL};
     if (!spawn(&c, consumer_prog, cargs))
         tap_bail("fork failed");
     struct pollfd pfd = {.fd = l, .events = POLLIN};
