@@ -45,6 +45,7 @@ if pkg-config --exists clmem-ipc; then
     producer=$!
     ./xproc-consumer "$work/xproc.sock"
     wait "$producer"
+    test -f "$prefix/share/man/man7/clmem-ipc.7"
     echo "check-install: the cross-process examples built with pkg-config clmem-ipc $(pkg-config --modversion clmem-ipc) and ran as two processes"
 fi
 test -f "$prefix/include/clmem.h" && test -f "$prefix/bin/clmem-info"
