@@ -1,7 +1,9 @@
 #!/bin/sh
 # Fuzz clmem_handle_wrap, clmem_handle_wrap_checked and
 # clmem_bridge_import_fd with libFuzzer (t/fuzz-wrap.c), with ASan and UBSan,
-# for FUZZ_SECONDS (default 60) seconds.
+# for FUZZ_SECONDS (default 60) seconds; then, where libclmem-ipc is built,
+# what a cross-process peer sends (t/fuzz-ipc.c: libclmem-ipc's parser and
+# rules of conversation) for IPC_FUZZ_SECONDS (default FUZZ_SECONDS).
 #
 # Usage: scripts/check-fuzz.sh [extra libFuzzer arguments]
 #   FUZZ_SECONDS=300 scripts/check-fuzz.sh
@@ -14,11 +16,13 @@
 # the last). A crash, a sanitizer report or a broken promise (the harness
 # aborts) stops the run with a non-zero exit and leaves the input in
 # build-fuzz/crash-*; replay it with build-fuzz/fuzz-wrap build-fuzz/crash-...
+# (build-fuzz/fuzz-ipc for one of build-fuzz/ipc-crash-*).
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$top/build-fuzz
 seconds=${FUZZ_SECONDS:-60}
+ipc_seconds=${IPC_FUZZ_SECONDS:-$seconds}
 jobs=${JOBS:-2}
 flags='-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer'
 
@@ -59,3 +63,25 @@ if test "$status" -ne 0; then
     exit 1
 fi
 echo "fuzz: no crash and no broken promise in $seconds s; corpus $(ls corpus | wc -l) inputs"
+
+# What a cross-process peer sends: libclmem-ipc's parser and rules of
+# conversation, compiled into the harness (they are internal to the
+# library), where configure builds libclmem-ipc.
+if ! grep -q '^IPC_BUILT = yes$' Makefile; then
+    echo "fuzz-ipc: skipped, $(sed -n 's/^IPC_BUILT = //p' Makefile)"
+    exit 0
+fi
+clang $flags -fsanitize=fuzzer -I"$src/include" -I"$src/lib" -I"$src/ipc" -I"$build" \
+    $(pkg-config --cflags vulkan OpenCL 2>/dev/null) -o fuzz-ipc "$src/t/fuzz-ipc.c" "$src/ipc/wire.c" \
+    "$src/ipc/proto.c" .libs/libclmem-bridge.a .libs/libclmem.a \
+    $(pkg-config --libs vulkan OpenCL 2>/dev/null || echo -lvulkan -lOpenCL) -pthread
+mkdir -p corpus-ipc
+echo "fuzzing libclmem-ipc's parser for $ipc_seconds s (corpus: $build/corpus-ipc)"
+./fuzz-ipc -max_total_time="$ipc_seconds" -print_final_stats=1 -artifact_prefix="$build/ipc-" "$@" corpus-ipc \
+    2>fuzz-ipc.log && status=0 || status=$?
+grep -E '^#[0-9]+.*(DONE|pulse|INITED)|^stat::|^Done|ERROR|SUMMARY' fuzz-ipc.log | tail -15
+if test "$status" -ne 0; then
+    echo "fuzz-ipc: FAILED (exit $status): see $build/fuzz-ipc.log and the ipc-crash-* input in $build" >&2
+    exit 1
+fi
+echo "fuzz-ipc: no crash and no broken promise in $ipc_seconds s; corpus $(ls corpus-ipc | wc -l) inputs"

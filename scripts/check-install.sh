@@ -40,6 +40,19 @@ if pkg-config --exists clmem-av; then
     ./ffmpeg-example
     echo "check-install: ffmpeg example built with pkg-config clmem-av $(pkg-config --modversion clmem-av) and ran"
 fi
+# libclmem-ipc, where configure built it: its two examples through
+# pkg-config clmem-ipc alone, run as two processes.
+if pkg-config --exists clmem-ipc; then
+    for side in producer consumer; do
+        cc -std=gnu11 -Wall -Werror -o xproc-$side "$src/examples/xproc-$side.c" $(pkg-config --cflags --libs clmem-ipc)
+    done
+    ./xproc-producer "$work/xproc.sock" --frames 16 &
+    producer=$!
+    ./xproc-consumer "$work/xproc.sock"
+    wait "$producer"
+    test -f "$prefix/share/man/man7/clmem-ipc.7"
+    echo "check-install: the cross-process examples built with pkg-config clmem-ipc $(pkg-config --modversion clmem-ipc) and ran as two processes"
+fi
 test -f "$prefix/include/clmem.h" && test -f "$prefix/bin/clmem-info"
 # The manual pages: clmem-bench(1) only where the tool is installed.
 test -f "$prefix/share/man/man1/clmem-info.1" && test -f "$prefix/share/man/man7/clmem.7"

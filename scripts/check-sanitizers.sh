@@ -14,11 +14,15 @@
 #         a ring's producer and consumer on two threads) and
 #         t/fault-injection, whose teardowns finish on driver threads
 #         (marker and destructor callbacks) and in clmem_bridge_finish,
-#         through every fallback path; and t/fault-injection again on the
+#         through every fallback path; t/fault-injection again on the
 #         fd path (t/fakefd-fault-injection: sub-buffers, destroyed late from
-#         the stand-in's own thread); and t/bridge-device-finish, whose
+#         the stand-in's own thread); t/bridge-device-finish, whose
 #         careless program finishes a device from the main thread while
-#         the teardown completes on PoCL's and a gate thread opens late.
+#         the teardown completes on PoCL's and a gate thread opens late;
+#         and, where libclmem-ipc is built, t/ipc-loopback (a producer
+#         thread, the consumer's release thread, frames dropped on a third)
+#         and t/xproc (the two examples as two processes, themselves built
+#         with TSan here, killed mid-frame).
 #
 # Usage: scripts/check-sanitizers.sh [asan|tsan|all]   (default: all)
 # A report makes its test fail (a non-zero exit status, which the TAP
@@ -105,11 +109,15 @@ run_tsan() {
     # run instead; every other run of the suite uses it.
     CLMEM_VALIDATION=0
     CLMEM_TEST_INSTRUMENTED=tsan
+    ipc_tests=
+    if grep -q '^IPC_BUILT = yes$' "$top/build-tsan/Makefile"; then
+        ipc_tests='t/ipc-loopback t/xproc'
+    fi
     export TSAN_OPTIONS CLMEM_VALIDATION CLMEM_TEST_INSTRUMENTED
     start=$(date +%s)
     if (cd "$top/build-tsan" && make -j"$jobs" >make.out 2>&1 &&
-        make -j"$jobs" check TESTS='t/threads t/teardown-worker t/bridge-cache t/bridge-cache-scale t/bridge-threads t/bridge-ring-threads t/fault-injection
-            t/fakefd-fault-injection t/bridge-device-finish'); then
+        make -j"$jobs" check TESTS="t/threads t/teardown-worker t/bridge-cache t/bridge-cache-scale t/bridge-threads t/bridge-ring-threads t/fault-injection
+            t/fakefd-fault-injection t/bridge-device-finish $ipc_tests"); then
         echo "tsan: the threaded tests passed under ThreadSanitizer in $(($(date +%s) - start)) s"
     else
         echo "tsan: FAILED (reports in build-tsan/t/*.log; build output in build-tsan/make.out)" >&2

@@ -17,8 +17,8 @@
 #
 # Run by make check from the build directory: t/tests.am exports NM,
 # top_builddir and top_srcdir (which differ under make distcheck), and
-# CLMEM_BRIDGE_BUILT and CLMEM_AV_BUILT: "yes", or the sentence saying why
-# that library was not built.
+# CLMEM_BRIDGE_BUILT, CLMEM_AV_BUILT and CLMEM_IPC_BUILT: "yes", or the
+# sentence saying why that library was not built.
 : "${NM:=nm}"
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"
@@ -186,7 +186,7 @@ check_lib() {
     fi
 }
 
-echo "1..16"
+echo "1..21"
 
 # Points 1-6: libclmem, always built.
 check_lib libclmem lib/clmem.sym
@@ -237,6 +237,21 @@ yes)
     skip "$why" "libclmem-av exports exactly the symbols in av/clmem-av.sym"
     skip "$why" "every symbol libclmem-av exports starts with clmem_"
     skip "$why" "libclmem-av's symbol versions match @since in include/clmem-av.h"
+    ;;
+esac
+# Points 17-21: libclmem-ipc, when configure built it (the same rule).
+case ${CLMEM_IPC_BUILT-} in
+yes)
+    check_lib libclmem-ipc ipc/clmem-ipc.sym
+    check_since libclmem-ipc include/clmem-ipc.h
+    ;;
+*)
+    why=${CLMEM_IPC_BUILT:-"CLMEM_IPC_BUILT is not set (make check sets it from configure)"}
+    skip "$why" "libclmem-ipc exports function and data symbols"
+    skip "$why" "ipc/clmem-ipc.sym lists symbols"
+    skip "$why" "libclmem-ipc exports exactly the symbols in ipc/clmem-ipc.sym"
+    skip "$why" "every symbol libclmem-ipc exports starts with clmem_"
+    skip "$why" "libclmem-ipc's symbol versions match @since in include/clmem-ipc.h"
     ;;
 esac
 exit $failed

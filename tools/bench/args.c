@@ -80,6 +80,9 @@ static void usage(FILE *out)
             "                     OpenCL device; 100 with --quick)\n"
             "  --scale-threads T  (k)'s largest thread count (default: the online CPUs, at most 16;\n"
             "                     at most 2 with --quick; up to 64)\n"
+            "  --xproc-only       run only (x), frames across processes (libclmem-ipc): a second\n"
+            "                     clmem-bench process consumes them; against the same frames in one\n"
+            "                     process and a copy through /dev/shm\n"
             "  --csv FILE         where the CSV goes (default clmem-bench.csv)\n"
             "  --svg FILE         where the plot goes (default clmem-bench.svg; after a batch run its\n"
             "                     plot goes beside it, clmem-bench-batches.svg)\n"
@@ -199,6 +202,8 @@ void parse_options(int argc, char **argv, struct options *o)
             }
         } else if (strcmp(argv[i], "--scaling-only") == 0) {
             o->scaling_only = true;
+        } else if (strcmp(argv[i], "--xproc-only") == 0) {
+            o->xproc_only = true;
         } else if ((v = option_value(argc, argv, &i, "--scale-imports"))) {
             o->scale_imports = parse_count(v, "--scale-imports");
         } else if ((v = option_value(argc, argv, &i, "--scale-threads"))) {

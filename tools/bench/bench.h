@@ -14,6 +14,9 @@
  *   unref.c       (h) clmem_handle_unref with a kernel pending
  *   consumer.c    (i) a consumer library (CLBlast) in the pipeline
  *   ffmpeg-frames.c (j) FFmpeg's Vulkan frames through libclmem-av
+ *   xproc*.c      (x) frames across processes through libclmem-ipc, and its
+ *                 consumer process (clmem-bench run again: XPROC_CHILD_OPTION);
+ *                 tools/bench/xproc.h lists its files
  *   batches.c     the batch run's setup and teardown
  *   batch-run.c   the batch run measured
  *   results.c     every row measured and every part skipped, for the outputs
@@ -195,6 +198,7 @@ struct options {
     bool scaling_only;
     int scale_imports;
     int scale_threads;
+    bool xproc_only; /* --xproc-only: (x) alone */
 };
 
 /* ---------------------------------------------------------------- state */
@@ -520,6 +524,15 @@ void print_consumer(void);
  * and it records no rows. */
 void run_ffmpeg_frames(struct bench *b, bool quick, int reps);
 void print_ffmpeg_frames(void);
+
+/* xproc.c: (x), where libclmem-ipc is built (HAVE_IPC); without it,
+ * print_xproc says why it did not run. The consumer process is clmem-bench
+ * run again with XPROC_CHILD_OPTION as its first argument, which main()
+ * hands to xproc_child_main() before anything else. */
+#define XPROC_CHILD_OPTION "--xproc-consumer-process"
+void run_xproc(struct bench *b, bool quick, int frames, int blocks);
+void print_xproc(void);
+int xproc_child_main(int argc, char **argv);
 
 /* batches.c */
 VkQueue handoff_queue(const struct batch_ctx *c);

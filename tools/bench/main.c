@@ -14,6 +14,8 @@
  *   (i) a consumer library in the pipeline (CLBlast), consumer.c;
  *   (j) FFmpeg's Vulkan frames through libclmem-av, ffmpeg-frames.c;
  *   (k) scaling, scaling.c (--scaling-only runs it alone);
+ *   (x) frames across processes through libclmem-ipc, xproc.c (a second
+ *       clmem-bench process consumes them; --xproc-only runs it alone);
  *   then, with --batches, frames in flight through a ring, batch-run.c.
  * Every row measured is recorded (results.c) and every target judged
  * (targets.c); the CSV, the SVG plots and the JSON come from those.
@@ -162,6 +164,8 @@ int main(int argc, char **argv)
     int nsizes = 0, nresults = 0, json_fd = -1;
     double t_start = now_us();
 
+    if (argc > 1 && strcmp(argv[1], XPROC_CHILD_OPTION) == 0)
+        return xproc_child_main(argc, argv); /* (x)'s consumer process */
     parse_options(argc, argv, &o);
     if (o.json)
         json_fd = text_to_stderr();
@@ -190,7 +194,7 @@ int main(int argc, char **argv)
     results = calloc((size_t)(nsizes ? nsizes : 1), sizeof *results);
     if (!results)
         die("out of memory");
-    if (!o.scaling_only) {
+    if (!o.scaling_only && !o.xproc_only) {
         run_sizes(&b, &o, sizes, nsizes, results, &nresults);
         run_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : 20);
         print_frames();
@@ -203,12 +207,16 @@ int main(int argc, char **argv)
         print_ffmpeg_frames();
         write_csv(&b, o.csv);
     }
-    {
+    if (!o.xproc_only) {
         struct scale_plan plan = scale_plan_for(&b, &o);
         run_scaling(&b, &plan);
         print_scaling();
     }
-    if (o.nbatches && !o.scaling_only) {
+    if (!o.scaling_only) {
+        run_xproc(&b, o.quick, o.frames, o.blocks);
+        print_xproc();
+    }
+    if (o.nbatches && !o.scaling_only && !o.xproc_only) {
         run_batches(&b, &o, &batches);
         print_batch_table(&batches);
     }

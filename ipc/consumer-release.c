@@ -1,0 +1,121 @@
+/* The release point: when the caller's last handle of a frame goes, the
+ * frame's planes are released on the consumer's queue after everything
+ * enqueued there before, and once that release completed the producer is
+ * told the frame is free (FREE).
+ *
+ * The last unref only queues the frame for the consumer's thread, so that
+ * it never blocks (NVIDIA's release can block its caller while earlier
+ * commands on the queue wait) and costs the same whatever the queue holds.
+ * The thread releases every frame queued since it last looked with one
+ * clmem_bridge_release_many(), waits for that release on the host
+ * (clWaitForEvents: an event callback came 20-36 ms late on NVIDIA, far too
+ * late for a frame), and sends one FREE per frame. Host order on purpose:
+ * the producer's queue never waits on a signal of this process. */
+#include "config.h"
+#include "consumer.h"
+#include "sock.h"
+
+#include <string.h>
+#include <sys/socket.h>
+
+void clmem__ipc_consumer_frame_dropped(void *user)
+{
+    struct consumer_frame *f = user;
+    struct clmem_ipc_consumer *c = f->c;
+
+    pthread_mutex_lock(&c->lock);
+    c->held--;
+    f->next_released = NULL;
+    *c->released_tail = f;
+    c->released_tail = &f->next_released;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* The connection broke while the thread worked: record it for the caller's
+ * next call, unless it is already over. */
+static void connection_lost(struct clmem_ipc_consumer *c, clmem_ipc_state state)
+{
+    int open = CLMEM_IPC_STATE_OPEN;
+    atomic_compare_exchange_strong(&c->state, &open, (int)state);
+}
+
+/* Release the frames of `batch` (n of them) and tell the producer. */
+static void release_batch(struct clmem_ipc_consumer *c, struct consumer_frame **batch, uint32_t n)
+{
+    clmem_handle *planes[CLMEM_IPC_MAX_FRAMES * IPC_MAX_PLANES];
+    cl_uint count = 0;
+    cl_event done = NULL;
+    clmem_status st;
+
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t p = 0; p < batch[i]->plane_count; p++)
+            planes[count++] = batch[i]->imports[p];
+    st = clmem_bridge_release_many(c->bridge, count, planes, c->queue, 0, NULL, &done);
+    if (st == CLMEM_OK) {
+        cl_int err = clWaitForEvents(1, &done);
+        if (err != CL_SUCCESS)
+            st = clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clWaitForEvents", err,
+                                 "The release of %u frame%s for the producer ended in an error.", n, n == 1 ? "" : "s");
+        clReleaseEvent(done);
+    }
+    if (st != CLMEM_OK) {
+        /* The frames stay acquired: they cannot be the producer's again
+         * (their imports' teardown hands them back to Vulkan at destroy).
+         * The connection is dropped; the producer reclaims them once this
+         * process is gone. */
+        clmem__ipc_send_error_and_shutdown(c->sock, st);
+        connection_lost(c, CLMEM_IPC_STATE_DROPPED);
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        struct ipc_msg m = {.type = IPC_FREE};
+        pthread_mutex_lock(&c->lock);
+        /* With the producer again before it hears so: a READY for it may
+         * follow the FREE at once. */
+        c->proto.frames[batch[i]->index].state = FRAME_HELD;
+        pthread_mutex_unlock(&c->lock);
+        if (atomic_load(&c->state) != CLMEM_IPC_STATE_OPEN)
+            continue; /* the producer is gone or the connection dropped: nobody to tell */
+        m.u.handoff.index = batch[i]->index;
+        m.u.handoff.sequence = batch[i]->sequence;
+        enum send_result r = clmem__ipc_send(c->sock, &m, -1, clmem__ipc_deadline(IPC_SEND_WAIT_NS));
+        if (r == SEND_GONE)
+            connection_lost(c, CLMEM_IPC_STATE_PEER_GONE);
+        else if (r == SEND_BAD) {
+            shutdown(c->sock, SHUT_RDWR);
+            connection_lost(c, CLMEM_IPC_STATE_DROPPED);
+        }
+    }
+}
+
+void *clmem__ipc_consumer_release_thread(void *arg)
+{
+    struct clmem_ipc_consumer *c = arg;
+    struct consumer_frame *batch[CLMEM_IPC_MAX_FRAMES];
+
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        while (!c->released && !c->stop)
+            pthread_cond_wait(&c->cond, &c->lock);
+        if (!c->released)
+            break; /* stop, and nothing left */
+        uint32_t n = 0;
+        while (c->released && n < CLMEM_IPC_MAX_FRAMES) {
+            batch[n++] = c->released;
+            c->released = c->released->next_released;
+        }
+        if (!c->released)
+            c->released_tail = &c->released;
+        c->releasing += n;
+        pthread_mutex_unlock(&c->lock);
+
+        release_batch(c, batch, n);
+
+        pthread_mutex_lock(&c->lock);
+        c->releasing -= n;
+        pthread_cond_broadcast(&c->cond);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}

@@ -1,0 +1,437 @@
+/* The consumer's end (clmem-ipc.h): the handshake that imports the
+ * producer's frames once, next() that turns each READY into acquired plane
+ * handles, and destroy(). The release point is consumer-release.c's, the
+ * imports consumer-import.c's. */
+#include "config.h"
+#include "consumer.h"
+#include "export.h"
+#include "sock.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BAD(...) clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, __VA_ARGS__)
+
+static clmem_ipc_state state_of(const struct clmem_ipc_consumer *c)
+{
+    return (clmem_ipc_state)atomic_load(&((struct clmem_ipc_consumer *)c)->state);
+}
+
+/* ------------------------------------------------------------ creation */
+
+static clmem_status check_queue(const clmem_ipc_consumer_info *in)
+{
+    cl_context ctx = NULL;
+    cl_command_queue_properties props = 0;
+    cl_int err = clGetCommandQueueInfo(in->queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
+    if (err != CL_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err,
+                               "clmem_ipc_consumer_create: the queue cannot be queried.");
+    if (ctx != clmem_bridge_context(in->bridge))
+        return clmem_error_set(CLMEM_ERR_CONTEXT_MISMATCH, CLMEM_API_NONE, NULL, 0,
+                               "clmem_ipc_consumer_create: the queue is not in the bridge's context.");
+    err = clGetCommandQueueInfo(in->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    if (err != CL_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)", err,
+                               "clmem_ipc_consumer_create: the queue's properties cannot be queried.");
+    if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+        return BAD("clmem_ipc_consumer_create: the queue is out of order; a frame's release must follow the work "
+                   "enqueued on it, so the queue must be in order.");
+    return CLMEM_OK;
+}
+
+static clmem_status check_info(const clmem_ipc_consumer_info *info, clmem_ipc_consumer_info *in)
+{
+    if (info->size < sizeof *in || info->size > 4096)
+        return BAD("clmem_ipc_consumer_create: info->size is %zu; set it to sizeof(clmem_ipc_consumer_info) (%zu).",
+                   info->size, sizeof *in);
+    for (size_t i = sizeof *in; i < info->size; i++)
+        if (((const unsigned char *)info)[i])
+            return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
+                                   "clmem_ipc_consumer_create: byte %zu of info, past this library's "
+                                   "clmem_ipc_consumer_info (%zu bytes), is set: a newer header's field.",
+                                   i, sizeof *in);
+    memcpy(in, info, sizeof *in);
+    if (!in->bridge || !in->instance || !in->physical_device || !in->queue)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
+                               "clmem_ipc_consumer_create: info->%s is NULL.",
+                               !in->bridge ? "bridge" : !in->instance ? "instance"
+                                                    : !in->physical_device ? "physical_device" : "queue");
+    if (in->flags)
+        return BAD("clmem_ipc_consumer_create: flags 0x%x; none are defined.", in->flags);
+    if (in->path != CLMEM_BRIDGE_PATH_BEST && in->path != CLMEM_BRIDGE_PATH_OPAQUE_FD &&
+        in->path != CLMEM_BRIDGE_PATH_HOST_MAPPED)
+        return BAD("clmem_ipc_consumer_create: path %d; the producer's memory comes as opaque fds, which the "
+                   "consumer takes on the opaque-fd or the host-mapped path (or BEST).", (int)in->path);
+    if (in->mem_flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))
+        return BAD("clmem_ipc_consumer_create: mem_flags 0x%llx has host-pointer flags.",
+                   (unsigned long long)in->mem_flags);
+    return check_queue(in);
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_consumer_create(const clmem_ipc_consumer_info *info, clmem_ipc_consumer **out)
+{
+    clmem_ipc_consumer_info in;
+    clmem_ipc_consumer *c;
+    clmem_status st;
+    pthread_condattr_t ca;
+    sigset_t all, old;
+
+    if (out)
+        *out = NULL;
+    if (!info || !out)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
+                               "clmem_ipc_consumer_create: %s is NULL.", !info ? "info" : "out");
+    if ((st = check_info(info, &in)) != CLMEM_OK ||
+        (st = clmem__ipc_socket_check(in.socket_fd, "clmem_ipc_consumer_create")) != CLMEM_OK)
+        return st;
+    c = calloc(1, sizeof *c);
+    if (!c)
+        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "clmem_ipc_consumer_create: out of memory.");
+    st = clmem__ipc_vk_load(&c->vk, in.get_instance_proc_addr, in.instance, in.physical_device,
+                            clmem_bridge_vk_device(in.bridge), "clmem_ipc_consumer_create");
+    if (st != CLMEM_OK) {
+        free(c);
+        return st;
+    }
+    cl_int err = clRetainCommandQueue(in.queue);
+    if (err != CL_SUCCESS) {
+        free(c);
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clRetainCommandQueue", err,
+                               "clmem_ipc_consumer_create: retaining the queue failed.");
+    }
+    c->bridge = clmem_bridge_ref(in.bridge);
+    c->queue = in.queue;
+    c->mem_flags = in.mem_flags ? in.mem_flags : CL_MEM_READ_WRITE;
+    c->want_path = in.path;
+    c->path = CLMEM_BRIDGE_PATH_BEST;
+    c->physical_device = in.physical_device;
+    c->sock = in.socket_fd;
+    atomic_init(&c->state, CLMEM_IPC_STATE_NEW);
+    clmem__ipc_proto_init(&c->proto, IPC_ROLE_CONSUMER);
+    for (uint32_t i = 0; i < CLMEM_IPC_MAX_FRAMES; i++) {
+        c->frames[i].c = c;
+        c->frames[i].index = i;
+    }
+    c->released_tail = &c->released;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cond, &ca);
+    pthread_condattr_destroy(&ca);
+
+    /* The release thread takes no signal: they are the application's. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int perr = pthread_create(&c->thread, NULL, clmem__ipc_consumer_release_thread, c);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (perr) {
+        pthread_cond_destroy(&c->cond);
+        pthread_mutex_destroy(&c->lock);
+        clReleaseCommandQueue(c->queue);
+        clmem_bridge_unref(c->bridge);
+        free(c);
+        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM, "pthread_create", perr,
+                               "clmem_ipc_consumer_create: the consumer's thread could not be made: %s.",
+                               strerror(perr));
+    }
+    *out = c;
+    return CLMEM_OK;
+}
+
+/* ------------------------------------------------------------ the handshake */
+
+/* Drop the connection for the error recorded (status st). */
+static clmem_status drop(struct clmem_ipc_consumer *c, clmem_status st)
+{
+    clmem__ipc_send_error_and_shutdown(c->sock, st);
+    atomic_store(&c->state, CLMEM_IPC_STATE_DROPPED);
+    return st;
+}
+
+static clmem_status peer_error(struct clmem_ipc_consumer *c, const struct ipc_error *e)
+{
+    clmem_status st = e->status > CLMEM_OK && e->status <= CLMEM_ERR_TIMEOUT ? (clmem_status)e->status
+                                                                              : CLMEM_ERR_INVALID_VALUE;
+    shutdown(c->sock, SHUT_RDWR);
+    atomic_store(&c->state, CLMEM_IPC_STATE_DROPPED);
+    return clmem_error_set(st, CLMEM_API_NONE, NULL, 0, "The producer ended the connection: %s", e->text);
+}
+
+/* One message of the handshake, accepted by proto.c, until the deadline. */
+static clmem_status handshake_receive(struct clmem_ipc_consumer *c, uint64_t deadline, struct ipc_msg *m)
+{
+    for (;;) {
+        int fd;
+        pid_t pid;
+        enum recv_result r = clmem__ipc_recv(c->sock, deadline, "producer", m, &fd, &pid);
+        if (r == RECV_MESSAGE) {
+            if (clmem__ipc_proto_receive(&c->proto, m, fd) != CLMEM_OK)
+                return drop(c, clmem_error_status());
+            if (m->type == IPC_ERROR)
+                return peer_error(c, &m->u.error);
+            if (m->type == IPC_BYE) {
+                atomic_store(&c->state, CLMEM_IPC_STATE_ENDED);
+                return BAD("The producer said BYE during the handshake.");
+            }
+            return CLMEM_OK;
+        }
+        if (r == RECV_EOF) {
+            atomic_store(&c->state, CLMEM_IPC_STATE_PEER_GONE);
+            return BAD("The producer closed the connection during the handshake.");
+        }
+        if (r == RECV_BAD)
+            return drop(c, clmem_error_status());
+        if (clmem__ipc_now_ns() >= deadline) {
+            clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
+                            "The producer did not complete the handshake within the timeout.");
+            return drop(c, CLMEM_ERR_TIMEOUT);
+        }
+    }
+}
+
+static clmem_status send_or_drop(struct clmem_ipc_consumer *c, const struct ipc_msg *m, uint64_t deadline)
+{
+    enum send_result r = clmem__ipc_send(c->sock, m, -1, deadline);
+    if (r == SEND_OK)
+        return CLMEM_OK;
+    if (r == SEND_GONE) {
+        atomic_store(&c->state, CLMEM_IPC_STATE_PEER_GONE);
+        return BAD("The producer closed the connection during the handshake.");
+    }
+    return drop(c, clmem_error_status());
+}
+
+static clmem_status handshake(struct clmem_ipc_consumer *c, uint64_t deadline)
+{
+    struct ipc_msg m = {.type = IPC_HELLO};
+    char mine[37], theirs[37];
+    clmem_status st;
+
+    m.u.hello.role = IPC_ROLE_CONSUMER;
+    memcpy(m.u.hello.device_uuid, c->vk.device_uuid, IPC_UUID_BYTES);
+    memcpy(m.u.hello.driver_uuid, c->vk.driver_uuid, IPC_UUID_BYTES);
+    if ((st = send_or_drop(c, &m, deadline)) != CLMEM_OK || (st = handshake_receive(c, deadline, &m)) != CLMEM_OK)
+        return st;
+    /* The producer's HELLO (the only message proto.c lets through first). */
+    if (memcmp(m.u.hello.device_uuid, c->vk.device_uuid, IPC_UUID_BYTES)) {
+        clmem__ipc_format_uuid(m.u.hello.device_uuid, theirs);
+        clmem__ipc_format_uuid(c->vk.device_uuid, mine);
+        clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
+                        "The producer's device (deviceUUID %s) is not the consumer's (%s, %s): its memory cannot be "
+                        "shared here.", theirs, mine, c->vk.device_name);
+        return drop(c, CLMEM_ERR_DEVICE_MISMATCH);
+    }
+    if ((st = clmem__ipc_consumer_choose_path(c, &m.u.hello)) != CLMEM_OK)
+        return drop(c, st);
+    while (c->proto.phase != PHASE_OPEN)
+        if ((st = handshake_receive(c, deadline, &m)) != CLMEM_OK)
+            return st;
+    if ((st = clmem__ipc_consumer_import(c)) != CLMEM_OK)
+        return drop(c, st);
+    clmem__ipc_proto_close_fds(&c->proto); /* the imports hold the memory now */
+    m = (struct ipc_msg){.type = IPC_ACCEPT};
+    m.u.accept.path = (uint32_t)c->path;
+    if ((st = send_or_drop(c, &m, deadline)) != CLMEM_OK) {
+        clmem__ipc_consumer_drop_imports(c);
+        return st;
+    }
+    atomic_store(&c->state, CLMEM_IPC_STATE_OPEN);
+    return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_consumer_start(clmem_ipc_consumer *c, uint64_t timeout_ns)
+{
+    clmem_status st;
+    if (!c)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "clmem_ipc_consumer_start: c is NULL.");
+    if (c->started)
+        return BAD("clmem_ipc_consumer_start: called before (the state is %s).", clmem_ipc_state_name(state_of(c)));
+    c->started = true;
+    st = handshake(c, clmem__ipc_deadline(timeout_ns));
+    if (st != CLMEM_OK) {
+        clmem__ipc_proto_close_fds(&c->proto);
+        c->path = CLMEM_BRIDGE_PATH_BEST;
+    }
+    return st;
+}
+
+/* ------------------------------------------------------------ frames */
+
+/* Hand frame f out: acquire its planes, wrap each in a handle of its own
+ * whose last unref (the anchor's) is the release point. */
+static clmem_status deliver(struct clmem_ipc_consumer *c, struct consumer_frame *f, clmem_ipc_frame *out,
+                            cl_event *event_out)
+{
+    const struct ipc_frame *d = &c->proto.frames[f->index].desc;
+    clmem_status st = clmem_bridge_acquire_many(c->bridge, f->plane_count, f->imports, c->queue, 0, NULL, event_out);
+    if (st != CLMEM_OK) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", clmem_error_message());
+        clmem_error_set(st, clmem_error_api(), clmem_error_call(), clmem_error_native_code(),
+                        "Acquiring frame %u for OpenCL failed: %s", f->index, why);
+        return drop(c, st);
+    }
+    pthread_mutex_lock(&c->lock);
+    c->held++; /* the anchor's callback counts it down, whatever happens below */
+    pthread_mutex_unlock(&c->lock);
+
+    clmem_keepalive *anchor = clmem_keepalive_new(clmem__ipc_consumer_frame_dropped, f);
+    if (!anchor) {
+        clmem__ipc_consumer_frame_dropped(f); /* released and given back as if dropped */
+        if (event_out && *event_out) {
+            clReleaseEvent(*event_out);
+            *event_out = NULL;
+        }
+        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Out of memory for frame %u's anchor.",
+                               f->index);
+    }
+    st = CLMEM_OK;
+    for (uint32_t i = 0; i < f->plane_count && st == CLMEM_OK; i++) {
+        clmem_ipc_plane *p = &out->planes[i];
+        st = clmem_handle_wrap(clmem_handle_mem(f->imports[i]), c->queue, d->planes[i].row_pitch, anchor, &p->handle);
+        p->size = d->planes[i].size;
+        p->row_pitch = d->planes[i].row_pitch;
+        p->width = d->planes[i].width;
+        p->height = d->planes[i].height;
+        p->texel_bytes = d->texel_bytes[i];
+    }
+    clmem_keepalive_unref(anchor); /* the handles hold it; with none (a failed wrap), this releases the frame */
+    if (st != CLMEM_OK) {
+        for (uint32_t i = 0; i < f->plane_count; i++)
+            clmem_handle_unref(out->planes[i].handle);
+        memset(out, 0, sizeof *out);
+        if (event_out && *event_out) {
+            clReleaseEvent(*event_out);
+            *event_out = NULL;
+        }
+        return st;
+    }
+    out->index = f->index;
+    out->plane_count = f->plane_count;
+    out->sequence = f->sequence;
+    out->format = (VkFormat)d->format;
+    out->width = d->width;
+    out->height = d->height;
+    return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns, clmem_ipc_frame *frame_out,
+                                                  cl_event *event_out)
+{
+    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
+
+    if (frame_out)
+        memset(frame_out, 0, sizeof *frame_out);
+    if (event_out)
+        *event_out = NULL;
+    if (!c || !frame_out)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "clmem_ipc_consumer_next: %s is NULL.",
+                               !c ? "c" : "frame_out");
+    if (c->path == CLMEM_BRIDGE_PATH_BEST)
+        return BAD("clmem_ipc_consumer_next: the consumer has not started (the state is %s).",
+                   clmem_ipc_state_name(state_of(c)));
+    for (;;) {
+        if (state_of(c) != CLMEM_IPC_STATE_OPEN)
+            return CLMEM_OK; /* the end of the stream: plane_count 0 */
+        struct ipc_msg m;
+        int fd;
+        pid_t pid;
+        enum recv_result r = clmem__ipc_recv(c->sock, deadline, "producer", &m, &fd, &pid);
+        if (r == RECV_TIMEOUT) {
+            if (clmem__ipc_now_ns() < deadline)
+                continue;
+            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
+                                   "clmem_ipc_consumer_next: no frame within the timeout.");
+        }
+        if (r == RECV_EOF) {
+            int open = CLMEM_IPC_STATE_OPEN;
+            atomic_compare_exchange_strong(&c->state, &open, CLMEM_IPC_STATE_PEER_GONE);
+            continue;
+        }
+        if (r == RECV_BAD)
+            return drop(c, clmem_error_status());
+        pthread_mutex_lock(&c->lock);
+        clmem_status st = clmem__ipc_proto_receive(&c->proto, &m, fd);
+        pthread_mutex_unlock(&c->lock);
+        if (st != CLMEM_OK)
+            return drop(c, st);
+        if (m.type == IPC_READY) {
+            struct consumer_frame *f = &c->frames[m.u.handoff.index];
+            f->sequence = m.u.handoff.sequence;
+            return deliver(c, f, frame_out, event_out);
+        }
+        if (m.type == IPC_ERROR)
+            return peer_error(c, &m.u.error);
+        /* BYE: the stream ended (proto.c lets nothing else through now). */
+        int open = CLMEM_IPC_STATE_OPEN;
+        atomic_compare_exchange_strong(&c->state, &open, CLMEM_IPC_STATE_ENDED);
+    }
+}
+
+CLMEM_EXPORT clmem_ipc_state clmem_ipc_consumer_state(const clmem_ipc_consumer *c)
+{
+    return c ? state_of(c) : CLMEM_IPC_STATE_NEW;
+}
+
+CLMEM_EXPORT clmem_bridge_path clmem_ipc_consumer_path(const clmem_ipc_consumer *c)
+{
+    return c ? c->path : CLMEM_BRIDGE_PATH_BEST;
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_consumer_destroy(clmem_ipc_consumer *c, uint64_t timeout_ns)
+{
+    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
+
+    if (!c)
+        return CLMEM_OK;
+    pthread_mutex_lock(&c->lock);
+    if (c->held) {
+        uint32_t held = c->held;
+        pthread_mutex_unlock(&c->lock);
+        return clmem_error_set(CLMEM_ERR_IN_USE, CLMEM_API_NONE, NULL, 0,
+                               "clmem_ipc_consumer_destroy: %u frame%s handed out still %s handles alive; drop them "
+                               "first.", held, held == 1 ? "" : "s", held == 1 ? "has its" : "have their");
+    }
+    while (c->released || c->releasing) {
+        struct timespec ts;
+        uint64_t d = deadline == UINT64_MAX ? clmem__ipc_now_ns() + UINT64_C(1000000000) : deadline;
+        ts.tv_sec = (time_t)(d / 1000000000u);
+        ts.tv_nsec = (long)(d % 1000000000u);
+        if (pthread_cond_timedwait(&c->cond, &c->lock, &ts) == ETIMEDOUT && clmem__ipc_now_ns() >= deadline &&
+            (c->released || c->releasing)) {
+            pthread_mutex_unlock(&c->lock);
+            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
+                                   "clmem_ipc_consumer_destroy: a release for the producer had not completed within "
+                                   "the timeout.");
+        }
+    }
+    c->stop = true;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    pthread_join(c->thread, NULL);
+
+    /* Every release completed and every FREE went: BYE says the consumer
+     * holds nothing, so the producer may take back at once any frame whose
+     * READY is still unread here. */
+    if (state_of(c) == CLMEM_IPC_STATE_OPEN) {
+        struct ipc_msg m = {.type = IPC_BYE};
+        (void)clmem__ipc_send(c->sock, &m, -1, clmem__ipc_deadline(IPC_SEND_WAIT_NS));
+        atomic_store(&c->state, CLMEM_IPC_STATE_CLOSED);
+    }
+    clmem__ipc_consumer_drop_imports(c);
+    clmem__ipc_proto_close_fds(&c->proto);
+    close(c->sock);
+    clReleaseCommandQueue(c->queue);
+    clmem_bridge_unref(c->bridge);
+    pthread_cond_destroy(&c->cond);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+    return CLMEM_OK;
+}

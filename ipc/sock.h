@@ -1,0 +1,59 @@
+/* Internal: one message in or out of the socket, with its fds and the
+ * sender's credentials, and the clock every wait is measured on. The
+ * checks that need the kernel's word (truncation, control data, how many
+ * fds came) are made here; what the bytes mean is wire.c's and proto.c's. */
+#ifndef CLMEM_IPC_SOCK_H
+#define CLMEM_IPC_SOCK_H
+#include "wire.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* At most this many fds are taken from one message's control data; a
+ * message with more is refused (MSG_CTRUNC: the kernel drops the rest). */
+#define IPC_RECV_MAX_FDS 4
+
+/* How long a send may wait for room in the socket before the peer is
+ * deemed not to read its messages: 1 s. */
+#define IPC_SEND_WAIT_NS UINT64_C(1000000000)
+
+/* CLOCK_MONOTONIC in nanoseconds; a deadline timeout_ns from now
+ * (UINT64_MAX: none); and the poll() timeout in ms until it (-1: none). */
+uint64_t clmem__ipc_now_ns(void);
+uint64_t clmem__ipc_deadline(uint64_t timeout_ns);
+int clmem__ipc_poll_ms(uint64_t deadline_ns);
+
+/* Is fd a connected AF_UNIX SOCK_SEQPACKET socket? CLMEM_ERR_INVALID_VALUE
+ * naming what it is otherwise. Also turns on SO_PASSCRED, so that the
+ * peer's pid arrives with its messages (SCM_CREDENTIALS). */
+clmem_status clmem__ipc_socket_check(int fd, const char *what);
+
+enum recv_result {
+    RECV_MESSAGE, /* *m is a well-formed message; *fd_out its fd or -1 */
+    RECV_EOF,     /* the peer closed its end (or reset it) */
+    RECV_TIMEOUT, /* nothing by the deadline */
+    RECV_BAD      /* the error is recorded (a malformed message, a socket error); any fd that came is closed */
+};
+
+/* Wait until the deadline for one message and parse it (wire.c): `who` is
+ * the peer's name for sentences ("producer"). *pid_out gets the sender's
+ * pid when credentials came with it (0 otherwise). */
+enum recv_result clmem__ipc_recv(int sock, uint64_t deadline_ns, const char *who, struct ipc_msg *m, int *fd_out,
+                                 pid_t *pid_out);
+
+enum send_result {
+    SEND_OK,
+    SEND_GONE, /* the peer closed its end: EPIPE, ECONNRESET */
+    SEND_BAD   /* the error is recorded: no room until the deadline, or another socket error */
+};
+
+/* Send m, with fd (or -1) by SCM_RIGHTS, waiting for room until the
+ * deadline. Never raises SIGPIPE. The fd stays the caller's. */
+enum send_result clmem__ipc_send(int sock, const struct ipc_msg *m, int fd, uint64_t deadline_ns);
+
+/* Best effort, for a side that drops the connection: send ERROR with the
+ * status and this thread's error sentence (not waiting for room), then
+ * shut the socket down both ways so that the peer sees the end at once. */
+void clmem__ipc_send_error_and_shutdown(int sock, clmem_status status);
+#endif
