@@ -42,7 +42,7 @@ fi
 # that the column names are line 1.
 grep -v '^#' "$tmp/x.csv" >"$tmp/rows.csv" 2>/dev/null
 
-echo "1..28"
+echo "1..29"
 n=0
 check() {
     n=$((n + 1))
@@ -75,7 +75,7 @@ awk -F, 'NR > 1 {
         if (NF != 10 || $1 !~ /^[0-9]+$/ || $7 !~ /^[1-9][0-9]*$/ || $9 !~ /^[0-9]+$/ || $10 !~ /^[0-9]+$/) bad++
         num = $2 ~ /overhead/ ? "^-?[0-9]+[.][0-9]+$" : "^[0-9]+[.][0-9]+$"
         for (i = 4; i <= 6; i++) if ($i !~ num) bad++
-        if ($2 ~ /^(ring_|batch_|scaling_|unref_)/ || $2 ~ /_in_flight_/) next
+        if ($2 ~ /^(ring_|batch_|scaling_|unref_|xproc_)/ || $2 ~ /_in_flight_/) next
         if ($9 != ($2 ~ /import/ ? 0 : 1) || $10 != 0) bad++
         if ($2 ~ /^(frame|consumer|ffmpeg)_/) next
         seen[$1 "," $2 "," $3] = 1; sizes[$1] = 1
@@ -89,7 +89,7 @@ awk -F, 'NR > 1 {
 check $? "the CSV has a row for each measure and variant at each size"
 
 # Three sizes in --quick (4K, 1M, 16M), unless a size did not fit.
-rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|unref_[a-z]+|consumer_[a-z]+_[0-9x]+|ffmpeg_nv12_[0-9x]+[a-z_]*|ring_[a-z]+|batch_staged_copy|scaling_[a-z_]+),' "$tmp/rows.csv")
+rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|unref_[a-z]+|consumer_[a-z]+_[0-9x]+|ffmpeg_nv12_[0-9x]+[a-z_]*|xproc_[a-z0-9_]+|ring_[a-z]+|batch_staged_copy|scaling_[a-z_]+),' "$tmp/rows.csv")
 skipped=$(grep -c '^size .*: skipped' "$tmp/out")
 test "$rows" -eq $(( (3 - skipped) * 9 ))
 check $? "--quick ran 3 sizes ($rows rows, $skipped sizes skipped)"
@@ -207,6 +207,19 @@ if [ "${CLMEM_AV_BUILT:-}" = yes ]; then
 else
     grep -q '^(j) FFmpeg.s Vulkan frames into OpenCL: skipped: .' "$tmp/out" && ! grep -q ',ffmpeg_nv12_' "$tmp/rows.csv"
     check $? "(j) FFmpeg frames say why they did not run (${CLMEM_AV_BUILT:-CLMEM_AV_BUILT unset})"
+fi
+
+# (x), with libclmem-ipc: for each frame kind (1920x1080 RGBA8 and NV12,
+# and a buffer), the six measures in the CSV (xproc_<frame>_<measure>,
+# batch 1, ring 1 or 4) and the table; without libclmem-ipc, or a Vulkan
+# device without memory fds, the line saying why not, and no rows.
+if [ "${CLMEM_IPC_BUILT:-}" = yes ] && ! grep -q '^(x) across processes: not run' "$tmp/out"; then
+    rows_x=$(grep -Ec '^[1-9][0-9]*,xproc_[a-z0-9_]+_(inproc_e|ipc_d1|inproc_ring_d4|ipc_d4|shm_d1|shm_d4),(clmem|baseline),[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[1-9][0-9]*,[1-9][0-9]*,1,(1|4)$' "$tmp/rows.csv")
+    test "$rows_x" -eq 18 && grep -q '^(x) across processes (libclmem-ipc' "$tmp/out"
+    check $? "(x) across processes: three frame kinds, six measures each, in the CSV ($rows_x rows) and the table"
+else
+    grep -Eq '^\(x\) across processes: (skipped|not run): .' "$tmp/out" && ! grep -q ',xproc_' "$tmp/rows.csv"
+    check $? "(x) across processes says why it did not run (${CLMEM_IPC_BUILT:-CLMEM_IPC_BUILT unset})"
 fi
 
 # The CSV's first lines say what the run ran on, each "# key: value", in

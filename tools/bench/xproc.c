@@ -31,6 +31,8 @@
  * /dev/shm D=1 at least 20x xproc D=1 at 1920x1080. */
 #include "bench.h"
 
+#include <ctype.h>
+
 #if HAVE_IPC
 #include "xproc.h"
 
@@ -41,6 +43,14 @@ static struct xresult xresults[3];
 static int n_xresults;
 static char xproc_note[1152];
 static bool xproc_ran;
+/* The rows' names (xproc_<frame>_<name>) and variants, per measure. */
+static const char *const xmeasure_name[X_COUNT] = {"inproc_e", "ipc_d1", "inproc_ring_d4",
+                                                   "ipc_d4",   "shm_d1", "shm_d4"};
+static const char *const xmeasure_variant[X_COUNT] = {"clmem", "clmem", "clmem", "clmem", "baseline", "baseline"};
+static const int xmeasure_ring[X_COUNT] = {1, 1, 4, 4, 1, 4};
+#define XTARGETS (3 * 3)
+static const struct target *xtargets[XTARGETS];
+static int n_xtargets;
 
 /* ------------------------------------------------------------ the frames */
 
@@ -175,6 +185,60 @@ static void xkinds(bool quick, struct xkind *k, int *n)
     *n = 3;
 }
 
+/* "1920x1080 RGBA8" -> "1920x1080_rgba8": the frame's part of a row name. */
+static void frame_slug(const char *label, char *out, size_t len)
+{
+    size_t j = 0;
+    for (size_t i = 0; label[i] && j + 1 < len; i++)
+        out[j++] = isalnum((unsigned char)label[i]) ? (char)tolower((unsigned char)label[i]) : '_';
+    out[j] = 0;
+}
+
+/* The rows, xproc_<frame>_<measure> (size_bytes: the frame's bytes; batch
+ * 1; ring the frames in flight), and the targets, set on the H200: D=1 at
+ * most in-process (e) + 40 us and D=4 at most 1.5x the in-process ring's
+ * time a frame, for each frame; /dev/shm D=1 at least 20x D=1's time at
+ * 1920x1080. */
+static void record_xproc(struct bench *b, const struct xkind *kinds)
+{
+    static const char *const what[3] = {"D=1 at most in-process (e) + 40 us",
+                                        "D=4 at most 1.5x the in-process ring's time a frame",
+                                        "/dev/shm D=1 at least 20x D=1's time"};
+    static const enum xmeasure judged[3] = {X_D1, X_D4, X_SHM1}, against[3] = {X_INPROC_E, X_RING4, X_D1};
+    static char text[3][3][128], measure[3][3][96];
+
+    for (int i = 0; i < n_xresults; i++) {
+        const struct xresult *x = &xresults[i];
+        char slug[48];
+        frame_slug(x->label, slug, sizeof slug);
+        for (int m = 0; m < X_COUNT; m++) {
+            char name[96];
+            if (!x->ran[m])
+                continue;
+            snprintf(name, sizeof name, "xproc_%s_%s", slug, xmeasure_name[m]);
+            record_row("x", kinds[i].bytes, name, xmeasure_variant[m], &x->s[m], 1, xmeasure_ring[m]);
+        }
+        for (int t = 0; t < 3 && n_xtargets < XTARGETS; t++) {
+            const struct summary *a = &x->s[judged[t]], *ref = &x->s[against[t]];
+            struct target_spec spec = {"x", measure[i][t], kinds[i].bytes, text[i][t]};
+            double value;
+            bool met;
+            if (t == 2 && !strstr(x->label, "1920x1080"))
+                continue;
+            snprintf(measure[i][t], sizeof measure[i][t], "xproc_%s_%s", slug, xmeasure_name[judged[t]]);
+            snprintf(text[i][t], sizeof text[i][t], "%s (%s)", what[t], x->label);
+            if (!x->ran[judged[t]] || !x->ran[against[t]]) {
+                xtargets[n_xtargets++] = record_target(b, &spec, false, "not measured here", 0, 0, VERDICT_NOT_REACHED);
+                continue;
+            }
+            value = t == 0 ? a->median - ref->median : a->median / ref->median;
+            met = t == 0 ? value <= 40.0 : t == 1 ? value <= 1.5 : value >= 20.0;
+            xtargets[n_xtargets++] = record_target(b, &spec, true, NULL, a->reps < ref->reps ? a->reps : ref->reps,
+                                                   value, met ? VERDICT_MET : VERDICT_MISSED);
+        }
+    }
+}
+
 void run_xproc(struct bench *b, bool quick, int frames, int blocks)
 {
     struct xkind kinds[3];
@@ -182,6 +246,7 @@ void run_xproc(struct bench *b, bool quick, int frames, int blocks)
 
     if (!b->vk.has_memory_fd) {
         snprintf(xproc_note, sizeof xproc_note, "not run: the Vulkan device has no VK_KHR_external_memory_fd");
+        record_skip("x", "frames across processes", "the Vulkan device has no VK_KHR_external_memory_fd");
         return;
     }
     xproc_ran = true;
@@ -227,6 +292,7 @@ void run_xproc(struct bench *b, bool quick, int frames, int blocks)
         frames_teardown(&r);
         free(r.samples);
     }
+    record_xproc(b, kinds);
 }
 
 void print_xproc(void)
@@ -259,24 +325,12 @@ void print_xproc(void)
         for (int m = 0; m < X_COUNT; m++)
             if (!xresults[i].ran[m] && xresults[i].why[m][0])
                 printf("  %s %s: not measured: %s\n", xresults[i].label, xmeasure_label[m], xresults[i].why[m]);
-    printf("Targets (frames/s with D=4 = 1e6 / its per-frame time):\n");
-    for (int i = 0; i < n_xresults; i++) {
-        const struct xresult *x = &xresults[i];
-        if (x->ran[X_D1] && x->ran[X_INPROC_E])
-            printf("  %-16s xproc D=1 - in-process (e): %+8.1f us (target <= +40): %s\n", x->label,
-                   x->s[X_D1].median - x->s[X_INPROC_E].median,
-                   x->s[X_D1].median - x->s[X_INPROC_E].median <= 40.0 ? "met" : "missed");
-        if (x->ran[X_D4] && x->ran[X_RING4])
-            printf("  %-16s xproc D=4 / in-process ring D=4: %6.2fx (target <= 1.5x): %s; %.0f frames/s across "
-                   "processes\n", x->label, x->s[X_D4].median / x->s[X_RING4].median,
-                   x->s[X_D4].median <= 1.5 * x->s[X_RING4].median ? "met" : "missed", 1e6 / x->s[X_D4].median);
-        if (x->ran[X_SHM1] && x->ran[X_D1])
-            printf("  %-16s /dev/shm D=1 / xproc D=1: %7.1fx%s\n", x->label, x->s[X_SHM1].median / x->s[X_D1].median,
-                   strstr(x->label, "1920x1080")
-                       ? (x->s[X_SHM1].median >= 20.0 * x->s[X_D1].median ? " (target >= 20x): met"
-                                                                          : " (target >= 20x): missed")
-                       : "");
-    }
+    for (int i = 0; i < n_xresults; i++)
+        if (xresults[i].ran[X_D4])
+            printf("  %-16s %.0f frames/s across processes with D=4\n", xresults[i].label,
+                   1e6 / xresults[i].s[X_D4].median);
+    for (int t = 0; t < n_xtargets; t++)
+        print_target_line(xtargets[t]);
 }
 #else
 void run_xproc(struct bench *b, bool quick, int frames, int blocks)
