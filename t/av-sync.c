@@ -53,13 +53,33 @@ static void sleep_ms(int ms)
 
 /* ------------------------------------------------------------ frames in flight */
 
+/* clmem_bridge_finish() refuses while a semaphore of the bridge is alive,
+ * and a device-order sync object holds its semaphores for its whole life.
+ * So a case that needs its imports' teardowns done ends its sync object's
+ * work, drops the object, finishes the bridge, and makes a new sync object
+ * of the same order for what follows. */
+static clmem_status finish_case(clmem_av_sync **syncp)
+{
+    clmem_av_order order = clmem_av_sync_get_order(*syncp);
+    clmem_status s = clmem_av_sync_finish(*syncp, TIMEOUT_NS);
+
+    clmem_av_sync_unref(*syncp);
+    *syncp = NULL;
+    if (s == CLMEM_OK)
+        s = clmem_bridge_finish(f.bridge, TIMEOUT_NS);
+    if (s == CLMEM_OK)
+        s = clmem_av_sync_create(f.bridge, f.device, order, 4, syncp);
+    return s;
+}
+
 /* A stream of 3 D + 2 frames through D frames of the pool, each imported
  * once: frame i is uploaded into pool frame i % D (FFmpeg's upload waits
  * for OpenCL's release of that frame's previous use), acquired, inverted
  * and released; before the upload, FFmpeg downloads what OpenCL left of
  * frame i - D, which must be the inverse of its upload, every byte. */
-static void frames_in_flight(clmem_av_sync *sync, int d)
+static void frames_in_flight(clmem_av_sync **syncp, int d)
 {
+    clmem_av_sync *sync = *syncp;
     const char *order = clmem_av_order_name(clmem_av_sync_get_order(sync));
     AVBufferRef *frames = av_fixture_frames(&f, AV_PIX_FMT_NV12, W, H);
     AVFrame *hw[4], *ups[4] = {NULL};
@@ -109,7 +129,7 @@ static void frames_in_flight(clmem_av_sync *sync, int d)
         av_frame_free(&hw[k]);
         av_frame_free(&ups[k]);
     }
-    if ((s = clmem_av_sync_finish(sync, TIMEOUT_NS)) != CLMEM_OK || clmem_bridge_finish(f.bridge, TIMEOUT_NS) != CLMEM_OK)
+    if (finish_case(syncp) != CLMEM_OK)
         tap_bail("in flight: finish: %s", clmem_error_message());
     av_buffer_unref(&frames);
 }
@@ -154,8 +174,9 @@ static clmem_status held_handoff(clmem_av_sync *sync, AVFrame *hw, const clmem_a
     return s;
 }
 
-static void overlap(clmem_av_sync *sync)
+static void overlap(clmem_av_sync **syncp)
 {
+    clmem_av_sync *sync = *syncp;
     const bool device = clmem_av_sync_get_order(sync) == CLMEM_AV_ORDER_DEVICE;
     const char *order = clmem_av_order_name(clmem_av_sync_get_order(sync));
     AVBufferRef *frames = av_fixture_frames(&f, AV_PIX_FMT_NV12, W, H);
@@ -228,9 +249,9 @@ static void overlap(clmem_av_sync *sync)
                "pool (3 frames taken, all others; %s)", order, why_not(s));
         pthread_join(t, NULL);
         clReleaseEvent(g.user);
-        if ((s = clmem_av_sync_finish(sync, TIMEOUT_NS)) != CLMEM_OK ||
-            (s = clmem_bridge_finish(f.bridge, TIMEOUT_NS)) != CLMEM_OK)
+        if ((s = finish_case(syncp)) != CLMEM_OK)
             tap_bail("overlap: finish: %s", clmem_error_message());
+        sync = *syncp;
         for (int i = 0; i < 3; i++) { /* a download waits for each upload */
             AVFrame *done = av_fixture_download(others[i]);
             av_frame_free(&done);
@@ -289,8 +310,9 @@ static void overlap(clmem_av_sync *sync)
  * uploaded, inverted by OpenCL plane by plane, downloaded, every byte
  * checked. Here so that the validation layer sees each format's frames
  * context set up and initialised. */
-static void formats(clmem_av_sync *sync)
+static void formats(clmem_av_sync **syncp)
 {
+    clmem_av_sync *sync = *syncp;
     static const struct {
         enum AVPixelFormat sw;
         int w, h;
@@ -334,8 +356,9 @@ static void formats(clmem_av_sync *sync)
         av_frame_free(&got);
         av_frame_free(&up);
         av_frame_free(&hw);
-        clmem_av_sync_finish(sync, TIMEOUT_NS);
-        clmem_bridge_finish(f.bridge, TIMEOUT_NS);
+        if (finish_case(syncp) != CLMEM_OK)
+            tap_bail("%s: finish: %s", name, clmem_error_message());
+        sync = *syncp;
         av_buffer_unref(&ref);
     }
 }
@@ -392,8 +415,9 @@ static void expect(clmem_status got, clmem_status want, const char *needle, cons
 }
 
 /* What every sync object refuses, in its own order. */
-static void refused(clmem_av_sync *sync)
+static void refused(clmem_av_sync **syncp)
 {
+    clmem_av_sync *sync = *syncp;
     const char *order = clmem_av_order_name(clmem_av_sync_get_order(sync));
     AVBufferRef *frames = av_fixture_frames(&f, AV_PIX_FMT_NV12, W, H);
     AVFrame *a = av_fixture_frame(frames), *b = av_fixture_frame(frames);
@@ -445,7 +469,8 @@ static void refused(clmem_av_sync *sync)
     clmem_av_frame_planes_unref(&pb);
     av_frame_free(&a);
     av_frame_free(&b);
-    clmem_bridge_finish(f.bridge, TIMEOUT_NS);
+    if (finish_case(syncp) != CLMEM_OK)
+        tap_bail("refused: finish: %s", clmem_error_message());
     av_buffer_unref(&frames);
 }
 #define REFUSED_POINTS 6
@@ -519,8 +544,8 @@ int main(void)
     clmem_av_sync_unref(best);
 
     for (int o = 0; o < 2; o++) {
-        clmem_av_sync *sync = o ? device : host;
-        if (!sync) {
+        clmem_av_sync **sync = o ? &device : &host;
+        if (!*sync) {
             for (int d = 1; d <= 4; d *= 2)
                 tap_skip(no_device, "device order, %d frame%s in flight", d, d == 1 ? "" : "s");
             for (int i = 0; i < OVERLAP_POINTS; i++)

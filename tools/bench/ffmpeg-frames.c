@@ -128,6 +128,24 @@ static void wait_frame(struct ffmpeg_bench *fb, AVFrame *hw)
     check_vk(fb->wait_semaphores(fb->vk->act_dev, &info, UINT64_MAX), "vkWaitSemaphores((j) upload)");
 }
 
+/* The sync objects, one of each order that works here (device order: where
+ * semaphores can be shared; no_device says why not otherwise). */
+static void syncs_create(struct ffmpeg_bench *fb)
+{
+    check_clmem(clmem_av_sync_create(fb->bridge, fb->device, CLMEM_AV_ORDER_HOST, 4, &fb->sync[0]),
+                "clmem_av_sync_create((j) host order)");
+    if (clmem_av_sync_create(fb->bridge, fb->device, CLMEM_AV_ORDER_DEVICE, 4, &fb->sync[1]) != CLMEM_OK)
+        snprintf(no_device, sizeof no_device, "%s", clmem_error_message());
+}
+
+static void syncs_drop(struct ffmpeg_bench *fb)
+{
+    for (int o = 0; o < 2; o++) {
+        clmem_av_sync_unref(fb->sync[o]);
+        fb->sync[o] = NULL;
+    }
+}
+
 static bool ffmpeg_open(struct bench *b, struct ffmpeg_bench *fb)
 {
     PFN_vkGetDeviceProcAddr device_proc;
@@ -155,10 +173,7 @@ static bool ffmpeg_open(struct bench *b, struct ffmpeg_bench *fb)
         device_proc ? (PFN_vkSignalSemaphore)device_proc(fb->vk->act_dev, "vkSignalSemaphore") : NULL;
     if (!fb->wait_semaphores || !fb->signal_semaphore)
         die("(j): FFmpeg's VkDevice returns no vkWaitSemaphores or vkSignalSemaphore");
-    check_clmem(clmem_av_sync_create(fb->bridge, fb->device, CLMEM_AV_ORDER_HOST, 4, &fb->sync[0]),
-                "clmem_av_sync_create((j) host order)");
-    if (clmem_av_sync_create(fb->bridge, fb->device, CLMEM_AV_ORDER_DEVICE, 4, &fb->sync[1]) != CLMEM_OK)
-        snprintf(no_device, sizeof no_device, "%s", clmem_error_message());
+    syncs_create(fb);
     fb->program = clCreateProgramWithSource(b->context, 1, &bump_source, NULL, &err);
     check_cl(err, "clCreateProgramWithSource((j))");
     check_cl(clBuildProgram(fb->program, 1, &b->device, "", NULL, NULL), "clBuildProgram((j))");
@@ -169,8 +184,7 @@ static bool ffmpeg_open(struct bench *b, struct ffmpeg_bench *fb)
 
 static void ffmpeg_close(struct ffmpeg_bench *fb)
 {
-    for (int o = 0; o < 2; o++)
-        clmem_av_sync_unref(fb->sync[o]);
+    syncs_drop(fb);
     clReleaseKernel(fb->kernel);
     clReleaseProgram(fb->program);
     clmem_bridge_unref(fb->bridge);
@@ -454,10 +468,16 @@ static void run_in_flight(struct bench *b, struct ffmpeg_bench *fb, struct ffmpe
 }
 
 /* The planes go, and their imports' teardowns end, before the frames do. */
+/* clmem_bridge_finish() refuses while a semaphore of the bridge is alive,
+ * and a device-order sync object holds its semaphores for its life: the
+ * sync objects go first (their work is done: run_in_flight finished them),
+ * and new ones are made for the next size. */
 static void run_unimport(struct ffmpeg_bench *fb, struct ffmpeg_run *r)
 {
     clmem_av_frame_planes_unref(&r->planes);
+    syncs_drop(fb);
     check_clmem(clmem_bridge_finish(fb->bridge, FINISH_TIMEOUT_NS), "clmem_bridge_finish((j))");
+    syncs_create(fb);
 }
 
 static void run_teardown(struct ffmpeg_run *r)
