@@ -137,8 +137,9 @@
  *
  * @section threads_blocks What "Blocks" says
  * Each function's "Blocks" paragraph says on what it can wait. "Never"
- * means it waits for no device work and no other thread's call; those are
- * the functions a keepalive's callback may call (@ref lifetime_callbacks).
+ * means it waits for no device work and for no other call to finish (it
+ * may take a lock that other calls hold only briefly); those are the
+ * functions a keepalive's callback may call (@ref lifetime_callbacks).
  * A call that only enqueues (the handoffs: clmem_bridge_acquire() and the
  * others) waits for nothing of the library's, but the driver's enqueue
  * itself may block: some drivers do not return from an acquire or release
