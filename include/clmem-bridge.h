@@ -1022,7 +1022,8 @@ void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clme
  *                     allows.
  * @param vk_keepalive The anchor that keeps the Vulkan memory alive, or
  *                     NULL; the bridge takes its own reference and drops it
- *                     as above (on a cache hit too: see the import cache).
+ *                     at the import's teardown, on a cache hit too
+ *                     (@ref lifetime_keepalives).
  * @param queue        A queue of the bridge's context, which the handle is
  *                     paired with.
  * @param flags        cl_mem_flags for the buffer (no host-pointer flags).
