@@ -5,9 +5,10 @@
  * checked. The Vulkan memory is freed by its anchor once OpenCL is done with
  * it (at the latest in clmem_bridge_device_finish(), before vkDestroyDevice).
  *
- * The barriers on Vulkan's side, and why each is there, are in
- * docs/vulkan-sync.md. Run it with the Khronos validation layer, which
- * must stay silent:
+ * The barriers on Vulkan's side, and why each is there, are on the page
+ * "Synchronisation with Vulkan" of clmem-bridge.h (make doc renders it as
+ * doc/html/vulkan_sync.html). Run it with the Khronos validation layer,
+ * which must stay silent:
  *   VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation ./bridge-example
  * Built with nothing but `pkg-config --cflags --libs clmem-bridge`. */
 #include <clmem-bridge.h>
@@ -39,7 +40,8 @@ static uint32_t pattern(size_t word)
     return (uint32_t)word * 2654435761u + 12345u;
 }
 
-/* The barrier around OpenCL's use of the shared buffer (docs/vulkan-sync.md).
+/* The barrier around OpenCL's use of the shared buffer ("Synchronisation
+ * with Vulkan" in clmem-bridge.h).
  * Exported memory (the fd paths) changes owner with a queue-family
  * ownership transfer: `to_opencl` releases it to VK_QUEUE_FAMILY_EXTERNAL
  * after Vulkan's writes, otherwise it is acquired back before Vulkan's

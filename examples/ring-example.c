@@ -153,11 +153,12 @@ int main(void)
             VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
             vkBeginCommandBuffer(cb[s], &bi);
             /* Every word of a frame: its sequence number. Then the frame
-             * goes to OpenCL (docs/vulkan-sync.md): exported memory (the fd
-             * paths) is released to VK_QUEUE_FAMILY_EXTERNAL, host-mapped
-             * memory made visible to the host, through which OpenCL reads
-             * it. Vulkan overwrites a frame without reading it, so it takes
-             * it back without an acquire. */
+             * goes to OpenCL ("Synchronisation with Vulkan" in
+             * clmem-bridge.h): exported memory (the fd paths) is released
+             * to VK_QUEUE_FAMILY_EXTERNAL, host-mapped memory made visible
+             * to the host, through which OpenCL reads it. Vulkan overwrites
+             * a frame without reading it, so it takes it back without an
+             * acquire. */
             VkBufferMemoryBarrier bb[BATCH];
             for (int p = 0; p < BATCH; p++) {
                 vkCmdFillBuffer(cb[s], buf[f[p].index], 0, VK_WHOLE_SIZE, (uint32_t)f[p].sequence);

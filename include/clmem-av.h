@@ -2,9 +2,17 @@
  * @file clmem-av.h
  * @brief clmem-av.h - FFmpeg's Vulkan frames into OpenCL without copying them.
  *
+ * libclmem-av's header (@ref libclmem_av). It includes <clmem-bridge.h>
+ * and libavutil's <libavutil/frame.h> and <libavutil/buffer.h>.
+ */
+
+/**
+ * @defgroup libclmem_av libclmem-av
+ * @brief FFmpeg's Vulkan frames into OpenCL, one handle per plane.
+ *
  * libclmem-av is where FFmpeg's types meet libclmem-bridge: a frame of
  * AV_PIX_FMT_VULKAN (an AVVkFrame: one VkImage, VkDeviceMemory and timeline
- * semaphore per plane) becomes one clmem_handle per plane, each a buffer
+ * semaphore per plane) becomes one ::clmem_handle per plane, each a buffer
  * covering the plane's bytes with the plane's real row pitch, imported
  * through clmem_bridge_import_vk_image(). No byte is copied on the fd paths
  * and on zero-copy host-mapped devices.
@@ -23,75 +31,58 @@
  *   av_frame_free(&frame);                               // any time: the handles hold it
  *   ...
  *   clmem_av_sync_finish(sync, timeout_ns); clmem_av_sync_unref(sync);
- *   clmem_bridge_finish(b, timeout_ns); clmem_bridge_unref(b);
+ *   clmem_bridge_device_finish(clmem_bridge_vk_device(b), timeout_ns); clmem_bridge_unref(b);
  *   av_buffer_unref(&device_ref);                        // last
  * @endcode
  * clmem_av_frame_acquire() and clmem_av_frame_release() are host order
- * without a sync object. With context NULL the bridge makes its own
- * OpenCL context: on the device with the Vulkan device's UUID, or, where
- * no OpenCL device says its UUID (a CPU OpenCL such as PoCL), on the only
- * OpenCL device there is.
+ * without a sync object (@ref av_order). With context NULL the bridge
+ * makes its own OpenCL context: on the device with the Vulkan device's
+ * UUID, or, where no OpenCL device says its UUID (a CPU OpenCL), on the
+ * only OpenCL device there is.
  *
  * Which frames: those of an AVHWFramesContext set up by
  * clmem_av_frames_setup(), whose pool (libclmem-av's own) makes every
  * plane a linear image in a dedicated allocation; frames of another
- * context whose images are linear are imported too, but on NVIDIA only the
- * set-up ones share right (clmem_av_frames_setup() says why). Software
- * formats: NV12, P010, RGBA and BGRA, of any extent FFmpeg makes, odd
- * ones too: FFmpeg's frame is one single-plane image per plane, the
+ * context whose images are linear are imported too, but on some drivers
+ * only the set-up ones share right (clmem_av_frames_setup() says why).
+ * Software formats: NV12, P010, RGBA and BGRA, of any extent FFmpeg makes,
+ * odd ones too: FFmpeg's frame is one single-plane image per plane, the
  * chroma plane of a 65x33 NV12 frame a 33x17 R8G8 image, which Vulkan
  * allows (the bridge's own NV12 images are one two-plane
  * VK_FORMAT_G8_B8R8_2PLANE_420_UNORM image, which Vulkan makes of even
  * extents only, so clmem_bridge_vk_image_create() refuses 65x33).
  *
- * Synchronisation: which order runs where, and what it costs. FFmpeg
- * requires every user of a frame to wait for each plane's timeline
- * semaphore at sem_value before touching it, and to signal sem_value + 1
- * when done (storing it in the frame). OpenCL has binary semaphores only,
- * so it cannot wait on those timelines itself; either the host or a Vulkan
- * submission stands in between (clmem_av_order):
- *  - host order, on every path: acquire waits on the host
- *    (vkWaitSemaphores), release waits on the host until OpenCL's release
- *    completed (clFinish), then signals from the host (vkSignalSemaphore,
- *    one per plane). It submits nothing to Vulkan, so it pays no GPU
- *    context switch, and one frame at a time it is the faster order. Its
- *    cost is the host waits: a thread sleeps while the GPU finishes
- *    FFmpeg's work, and again while it finishes OpenCL's; FFmpeg's and
- *    OpenCL's work never overlap.
- *  - device order, where both APIs share semaphores (NVIDIA's opaque fd;
- *    not lavapipe with PoCL): two semaphore submissions a frame, on a queue
- *    of FFmpeg's transfer family, and OpenCL waits on and signals a binary
- *    semaphore; neither call waits on the host. A semaphore submission costs
- *    more than a host wait one frame at a time, least on a transfer-only
- *    queue, where the GPU does not switch context as its graphics queue
- *    does; what it buys is overlap when several frames are in flight.
- * CLMEM_AV_ORDER_BEST takes device order where it works and more than one
- * frame is in flight, host order otherwise; clmem_av_sync_get_order() says
- * which runs. clmem-bench's (j) measures both, beside the bridge's plane
- * handoff of the same frame (man clmem-bench).
+ * @anchor av_lifetime
+ * @par Lifetime
+ * The imports hold a reference on their frame, and so on its frames
+ * context and FFmpeg's device context, until their teardowns are done
+ * (@ref lifetime_teardown); so FFmpeg's device context may be dropped
+ * while frames are imported. But the bridge borrows FFmpeg's VkDevice
+ * without a reference: drop device_ref last, after
+ * clmem_bridge_device_finish() returned CLMEM_OK (@ref
+ * lifetime_device_end; a sync object holds a reference of its own). A
+ * frame's planes may be dropped while acquired: the import's teardown
+ * hands the memory back once OpenCL's commands completed, and the frame
+ * goes back to FFmpeg's pool only then; but nothing signals the frame's
+ * semaphores, so FFmpeg's next use would not wait for OpenCL: free such a
+ * frame, or release it first.
  *
- * Lifetime, in short. The imports hold a reference on their frame, and so
- * on its frames context and FFmpeg's device context, until their
- * teardowns are done; so FFmpeg's device context may be dropped while
- * frames are imported. But the bridge borrows FFmpeg's VkDevice without a
- * reference: drop device_ref last, after clmem_bridge_finish() returned
- * CLMEM_OK and the bridge is unreffed (a sync object holds a reference of
- * its own). A frame's planes may be dropped while acquired: the import's
- * teardown hands the memory back once OpenCL's commands completed, and
- * the frame goes back to FFmpeg's pool only then; but nothing signals the
- * frame's semaphores, so FFmpeg's next use would not wait for OpenCL: free
- * such a frame, or release it first.
- *
- * Requirements: FFmpeg 5.1 or later (libavutil 57), whose Vulkan device
- * context is version 1.2 with timeline semaphores. With FFmpeg 6.1 or
- * later (libavutil 58.29) the library takes FFmpeg's queue and frame locks
+ * @par Requirements
+ * FFmpeg 5.1 or later (libavutil 57), whose Vulkan device context is
+ * version 1.2 with timeline semaphores. With FFmpeg 6.1 or later
+ * (libavutil 58.29) the library takes FFmpeg's queue and frame locks
  * (AVVulkanDeviceContext.lock_queue, AVVulkanFramesContext.lock_frame);
  * FFmpeg 5.1 has none, and clmem_av_sync_acquire() says what the caller
- * then keeps apart. Errors are reported as in clmem.h. This header
- * includes <clmem-bridge.h> and libavutil's <libavutil/frame.h> and
- * <libavutil/buffer.h>; the calls before the sync object are in version
- * node CLMEM_AV_0.2 (`@since 0.2`), the sync object's in CLMEM_AV_0.3
- * (`@since 0.3`).
+ * then keeps apart. Errors are reported as in clmem.h (@ref errors); the
+ * calls before the sync object are in version node CLMEM_AV_0.2, the sync
+ * object's in CLMEM_AV_0.3 (@ref versioning).
+ */
+
+/**
+ * @defgroup av_setup The bridge and the frames context
+ * @ingroup libclmem_av
+ * @brief A bridge on FFmpeg's Vulkan device; a frames context whose
+ * frames OpenCL can read.
  */
 #ifndef CLMEM_AV_H
 #define CLMEM_AV_H
@@ -113,18 +104,14 @@ extern "C" {
  * With context NULL, the OpenCL device is the one whose CL_DEVICE_UUID_KHR
  * is the Vulkan device's deviceUUID (clmem_bridge_pair()), in a new context
  * that the bridge owns; where no OpenCL device offers cl_khr_device_uuid
- * (PoCL), the only OpenCL device of all platforms, as clmem_bridge_create()
- * takes a context's only device (its bridge then shares through the
+ * (a CPU OpenCL), the only OpenCL device of all platforms, as
+ * clmem_bridge_create() takes a context's only device (its bridge then shares through the
  * host-mapped path: the fd paths need matching UUIDs). With a context, it
  * is used as clmem_bridge_create() uses clmem_bridge_info::context (its
  * device paired by UUID).
  *
  * The bridge borrows FFmpeg's Vulkan objects, taking no reference on
- * device_ref: keep device_ref until clmem_bridge_finish() returned CLMEM_OK
- * and the bridge is unreffed, as for any bridge before vkDestroyDevice.
- * Imported frames keep their frames context, and so the device, alive
- * themselves until their teardowns, so dropping device_ref while frames
- * are imported is safe; calling the bridge after the device went is not.
+ * device_ref: drop device_ref last (@ref av_lifetime).
  *
  * @param device_ref An AVBufferRef of an AVHWDeviceContext of type
  *                   AV_HWDEVICE_TYPE_VULKAN (borrowed: no reference is
@@ -156,6 +143,7 @@ extern "C" {
  * @par Blocks
  *      On the driver queries of pairing and of clmem_bridge_create() (a
  *      millisecond or so), and on clCreateContext when context is NULL.
+ * @ingroup av_setup
  * @since 0.2
  */
 clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context, uint32_t flags,
@@ -196,12 +184,10 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  * passes.
  *
  * Why its own pool: FFmpeg 5.1's pool allocates a plane dedicated only
- * where Vulkan prefers or requires it, and NVIDIA says neither for linear
- * images; on the H200 an OpenCL kernel's writes to such non-dedicated
- * exported memory read back wrong in Vulkan (linear RGBA8 images: wrong,
- * and exact in a dedicated allocation; FFmpeg's 1920x1080 NV12 frames:
- * 1.29 million of 6.2 million luma bytes wrong, none with this pool:
- * docs/driver-notes.md). FFmpeg cannot be asked for a dedicated
+ * where Vulkan prefers or requires it, and a driver may say neither for
+ * linear images while an OpenCL kernel's writes to such non-dedicated
+ * exported memory read back wrong in Vulkan (NVIDIA; none wrong with this
+ * pool: docs/driver-notes.md). FFmpeg cannot be asked for a dedicated
  * allocation. Why linear: FFmpeg 5.1 otherwise tiles frames with the
  * driver's layout, which OpenCL cannot read as rows.
  *
@@ -238,12 +224,20 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  *      The frames context is unchanged.
  * @par Blocks
  *      Never.
+ * @ingroup av_setup
  * @since 0.2
  */
 clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref);
 
 /**
+ * @defgroup av_frames Frames
+ * @ingroup libclmem_av
+ * @brief A frame's planes as handles, and host order without a sync object.
+ */
+
+/**
  * At most this many planes has a frame clmem_av_frame_import() imports.
+ * @ingroup av_frames
  * @since 0.2
  */
 #define CLMEM_AV_MAX_PLANES 4
@@ -253,6 +247,7 @@ clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref);
  *
  * This struct is frozen: a future field comes with a new struct and new
  * functions.
+ * @ingroup av_frames
  * @since 0.2
  */
 typedef struct clmem_av_frame_planes {
@@ -284,7 +279,7 @@ typedef struct clmem_av_frame_planes {
  * buffers and its frames context, as av_frame_ref() takes them) as their
  * Vulkan keepalive, dropped by the imports' teardowns, that is after the
  * last handle is gone and OpenCL's commands on the frame completed
- * (clmem_bridge_import_vk()'s three conditions). So the frame goes back to
+ * (@ref lifetime_teardown). So the frame goes back to
  * FFmpeg's pool only after that, whatever order the caller drops the frame
  * and the handles in, and a frames context torn down while frames are
  * imported lives on until then.
@@ -346,18 +341,20 @@ typedef struct clmem_av_frame_planes {
  *      left behind.
  * @par Threads
  *      The frame reference is dropped (av_frame_free) where the imports'
- *      Vulkan keepalives are: possibly on an OpenCL driver thread, or in
- *      clmem_bridge_finish() (clmem-bridge.h). That returns the frame to
+ *      Vulkan keepalives are (@ref lifetime_callbacks): possibly on an
+ *      OpenCL driver thread, or in clmem_bridge_finish() or
+ *      clmem_bridge_device_finish(). That returns the frame to
  *      FFmpeg's pool, which is thread-safe; but when it was the last
  *      reference to an unreffed frames context, FFmpeg frees the pool
  *      there, calling vkDeviceWaitIdle, which Vulkan wants externally
  *      synchronised with every queue of the device. So drop a frames
  *      context whose frames were imported only after
- *      clmem_bridge_finish() returned CLMEM_OK, or while no thread
+ *      clmem_bridge_device_finish() returned CLMEM_OK, or while no thread
  *      submits to FFmpeg's device.
  * @par Blocks
  *      On the Vulkan layout queries and the driver imports; on the
  *      host-mapped path also a blocking clEnqueueMapBuffer on queue.
+ * @ingroup av_frames
  * @since 0.2
  */
 clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
@@ -370,9 +367,10 @@ clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_
  *               does nothing either.
  * @par Threads
  *      A plane's last handle starts its import's teardown, as
- *      clmem_handle_unref() does (clmem-bridge.h).
+ *      clmem_handle_unref() does (@ref lifetime_teardown).
  * @par Blocks
  *      Never.
+ * @ingroup av_frames
  * @since 0.2
  */
 void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes);
@@ -423,6 +421,7 @@ void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes);
  *      Nothing is enqueued and the frame is unchanged.
  * @par Blocks
  *      Up to timeout_ns, on FFmpeg's work on the frame.
+ * @ingroup av_frames
  * @since 0.2
  */
 clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
@@ -479,36 +478,57 @@ clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem
  * @par Blocks
  *      On the release and everything enqueued on queue before it
  *      (clFinish).
+ * @ingroup av_frames
  * @since 0.2
  */
 clmem_status clmem_av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
                                     cl_command_queue queue, cl_uint num_events, const cl_event *wait_list);
 
-/* ------------------------------------------------------ ordering */
+/**
+ * @defgroup av_order Ordering
+ * @ingroup libclmem_av
+ * @brief Which order a frame's handoff runs in, host or device, and the
+ * sync object that runs it.
+ *
+ * FFmpeg requires every user of a frame to wait for each plane's timeline
+ * semaphore at sem_value before touching it, and to signal sem_value + 1
+ * when done (storing it in the frame). OpenCL has binary semaphores only,
+ * so it cannot wait on those timelines itself; either the host or a Vulkan
+ * submission stands in between:
+ *  - Host order: clmem_av_frame_acquire() and clmem_av_frame_release(), or
+ *    a sync object of CLMEM_AV_ORDER_HOST; works on every path. Acquire
+ *    waits on the host for FFmpeg's work (vkWaitSemaphores), release waits
+ *    on the host until OpenCL's release completed (clFinish), then signals
+ *    each plane's timeline semaphore from the host (vkSignalSemaphore). It
+ *    submits nothing to Vulkan, so it pays no GPU context switch, and one
+ *    frame at a time it is the faster order. Its cost is the host waits: a
+ *    thread sleeps while the GPU finishes FFmpeg's work, and again while it
+ *    finishes OpenCL's; FFmpeg's and OpenCL's work never overlap.
+ *  - Device order: a sync object of CLMEM_AV_ORDER_DEVICE. Neither call
+ *    waits on the host: acquire submits, on FFmpeg's Vulkan device, a wait
+ *    for each plane's timeline semaphore at sem_value and a signal of a
+ *    binary semaphore that OpenCL waits on before the acquire; release has
+ *    OpenCL signal a second binary semaphore after the release, and
+ *    submits a wait for it and the signal of each plane's timeline
+ *    semaphore at sem_value + 1. So FFmpeg's work on one frame and OpenCL's
+ *    on another overlap when several frames are in flight. A semaphore
+ *    submission costs more than a host wait one frame at a time, least on
+ *    a transfer-only queue, where the GPU does not switch context as its
+ *    graphics queue does. Needs semaphores both APIs share
+ *    (clmem_bridge_check_semaphore() with CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD,
+ *    as on NVIDIA) and FFmpeg's device with VK_KHR_external_semaphore_fd;
+ *    a CPU OpenCL imports no semaphore, so there only host order exists.
+ *
+ * CLMEM_AV_ORDER_BEST takes device order where it works and more than one
+ * frame is in flight, host order otherwise; clmem_av_sync_get_order() says
+ * which runs. clmem-bench's measure (j) times both, beside the bridge's
+ * plane handoff of the same frame (clmem-bench(1); docs/performance.md).
+ */
 
 /**
- * How a frame's handoff between FFmpeg and OpenCL is ordered.
- *
- * Host order: clmem_av_frame_acquire() and clmem_av_frame_release(), or a
- * sync object of CLMEM_AV_ORDER_HOST. Acquire waits on the host for
- * FFmpeg's work (vkWaitSemaphores), release waits on the host for
- * OpenCL's (clFinish) and then signals each plane's timeline semaphore
- * from the host (vkSignalSemaphore). Works on every path. One frame at a
- * time it is the faster order: no Vulkan submission, so no GPU context
- * switch.
- *
- * Device order: a sync object of CLMEM_AV_ORDER_DEVICE. Neither call
- * waits on the host: acquire submits, on FFmpeg's Vulkan device, a wait
- * for each plane's timeline semaphore at sem_value and a signal of a
- * binary semaphore that OpenCL waits on before the acquire; release has
- * OpenCL signal a second binary semaphore after the release, and submits
- * a wait for it and the signal of each plane's timeline semaphore at
- * sem_value + 1. The host never sleeps, so FFmpeg's work on one frame and
- * OpenCL's on another overlap when several frames are in flight. Needs
- * semaphores both APIs share (clmem_bridge_check_semaphore() with
- * CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD, as on NVIDIA) and FFmpeg's device with
- * VK_KHR_external_semaphore_fd; CPU OpenCL (PoCL) imports no semaphore, and
- * lavapipe exports none, so there only host order exists.
+ * How a frame's handoff between FFmpeg and OpenCL is ordered: host or
+ * device order (@ref av_order).
+ * @ingroup av_order
  * @since 0.3
  */
 typedef enum clmem_av_order {
@@ -524,12 +544,14 @@ typedef enum clmem_av_order {
  * @return "host", "device", "best", or "unknown-order"; static storage.
  * @par Blocks
  *      Never.
+ * @ingroup av_order
  * @since 0.3
  */
 const char *clmem_av_order_name(clmem_av_order order);
 
 /**
  * Most frames a sync object keeps in flight (clmem_av_sync_create()).
+ * @ingroup av_order
  * @since 0.3
  */
 #define CLMEM_AV_MAX_IN_FLIGHT 16
@@ -541,6 +563,7 @@ const char *clmem_av_order_name(clmem_av_order order);
  * binary semaphores and two command buffers per frame in flight, all made
  * once and reused, and a timeline semaphore counting its submissions).
  * Opaque and reference-counted.
+ * @ingroup av_order
  * @since 0.3
  */
 typedef struct clmem_av_sync clmem_av_sync;
@@ -588,6 +611,7 @@ typedef struct clmem_av_sync clmem_av_sync;
  * @par Blocks
  *      On the driver calls (device order: 2 x frames_in_flight semaphore
  *      exports and imports).
+ * @ingroup av_order
  * @since 0.3
  */
 clmem_status clmem_av_sync_create(clmem_bridge *b, AVBufferRef *device_ref, clmem_av_order order,
@@ -601,6 +625,7 @@ clmem_status clmem_av_sync_create(clmem_bridge *b, AVBufferRef *device_ref, clme
  *         CLMEM_AV_ORDER_BEST for NULL.
  * @par Blocks
  *      Never.
+ * @ingroup av_order
  * @since 0.3
  */
 clmem_av_order clmem_av_sync_get_order(const clmem_av_sync *sync);
@@ -612,6 +637,7 @@ clmem_av_order clmem_av_sync_get_order(const clmem_av_sync *sync);
  * @return sync (NULL for NULL).
  * @par Blocks
  *      Never.
+ * @ingroup av_order
  * @since 0.3
  */
 clmem_av_sync *clmem_av_sync_ref(clmem_av_sync *sync);
@@ -629,6 +655,7 @@ clmem_av_sync *clmem_av_sync_ref(clmem_av_sync *sync);
  * @par Blocks
  *      The last reference, on the sync object's Vulkan submissions (each
  *      waits on OpenCL's signal of its frame).
+ * @ingroup av_order
  * @since 0.3
  */
 void clmem_av_sync_unref(clmem_av_sync *sync);
@@ -647,6 +674,7 @@ void clmem_av_sync_unref(clmem_av_sync *sync);
  * @retval CLMEM_ERR_NULL_POINTER sync is NULL.
  * @par Blocks
  *      Up to timeout_ns.
+ * @ingroup av_order
  * @since 0.3
  */
 clmem_status clmem_av_sync_finish(clmem_av_sync *sync, uint64_t timeout_ns);
@@ -710,6 +738,7 @@ clmem_status clmem_av_sync_finish(clmem_av_sync *sync, uint64_t timeout_ns);
  *      Host order: as clmem_av_frame_acquire(). Device order: only when
  *      frames_in_flight frames are in flight, until the oldest release's
  *      Vulkan submission completed.
+ * @ingroup av_order
  * @since 0.3
  */
 clmem_status clmem_av_sync_acquire(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
@@ -754,6 +783,7 @@ clmem_status clmem_av_sync_acquire(clmem_av_sync *sync, AVFrame *frame, const cl
  * @par Blocks
  *      Host order: as clmem_av_frame_release(). Device order: never (if
  *      OpenCL refuses the semaphore signal, clFinish(queue) instead).
+ * @ingroup av_order
  * @since 0.3
  */
 clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,

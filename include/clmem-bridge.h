@@ -2,127 +2,301 @@
  * @file clmem-bridge.h
  * @brief clmem-bridge.h - share Vulkan memory with OpenCL without copying it.
  *
+ * libclmem-bridge's header (@ref libclmem_bridge). It includes clmem.h and
+ * <vulkan/vulkan.h>, and is the only clmem header that needs Vulkan but
+ * for those built on it (clmem-av.h, clmem-ipc.h). Two of the rules pages
+ * are here: @ref lifetime and @ref vulkan_sync.
+ */
+
+/**
+ * @page lifetime Lifetime and teardown
+ *
+ * @section lifetime_borrow Handles borrow, anchors hold
+ * A ::clmem_handle borrows its cl_mem and queue: making one never retains
+ * them, and dropping it never releases them. What keeps them alive is its
+ * anchor, a ::clmem_keepalive: clmem_keepalive_new_cl() retains a cl_mem
+ * and a queue and releases the memory, then the queue;
+ * clmem_keepalive_new() runs a callback of yours; clmem_keepalive_chain()
+ * holds two anchors and drops the first, then the second, so chain the
+ * OpenCL side before the Vulkan side. A handle takes its own reference on
+ * its anchor and the caller keeps theirs. clmem_handle_keepalive() gives
+ * the anchor, to keep what it holds alive beyond the handle.
+ *
+ * A bridge (::clmem_bridge) retains its cl_context and borrows the Vulkan
+ * objects (instance, physical device, device), which must outlive its
+ * imports (@ref lifetime_device_end). Every import, handle, semaphore and
+ * ring holds a reference on its bridge, so clmem_bridge_unref() drops only
+ * the caller's.
+ *
+ * @section lifetime_teardown An import's teardown
+ * Every handle of one import (the first, a cache hit's, those of
+ * clmem_bridge_handle_for_queue()) shares the import's anchor. When the
+ * last of them goes, the bridge drops its reference on the Vulkan
+ * keepalive given to the import only once all three of these hold:
+ *  - (a) every command enqueued before that last unref, on every queue a
+ *    handle of the import was made for, has completed: the bridge enqueues
+ *    a marker on each (and flushes it);
+ *  - (b) the memory was handed back to Vulkan, if it was left acquired: the
+ *    bridge enqueues the release itself on the acquiring queue once that
+ *    queue's marker completed, and waits for it too;
+ *  - (c) OpenCL has destroyed the cl_mem: the bridge releases it only after
+ *    (a) and (b), and drops the keepalive from its destructor callback.
+ *
+ * (c) alone would not be enough: a driver may run a cl_mem's destructor
+ * callback before the kernels using it completed (docs/driver-notes.md).
+ * No timeout gives up on these conditions.
+ *
+ * The last clmem_handle_unref() waits for no device work. It enqueues at
+ * most the host-mapped path's unmap of OpenCL's own mapping (which must
+ * come before the caller's next command on that host memory; the fd paths
+ * have none) and hands the import to the library's thread
+ * (@ref threads_teardown), which enqueues the markers;
+ * clmem_bridge_finish() and clmem_bridge_device_finish() enqueue them
+ * themselves for an import the thread has not reached. A marker enqueued
+ * after the unref still waits for everything enqueued before it. Only if
+ * enqueueing a marker or registering its callback fails does the thread
+ * (or that unref) block instead, in clFinish or clWaitForEvents.
+ *
+ * The bridge sees only the queues its handles name. Work on a queue no
+ * handle names is the caller's to finish (clFinish, or wait for its
+ * events) before dropping the last handle; or make a handle for that queue
+ * with clmem_bridge_handle_for_queue(), and the teardown waits for it too.
+ * A cl_mem the caller retained itself holds back (c) until it is released.
+ *
+ * @section lifetime_keepalives Keepalives given to the bridge
+ * An import takes its own reference on the keepalive it is given
+ * (vk_keepalive, keepalive; NULL for none) and drops it when its teardown
+ * is complete. A cache hit's keepalive is held by the import too, as if it
+ * had made the import (@ref bridge_import_cache): the import holds each
+ * distinct anchor once, the first import's and every hit's alike, all
+ * until the teardown, never replaced and never dropped early. A hit
+ * passing an anchor the import holds already takes no reference and no
+ * memory, and costs the same on the millionth re-import as on the first; a
+ * hit passing a new anchor adds one reference (and one slot) until the
+ * import's teardown, however short that caller's use. So to re-import a
+ * long-lived frame per use, pass the frame's one anchor each time, not a
+ * new anchor per use.
+ *
+ * A semaphore's vk_keepalive is dropped when its last reference goes,
+ * after the OpenCL semaphore is released (clmem_bridge_semaphore_unref()).
+ *
+ * @section lifetime_callbacks Where a keepalive's callback runs
+ * A keepalive given to the bridge has its last reference dropped, and so
+ * its callback run, on whichever thread completes its import's teardown,
+ * and no thread is promised: an OpenCL driver thread (a marker's event
+ * callback or the destructor callback), the thread in
+ * clmem_bridge_finish() or clmem_bridge_device_finish(), or the library's
+ * thread when the device work was already done (for an import that failed
+ * inside the call that made it, that call's thread). Never inside a
+ * function of this library that holds a lock of the bridge: the callback
+ * may call this library again.
+ *
+ * @section lifetime_callback_calls What a keepalive's callback may call
+ * It runs in an OpenCL callback, so OpenCL's rule for those holds: it must
+ * return promptly, must be thread-safe, and must not call blocking OpenCL
+ * functions (clFinish, clWaitForEvents, a blocking read, write or map) nor
+ * create contexts or queues. Non-blocking OpenCL calls are fine:
+ * clGet*Info (e.g. clGetEventInfo), clRetain* and clRelease* of events,
+ * queues and memory objects (release there only a cl_mem whose commands
+ * completed: a driver may block in clReleaseMemObject while a kernel uses
+ * it), clSetUserEventStatus. Of this library it may call the functions
+ * whose "Blocks" paragraph says Never (clmem_keepalive_unref(),
+ * clmem_handle_unref(), clmem_bridge_unref(), clmem_bridge_caps(), ...),
+ * but not clmem_bridge_finish() nor clmem_bridge_device_finish(), which
+ * wait for the very teardown the callback is part of.
+ *
+ * @section lifetime_device_end Before vkDestroyDevice and clReleaseContext
+ * What a program does at the end of a VkDevice, in this order:
+ *  1. drop every handle, semaphore and ring of the device's bridges (and,
+ *     with libclmem-ipc, destroy the consumers: clmem_ipc_consumer_destroy());
+ *  2. call clmem_bridge_device_finish() for the VkDevice and get CLMEM_OK:
+ *     it finds every bridge made for it, those the application dropped
+ *     included, and waits until every teardown of their imports is
+ *     complete (each cl_mem destroyed, each keepalive dropped, each host
+ *     mapping unmapped). CLMEM_ERR_IN_USE comes at once while handles or
+ *     semaphores are alive, CLMEM_ERR_TIMEOUT when device work is still
+ *     pending: then the memory, and so the device, must stay;
+ *  3. free the Vulkan memory that was imported (with a keepalive or
+ *     without), then vkDestroyDevice.
+ *
+ * The bridges themselves may be dropped before or after step 2; a bridge
+ * the application still holds makes no Vulkan call after step 2 unless a
+ * function is called with it. clmem_bridge_finish() does step 2 for one
+ * bridge the application still holds.
+ *
+ * Before clReleaseContext and clReleaseCommandQueue nothing is needed: a
+ * bridge retains its cl_context, and an import every queue a handle of it
+ * was made for, until the teardowns that need them complete.
+ *
+ * A program that skips step 2 gets no error: the teardown completes later,
+ * on a driver thread or the library's, once the device work enqueued
+ * before it completes, and it calls Vulkan (vkUnmapMemory on the
+ * host-mapped path, and the keepalive's callback, which usually frees the
+ * VkDeviceMemory). After vkDestroyDevice that is undefined behaviour: on a
+ * CPU driver it was a crash on a driver thread, some time after the device
+ * went. A process that exits first abandons the pending teardowns.
+ *
+ * libclmem-av and libclmem-ipc add their own steps: drop FFmpeg's device
+ * context last (@ref libclmem_av), and destroy a consumer before step 2
+ * (clmem_ipc_consumer_destroy()).
+ */
+
+/**
+ * @page vulkan_sync Synchronisation with Vulkan
+ *
+ * clmem_bridge_acquire() and clmem_bridge_release() (and their _many
+ * forms, and a frame ring's clmem_bridge_ring_cl_next() and
+ * clmem_bridge_ring_cl_done()) enqueue the OpenCL half of a handoff. The
+ * Vulkan half is the application's, in its own command buffers and
+ * submissions: a pipeline barrier after Vulkan's last access before the
+ * acquire, a barrier before Vulkan's first access after the release, and
+ * an order between the two APIs' work (a fence, an event, or a semaphore).
+ * examples/bridge-example.c in the source tree does all of it, on every
+ * path; this page says why each piece is there.
+ *
+ * Which barrier depends on the path the import went through, which
+ * clmem_bridge_handle_path() tells, and which follows from the memory:
+ *  - the fd paths (opaque fd, dma-buf): the memory was exported
+ *    (clmem_bridge_vk_memory::export_types is not 0). OpenCL reaches it as
+ *    an external API on the same device, so its ownership moves between
+ *    Vulkan and OpenCL with queue-family ownership transfers to and from
+ *    VK_QUEUE_FAMILY_EXTERNAL.
+ *  - the host-mapped path: the memory is host-visible and host-coherent and
+ *    is not exported (export_types is 0). OpenCL reaches it through the
+ *    bridge's vkMapMemory pointer: to Vulkan, OpenCL's reads and writes are
+ *    host accesses. No ownership transfer (the memory is not external, and
+ *    VK_QUEUE_FAMILY_EXTERNAL is only for memory that is); host memory
+ *    dependencies instead.
+ *
+ * @section vulkan_sync_before Before clmem_bridge_acquire(): Vulkan hands the memory over
+ * Record this barrier after Vulkan's last write (or read) of the range, in
+ * the same submission:
+ *
+ * | field | fd paths: release to VK_QUEUE_FAMILY_EXTERNAL | host-mapped path |
+ * |---|---|---|
+ * | srcStageMask | the stage of Vulkan's last access (TRANSFER after a copy or vkCmdFillBuffer, COMPUTE_SHADER after a dispatch) | the same |
+ * | srcAccessMask | Vulkan's writes (TRANSFER_WRITE, SHADER_WRITE) | the same |
+ * | dstStageMask | BOTTOM_OF_PIPE (a release ignores it) | HOST |
+ * | dstAccessMask | 0 (a release ignores it) | HOST_READ and HOST_WRITE |
+ * | srcQueueFamilyIndex | the family of the queue that records it | VK_QUEUE_FAMILY_IGNORED |
+ * | dstQueueFamilyIndex | VK_QUEUE_FAMILY_EXTERNAL | VK_QUEUE_FAMILY_IGNORED |
+ * | barrier | a VkBufferMemoryBarrier on the imported range (a VkImageMemoryBarrier for an image, oldLayout and newLayout GENERAL) | the same, or a VkMemoryBarrier |
+ *
+ * Then make the acquire run only after that submission completed:
+ *  - host order: wait for the submission's fence (vkWaitForFences, or
+ *    vkQueueWaitIdle), then call clmem_bridge_acquire();
+ *  - a semaphore: signal a binary semaphore in the same submission, import
+ *    it with clmem_bridge_semaphore_import(), and call
+ *    clmem_bridge_semaphore_wait() on the handle's queue before the
+ *    acquire. With device ordering (CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD, an fd
+ *    path on a GPU) OpenCL's queue waits on the device; with host ordering
+ *    (CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED) the call itself waits, on the
+ *    host, until the semaphore signalled, so the barrier's HOST destination
+ *    above is what makes Vulkan's writes visible to OpenCL. A frame ring
+ *    does this with its ready semaphores: submit the batch's writes, its
+ *    barriers and the frame's signal_semaphore together.
+ *
+ * The Vulkan specification's "External Resource Sharing" asks exactly this
+ * of memory shared with another API: release ownership in the source API,
+ * make sure the release completed with a semaphore or a fence, then
+ * acquire in the destination API (here clmem_bridge_acquire(), whose
+ * clEnqueueAcquireExternalMemObjectsKHR is OpenCL's acquire). Without the
+ * release, the first access by the other API takes ownership implicitly
+ * and the memory's contents are undefined. A fence alone does not make
+ * device writes visible to the host; the HOST barrier does ("Waiting on
+ * Fences").
+ *
+ * @section vulkan_sync_after After clmem_bridge_release(): Vulkan takes the memory back
+ * Vulkan may touch the range only once the release completed:
+ *  - host order: wait for the release's event (clWaitForEvents on
+ *    event_out), then submit the Vulkan work that uses the range;
+ *  - a semaphore: call clmem_bridge_semaphore_signal() on the handle's
+ *    queue after the release and make Vulkan's submission wait on that
+ *    semaphore (pWaitSemaphores, with the first stage that uses the range
+ *    in pWaitDstStageMask). A frame ring's clmem_bridge_ring_cl_done()
+ *    signals its done semaphore, which clmem_bridge_ring_vk_next() hands
+ *    back as the frame's wait_semaphore.
+ *
+ * Record this barrier before Vulkan's first access, in the submission that
+ * waits:
+ *
+ * | field | fd paths: acquire from VK_QUEUE_FAMILY_EXTERNAL | host-mapped path |
+ * |---|---|---|
+ * | srcStageMask | TOP_OF_PIPE (or the semaphore wait's stage) | none needed |
+ * | srcAccessMask | 0 (an acquire ignores it) | |
+ * | dstStageMask | the stage of Vulkan's first access (TRANSFER for a copy) | |
+ * | dstAccessMask | that access (TRANSFER_READ, SHADER_READ, ...) | |
+ * | srcQueueFamilyIndex | VK_QUEUE_FAMILY_EXTERNAL | |
+ * | dstQueueFamilyIndex | the family of the queue that records it | |
+ *
+ * On the host-mapped path OpenCL's writes are host writes to host-coherent
+ * memory, completed before the host submits: every vkQueueSubmit makes
+ * the host's earlier writes visible to the work it submits ("Host Write
+ * Ordering Guarantees"), so no barrier is needed on Vulkan's side.
+ *
+ * When Vulkan overwrites the whole range without reading it (a producer
+ * that fills a frame again), the acquire may be left out: the contents are
+ * undefined without it, and an overwrite does not care. Before Vulkan
+ * reads what OpenCL wrote, it is required. The release before the next
+ * acquire is always required.
+ *
+ * @section vulkan_sync_family Which family, which queue
+ *  - VK_QUEUE_FAMILY_EXTERNAL stands for a queue outside this Vulkan
+ *    instance on the same physical device. The bridge's fd paths work only
+ *    between devices with the same UUID (clmem_bridge_pair()), so it is the
+ *    one to use. (The Vulkan specification also asks for the same
+ *    driverUUID, which a vendor's Vulkan and OpenCL drivers may not report;
+ *    VK_QUEUE_FAMILY_FOREIGN_EXT, from VK_EXT_queue_family_foreign, makes no
+ *    such demand and may cost more. Write the transfers even where a driver
+ *    was found to read back right without them: docs/driver-notes.md.)
+ *  - A buffer created with VK_SHARING_MODE_EXCLUSIVE that Vulkan uses on
+ *    two queue families also needs the ordinary transfers between them; the
+ *    release to VK_QUEUE_FAMILY_EXTERNAL is recorded on the family that
+ *    accessed it last, the acquire on the family that will access it next.
+ *  - Images: hand them over in VK_IMAGE_LAYOUT_GENERAL and expect them back
+ *    in it (@ref bridge_image); each plane's handle is acquired and
+ *    released on its own.
+ *  - Binary semaphores alternate strictly between one signal and one wait:
+ *    a second signal before the wait is invalid usage, and hung a driver
+ *    (docs/driver-notes.md). A frame ring keeps that order for you.
+ *
+ * @section vulkan_sync_check Checking it
+ * Run the program with the Khronos validation layer
+ * (`VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation`; Debian:
+ * vulkan-validationlayers), which prints any error it finds, and add
+ * `VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT`
+ * to check Vulkan's own barriers (hazards between Vulkan commands) too.
+ * The layer cannot see OpenCL's side, which is why the barriers above
+ * matter. examples/bridge-example.c runs silent under both, and prints the
+ * path and "every byte checked".
+ */
+
+/**
+ * @defgroup libclmem_bridge libclmem-bridge
+ * @brief Vulkan memory into OpenCL without copying it, handed back and forth.
+ *
  * libclmem-bridge imports memory that Vulkan exported into OpenCL
  * (cl_khr_external_memory: opaque fd, dma-buf), or, where a driver lacks
  * those extensions, wraps Vulkan's host-mapped memory (CL_MEM_USE_HOST_PTR),
  * which is zero-copy on CPU and unified-memory OpenCL devices. Either way
- * the result is an ordinary clmem_handle whose anchor chains both APIs'
+ * the result is an ordinary ::clmem_handle whose anchor chains both APIs'
  * lifetimes: the Vulkan memory's keepalive is dropped only after every
  * command that could touch the memory has completed and OpenCL destroyed
- * the cl_mem (see clmem_bridge_import_vk() for the three conditions).
+ * the cl_mem (@ref lifetime_teardown).
  *
- * Everything goes through a bridge object (clmem_bridge): one VkDevice
+ * Everything goes through a bridge object (::clmem_bridge): one VkDevice
  * paired with one cl_context. It owns what the import needs and would
  * otherwise be process-global: the Vulkan and OpenCL extension entry
  * points (loaded through the application's vkGetInstanceProcAddr when it
  * passes one), the capability answer worked out once at creation, and the
  * import cache. (Host mappings are shared by all bridges of a VkDevice:
- * Vulkan allows one mapping of a VkDeviceMemory at a time.) Every import,
- * handle and semaphore holds a reference on its bridge.
+ * Vulkan allows one mapping of a VkDeviceMemory at a time.)
  *
  * Requirements: a Vulkan 1.1 instance (physical-device queries use the 1.1
  * core functions); OpenCL 3.0 for clCreateBufferWithProperties on the fd
- * paths. Errors are reported as in clmem.h: a clmem_status, with the failing
- * call, its raw native code and a sentence in clmem_error_*().
- *
- * Rules every function below follows (each function's comment adds its
- * own; t/bridge-rules checks these):
- *
- * Threads and blocking: any function may be called from any thread; the
- * "Blocks" paragraph of each says on what it can wait.
- *
- * Where a keepalive's callback runs: a keepalive passed to the bridge
- * (vk_keepalive, keepalive) has its last reference dropped, and so its
- * callback run, on whichever thread completes its import's teardown, and
- * no thread is promised: an OpenCL driver thread (the teardown's marker
- * or destructor callbacks; on PoCL 3.1 this was always one of PoCL's own
- * threads, as t/bridge-lifetime prints), the thread in
- * clmem_bridge_finish() or clmem_bridge_device_finish(), or the library's
- * teardown thread (below) when the
- * device work was already done and the driver ran the callbacks inside
- * its calls (for an import that failed inside the call that made it, that
- * call's thread). Never inside a function of this library that holds a lock of
- * the bridge: the callback may call this library again.
- *
- * The library's own thread: libclmem-bridge makes one thread per process,
- * with the first bridge, with every signal blocked, and joins it when the
- * library is unloaded or the process exits. The last
- * clmem_handle_unref() of an import hands the import to it, and it
- * enqueues the teardown's markers (clmem_bridge_import_vk() says what they
- * wait for), so that the unref costs the same whatever the number of
- * queues (about 2 us on the H200 with 16, against 155 us when the unref
- * enqueued them itself). Where the thread cannot be made, the unref
- * enqueues them as before. After fork() the child makes its own thread
- * when it needs one.
- *
- * What a keepalive's callback may call: it runs in an OpenCL callback, so
- * OpenCL's rule for those holds: it must return promptly, must be
- * thread-safe, and must not call blocking OpenCL functions (clFinish,
- * clWaitForEvents, a blocking read, write or map) nor create contexts or
- * queues. Non-blocking OpenCL calls are fine: clGet*Info (e.g.
- * clGetEventInfo), clRetain* and clRelease* of events, queues and memory
- * objects (clReleaseMemObject: NVIDIA's blocks while a kernel using the
- * buffer runs, so release there only a cl_mem whose commands completed),
- * clSetUserEventStatus. Of this library it may call the functions whose
- * "Blocks" paragraph says Never (clmem_keepalive_unref(),
- * clmem_handle_unref(), clmem_bridge_unref(), clmem_bridge_caps(), ...),
- * but not clmem_bridge_finish() nor clmem_bridge_device_finish(), which
- * wait for the very teardown the callback is part of.
- *
- * NULL arguments: a NULL where a function needs an object, an array or an
- * out-pointer gets CLMEM_ERR_NULL_POINTER, in every function that returns
- * a clmem_status, naming the argument. Functions that return a value
- * rather than a status give a NULL object their "none" value (NULL, 0,
- * VK_NULL_HANDLE), and the _unref and _destroy functions do nothing with
- * NULL. A non-NULL pointer that is not what it should be (a handle that
- * did not come from the bridge) is CLMEM_ERR_INVALID_VALUE.
- *
- * Which error wins: a call checks its arguments in this order and returns
- * the first failure:
- *  1. NULL arguments (CLMEM_ERR_NULL_POINTER);
- *  2. each argument on its own, as the library knows it whatever the
- *     bridge: sizes (CLMEM_ERR_ZERO_SIZE), unknown enum values and flag
- *     bits, ranges and descriptions that contradict themselves
- *     (CLMEM_ERR_INVALID_VALUE), and a VkFormat that the bridge never
- *     shares, or never with that tiling (CLMEM_ERR_UNSUPPORTED: the
- *     format table, not the device, says so);
- *  3. whether the objects belong together: a queue of another context
- *     (CLMEM_ERR_CONTEXT_MISMATCH, or CLMEM_ERR_OPENCL when it is not a
- *     queue at all), memory of another VkDevice
- *     (CLMEM_ERR_DEVICE_MISMATCH), a handle of another bridge
- *     (CLMEM_ERR_INVALID_VALUE);
- *  4. what this bridge's pair can do: CLMEM_ERR_UNSUPPORTED,
- *     CLMEM_ERR_DEVICE_MISMATCH for an fd path on a pair whose device
- *     UUIDs differ, and CLMEM_ERR_INVALID_VALUE for the device's own
- *     rules (CL_DEVICE_MEM_BASE_ADDR_ALIGN);
- *  5. the driver calls themselves (CLMEM_ERR_OPENCL, CLMEM_ERR_VULKAN,
- *     CLMEM_ERR_NO_MEMORY), and the state of the objects (an import
- *     already acquired).
- * Within one step the order is the function's own; the one exception to
- * the order is a versioned struct's `size`, checked before its other
- * fields since it says which of them may be read. So another context's
- * queue is always CLMEM_ERR_CONTEXT_MISMATCH, whatever the device lacks.
- *
- * Versioned structs (those with a `size` field: clmem_bridge_info,
- * clmem_bridge_ring_info): set size to sizeof the struct of the header you
- * build with. A smaller size (an older header) means the fields past it
- * are absent and read as zero; below the struct's first version it is
- * CLMEM_ERR_INVALID_VALUE. A larger size (a newer header than the library)
- * is accepted when every byte past this library's struct is zero: fields
- * a newer header added and left zero ask for nothing. A non-zero byte
- * there asks for something this library does not know, and gets
- * CLMEM_ERR_UNSUPPORTED naming the byte, rather than being ignored. A size
- * above 4096 bytes is no struct's and gets CLMEM_ERR_INVALID_VALUE (an
- * uninitialised field). Structs without a size field are frozen.
- *
- * This is the only clmem header that includes <vulkan/vulkan.h>. Each
- * function's `@since` names the version node it is in. Version node
- * CLMEM_BRIDGE_0.2 (which replaced 0.1's) holds every function here
- * except three; version node CLMEM_BRIDGE_0.3 holds those three:
- * clmem_bridge_device_extensions(), clmem_bridge_best_memory() and
- * clmem_bridge_import_vk_pitched(). A program tests for them at compile
- * time with CLMEM_CHECK_VERSION(0, 3, 0).
- * The overview is clmem(7).
+ * paths. Errors are reported as in clmem.h (@ref errors); the rules of
+ * every call are on the pages @ref lifetime, @ref errors, @ref threads,
+ * @ref versioning and @ref vulkan_sync. clmem(7) is the overview.
  */
 #ifndef CLMEM_BRIDGE_H
 #define CLMEM_BRIDGE_H
@@ -134,10 +308,15 @@
 extern "C" {
 #endif
 
-/* --------------------------------------------------------------- paths */
+/**
+ * @defgroup bridge_path Paths
+ * @ingroup libclmem_bridge
+ * @brief How memory travels from Vulkan to OpenCL: opaque fd, dma-buf, host-mapped.
+ */
 
 /**
  * How memory travels from Vulkan to OpenCL.
+ * @ingroup bridge_path
  * @since 0.2
  */
 typedef enum clmem_bridge_path {
@@ -155,11 +334,16 @@ typedef enum clmem_bridge_path {
  *         for a value that is not a path; static storage, never free it.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_path
  * @since 0.2
  */
 const char *clmem_bridge_path_name(clmem_bridge_path path);
 
-/* --------------------------------------------------------------- pairing */
+/**
+ * @defgroup bridge_pairing Pairing devices
+ * @ingroup libclmem_bridge
+ * @brief The OpenCL device that is the Vulkan device, by deviceUUID.
+ */
 
 /**
  * Find the OpenCL platform and device whose CL_DEVICE_UUID_KHR
@@ -188,24 +372,32 @@ const char *clmem_bridge_path_name(clmem_bridge_path path);
  * @retval CLMEM_ERR_OPENCL          An OpenCL query failed.
  * @par Blocks
  *      On the driver queries only.
+ * @ingroup bridge_pairing
  * @since 0.2
  */
 clmem_status clmem_bridge_pair(VkInstance instance, PFN_vkGetInstanceProcAddr get_instance_proc_addr,
                                VkPhysicalDevice physical_device, cl_platform_id *platform_out,
                                cl_device_id *device_out);
 
-/* ---------------------------------------------------------- the bridge */
+/**
+ * @defgroup bridge_object The bridge object
+ * @ingroup libclmem_bridge
+ * @brief One VkDevice paired with one cl_context, and what an import needs;
+ * finishing with a device (@ref lifetime_device_end).
+ */
 
 /**
  * A bridge: one VkDevice paired with one cl_context, and everything an
  * import needs (entry points, capability answer, import cache). Opaque,
  * reference-counted.
+ * @ingroup bridge_object
  * @since 0.2
  */
 typedef struct clmem_bridge clmem_bridge;
 
 /**
  * Bits of clmem_bridge_info::flags.
+ * @ingroup bridge_object
  * @since 0.2
  */
 enum clmem_bridge_flag {
@@ -217,12 +409,10 @@ enum clmem_bridge_flag {
 /**
  * What a bridge is made from.
  *
- * Set `size` to sizeof(clmem_bridge_info): fields added later go past the
- * end (never in its tail padding), a smaller size means they are absent
- * (zero), and a larger one is read as the file's description says
- * ("Versioned structs"). The bridge borrows
- * the Vulkan objects (see clmem_bridge_device_finish() for what to call
- * before vkDestroyDevice) and retains the cl_context.
+ * Set `size` to sizeof(clmem_bridge_info) (@ref versioned_structs). The
+ * bridge borrows the Vulkan objects (what to call before vkDestroyDevice:
+ * @ref lifetime_device_end) and retains the cl_context.
+ * @ingroup bridge_object
  * @since 0.2
  */
 typedef struct clmem_bridge_info {
@@ -267,6 +457,7 @@ typedef struct clmem_bridge_info {
  *      *out is NULL and nothing is retained.
  * @par Blocks
  *      On the driver queries (tens of microseconds to a millisecond).
+ * @ingroup bridge_object
  * @since 0.2
  */
 clmem_status clmem_bridge_create(const clmem_bridge_info *info, clmem_bridge **out);
@@ -278,6 +469,7 @@ clmem_status clmem_bridge_create(const clmem_bridge_info *info, clmem_bridge **o
  * @return b (NULL for NULL). The new reference is the caller's.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_object
  * @since 0.2
  */
 clmem_bridge *clmem_bridge_ref(clmem_bridge *b);
@@ -288,24 +480,21 @@ clmem_bridge *clmem_bridge_ref(clmem_bridge *b);
  * The bridge lives on while imports, handles or semaphores made from it do
  * (each holds a reference); the last reference releases the cl_context.
  *
- * Calling clmem_bridge_finish() before your last unref is a requirement
- * for your Vulkan objects, not for the bridge. Dropping your last reference
- * while teardowns are pending is safe: the bridge stays, held by them, and
- * goes (releasing the cl_context) on whichever thread completes the last
- * of them, a driver thread included. But after that unref nothing tells
- * you when the teardowns are complete, so you may not destroy the VkDevice,
- * or memory you imported without a keepalive, until you know another way
- * (the keepalives' callbacks ran). Calling clmem_bridge_finish() and
- * getting CLMEM_OK first is how you know; after the last unref,
- * clmem_bridge_device_finish() waits for them, and says what to do before
- * vkDestroyDevice and clReleaseContext.
+ * Dropping your last reference while teardowns are pending is safe: the
+ * bridge stays, held by them, and goes (releasing the cl_context) on
+ * whichever thread completes the last of them, a driver thread included.
+ * Finishing first (clmem_bridge_finish()) is needed for your Vulkan
+ * objects, not for the bridge: after the last unref,
+ * clmem_bridge_device_finish() is how you learn that the teardowns are
+ * complete (@ref lifetime_device_end).
  *
  * @param b The bridge, or NULL (which does nothing).
  * @par Misuse
- *      An unref too many aborts with one line naming this call (see
- *      clmem_handle_unref()).
+ *      An unref too many aborts with one line naming this call
+ *      (@ref misuse).
  * @par Blocks
  *      Never.
+ * @ingroup bridge_object
  * @since 0.2
  */
 void clmem_bridge_unref(clmem_bridge *b);
@@ -317,11 +506,11 @@ void clmem_bridge_unref(clmem_bridge *b);
  * before vkDestroyDevice.
  *
  * Every import counts, whether it was given a keepalive or NULL: an
- * import's teardown is complete when all three conditions of
- * clmem_bridge_import_vk() hold, that is when OpenCL has destroyed its
- * cl_mem (and the sub-buffer or image made from it), after the commands
- * enqueued before its last handle went completed; its keepalives, if any,
- * are dropped then. So after CLMEM_OK the application may destroy what the
+ * import's teardown is complete when its three conditions hold
+ * (@ref lifetime_teardown), that is when OpenCL has destroyed its cl_mem
+ * (and the sub-buffer or image made from it), after the commands enqueued
+ * before its last handle went completed; its keepalives, if any, are
+ * dropped then. So after CLMEM_OK the application may destroy what the
  * imports used without a keepalive too (a buffer whose memory it frees
  * itself, as examples/ring-example.c does).
  *
@@ -354,6 +543,7 @@ void clmem_bridge_unref(clmem_bridge *b);
  * @par Blocks
  *      Up to timeout_ns, on device work enqueued before the last handles
  *      were dropped.
+ * @ingroup bridge_object
  * @since 0.2
  */
 clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_ns);
@@ -361,26 +551,9 @@ clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_ns);
 /**
  * Before vkDestroyDevice: wait until the library holds nothing of `device`.
  *
- * What a program must do at the end of a VkDevice, in one place:
- *  - Before vkDestroyDevice: drop every handle, semaphore and ring of the
- *    device's bridges, then call clmem_bridge_device_finish(device, ...)
- *    and get CLMEM_OK. The bridges themselves may be dropped before or
- *    after it. Vulkan memory given to an import (with a keepalive or
- *    without) may be freed once it returned CLMEM_OK.
- *  - Before clReleaseContext and clReleaseCommandQueue: nothing. A bridge
- *    retains its cl_context, and an import every queue a handle of it was
- *    made for, until the teardowns that need them complete, and releases
- *    them then; the application may release its own references whenever
- *    it is done with them.
- *  - If it does not: the last clmem_handle_unref() of an import returns at
- *    once, and the import's teardown completes later, on a driver thread
- *    or the library's, once the device work enqueued before it completed
- *    (clmem_bridge_import_vk() gives its three conditions). That teardown
- *    calls Vulkan: vkUnmapMemory on the host-mapped path, and the
- *    keepalive's callback, which usually frees the VkDeviceMemory. Run on
- *    a destroyed VkDevice, that is undefined behaviour (on lavapipe, a
- *    crash on a driver thread some time after vkDestroyDevice). A process
- *    that exits first abandons the pending teardowns.
+ * The call a program makes at the end of a VkDevice, before freeing the
+ * imported memory and vkDestroyDevice (step 2 of @ref lifetime_device_end,
+ * which also says what happens without it).
  *
  * Keyed by the VkDevice, not by a bridge: it finds every bridge made for
  * `device`, the ones the application already dropped included (those live
@@ -421,6 +594,7 @@ clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_ns);
  * @par Blocks
  *      Up to timeout_ns, on device work enqueued before the last handles
  *      were dropped.
+ * @ingroup bridge_object
  * @since 0.3
  */
 clmem_status clmem_bridge_device_finish(VkDevice device, uint64_t timeout_ns);
@@ -433,6 +607,7 @@ clmem_status clmem_bridge_device_finish(VkDevice device, uint64_t timeout_ns);
  *         a NULL bridge.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_object
  * @since 0.2
  */
 cl_context clmem_bridge_context(const clmem_bridge *b);
@@ -444,6 +619,7 @@ cl_context clmem_bridge_context(const clmem_bridge *b);
  * @return The device, borrowed; NULL for a NULL bridge.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_object
  * @since 0.2
  */
 cl_device_id clmem_bridge_cl_device(const clmem_bridge *b);
@@ -456,14 +632,21 @@ cl_device_id clmem_bridge_cl_device(const clmem_bridge *b);
  *         NULL bridge.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_object
  * @since 0.2
  */
 VkDevice clmem_bridge_vk_device(const clmem_bridge *b);
 
-/* ---------------------------------------------------------- capabilities */
+/**
+ * @defgroup bridge_caps Capabilities
+ * @ingroup libclmem_bridge
+ * @brief Which paths work on a bridge, the extensions to enable, and the memory
+ * a bridge shares best.
+ */
 
 /**
  * Bits of clmem_bridge_caps().
+ * @ingroup bridge_caps
  * @since 0.2
  */
 enum clmem_bridge_cap {
@@ -487,6 +670,7 @@ enum clmem_bridge_cap {
  *         worked out at creation; 0 for a NULL bridge.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_caps
  * @since 0.2
  */
 uint32_t clmem_bridge_caps(const clmem_bridge *b);
@@ -512,12 +696,14 @@ uint32_t clmem_bridge_caps(const clmem_bridge *b);
  * @retval CLMEM_ERR_INVALID_VALUE   path is BEST or unknown.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_caps
  * @since 0.2
  */
 clmem_status clmem_bridge_check_path(const clmem_bridge *b, clmem_bridge_path path);
 
 /**
  * Room clmem_bridge_device_extensions() needs in its names_out array.
+ * @ingroup bridge_caps
  * @since 0.3
  */
 #define CLMEM_BRIDGE_DEVICE_EXTENSIONS_MAX 4
@@ -554,6 +740,7 @@ clmem_status clmem_bridge_check_path(const clmem_bridge *b, clmem_bridge_path pa
  *      most 3), as when a bridge is made.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_caps
  * @since 0.3
  */
 clmem_status clmem_bridge_device_extensions(VkInstance instance, PFN_vkGetInstanceProcAddr get_instance_proc_addr,
@@ -570,7 +757,7 @@ clmem_status clmem_bridge_device_extensions(VkInstance instance, PFN_vkGetInstan
  * the order an import's CLMEM_BRIDGE_PATH_BEST tries them:
  *  - opaque fd: VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, exported as
  *    VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT. Zero-copy: OpenCL uses
- *    the device memory itself (a GPU's own driver, such as NVIDIA's).
+ *    the device memory itself (a GPU vendor's own OpenCL driver).
  *  - dma-buf: VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, exported as
  *    VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT. Zero-copy.
  *  - host-mapped: VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
@@ -601,16 +788,22 @@ clmem_status clmem_bridge_device_extensions(VkInstance instance, PFN_vkGetInstan
  *      Reads what the bridge worked out at creation; no driver call.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_caps
  * @since 0.3
  */
 clmem_status clmem_bridge_best_memory(const clmem_bridge *b, clmem_bridge_path *path_out,
                                       VkMemoryPropertyFlags *property_flags_out,
                                       VkExternalMemoryHandleTypeFlags *export_types_out);
 
-/* ----------------------------------------------------------- semaphore modes */
+/**
+ * @defgroup bridge_semaphore_mode Semaphore modes
+ * @ingroup libclmem_bridge
+ * @brief How a semaphore orders OpenCL work against Vulkan's, and which modes work.
+ */
 
 /**
  * How a semaphore orders OpenCL work against Vulkan's.
+ * @ingroup bridge_semaphore_mode
  * @since 0.2
  */
 typedef enum clmem_bridge_semaphore_mode {
@@ -634,11 +827,17 @@ typedef enum clmem_bridge_semaphore_mode {
  * @retval CLMEM_ERR_INVALID_VALUE   mode is BEST or unknown.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_semaphore_mode
  * @since 0.2
  */
 clmem_status clmem_bridge_check_semaphore(const clmem_bridge *b, clmem_bridge_semaphore_mode mode);
 
-/* ---------------------------------------------------------- Vulkan memory */
+/**
+ * @defgroup bridge_vk_memory Vulkan memory
+ * @ingroup libclmem_bridge
+ * @brief What the bridge needs to know of a VkDeviceMemory, and the exportable
+ * buffer everyone allocates.
+ */
 
 /**
  * What the bridge needs to know about a VkDeviceMemory.
@@ -653,12 +852,13 @@ clmem_status clmem_bridge_check_semaphore(const clmem_bridge *b, clmem_bridge_se
  * is not mapped at all. Either mismatch is CLMEM_ERR_INVALID_VALUE at
  * import.
  * Otherwise the caller is trusted: a size larger than the allocation that
- * stays inside other mappings (lavapipe's memory lies in the C library's
- * heap; AddressSanitizer maps the address space around every allocation),
- * and any size on the fd paths, gives OpenCL a buffer that reaches past
- * the allocation. (vkGetDeviceMemoryCommitment cannot tell: it answers
- * only for lazily allocated memory.) This struct is frozen: a
- * future field comes with a new struct and new functions.
+ * stays inside other mappings (a CPU driver's memory may lie in the C
+ * library's heap: docs/driver-notes.md), and any size on the fd paths,
+ * gives OpenCL a buffer that reaches past the allocation.
+ * (vkGetDeviceMemoryCommitment cannot tell: it answers only for lazily
+ * allocated memory.) This struct is frozen: a future field comes with a
+ * new struct and new functions.
+ * @ingroup bridge_vk_memory
  * @since 0.2
  */
 typedef struct clmem_bridge_vk_memory {
@@ -709,6 +909,7 @@ typedef struct clmem_bridge_vk_memory {
  *      checked against the old size.
  * @par Blocks
  *      On the Vulkan allocation.
+ * @ingroup bridge_vk_memory
  * @since 0.2
  */
 clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,
@@ -729,11 +930,50 @@ clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDeviceSize size, V
  * @param memory The memory, or NULL, or one whose memory is VK_NULL_HANDLE.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_vk_memory
  * @since 0.2
  */
 void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clmem_bridge_vk_memory *memory);
 
-/* ---------------------------------------------------------------- import */
+/**
+ * @defgroup bridge_import Importing memory
+ * @ingroup libclmem_bridge
+ * @brief Vulkan memory, or an fd, as a ::clmem_handle in the bridge's context.
+ *
+ * An import makes a range of Vulkan memory a cl_mem in the bridge's
+ * context, carried by a ::clmem_handle; its teardown follows its last
+ * handle (@ref lifetime_teardown). Before OpenCL touches the memory,
+ * and before Vulkan touches it again, pass ownership with
+ * clmem_bridge_acquire() and clmem_bridge_release() (@ref bridge_handoff,
+ * @ref vulkan_sync).
+ *
+ * @anchor bridge_import_cache
+ * @par The import cache
+ * The key of an import is (memory, offset, size, flags, path, row pitch),
+ * where the row pitch is 0 for clmem_bridge_import_vk(), the pitch for
+ * clmem_bridge_import_vk_pitched(), and the plane's pitch for a buffer
+ * handle of clmem_bridge_import_vk_image() (an image view adds its format
+ * and extent). A call whose key equals that of a live import (one with a
+ * handle left) is a cache hit: it makes no new import, and the new handle
+ * carries the same cl_mem, the same anchor and the same acquire state. The
+ * import also holds the hit's keepalive (@ref lifetime_keepalives). An
+ * entry goes with its import's last handle. A bridge made with
+ * CLMEM_BRIDGE_NO_IMPORT_CACHE has no cache: every call is a new import.
+ * clmem_bridge_import_fd() is never cached.
+ *
+ * @anchor bridge_import_aliases
+ * @par Two imports of the same bytes
+ * Calls whose keys differ are different imports even where their ranges
+ * overlap or are equal (a buffer range and a pitched plane handle of that
+ * exact range; BEST and a named path; other flags). Each has its own
+ * cl_mem, anchor, teardown and acquire state, and they alias the same
+ * memory. The bridge does not track aliases: acquiring one acquires only
+ * that one, and acquiring the other while the first is acquired is allowed
+ * (as two entries of one clmem_bridge_acquire_many() too). Hand over every
+ * alias a command uses, and order commands on them as you would on two
+ * buffers over the same bytes: on one in-order queue, or with events;
+ * OpenCL does not know they alias.
+ */
 
 /**
  * Make the bytes [offset, offset + size) of Vulkan memory usable by OpenCL
@@ -741,38 +981,10 @@ void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clme
  * devices.
  *
  * Lifetime: the bridge takes one reference on vk_keepalive (the caller
- * keeps its own; it should keep the VkDeviceMemory alive) and drops it only
- * when, after the import's last handle is gone, all of these hold:
- *  - (a) every command enqueued before that last unref on every queue a
- *    handle of this import was made for (this queue, a cache hit's queue,
- *    clmem_bridge_handle_for_queue()) has completed: the bridge enqueues
- *    a marker on each;
- *  - (b) the memory was handed back to Vulkan, if it was left acquired:
- *    the bridge enqueues the release on the acquiring queue once that
- *    queue's marker completed (not at once: NVIDIA's release blocks the
- *    calling thread while earlier commands on the queue wait on a user
- *    event), and waits for it too;
- *  - (c) OpenCL has destroyed the cl_mem.
- *
- * No timeout gives up on these. The last clmem_handle_unref() does not
- * wait, and enqueues at most the host-mapped path's unmap of OpenCL's own
- * mapping (which must come before the caller's next command on that host
- * memory; the fd paths have none): it hands the import to the library's
- * teardown thread (see the top of this header), which enqueues the markers;
- * clmem_bridge_finish() enqueues them itself for an import the thread has
- * not reached yet. A marker enqueued after the unref still waits for
- * everything enqueued before it. (NVIDIA runs a cl_mem's destructor
- * callback before the kernels using it completed, so (c) alone is not
- * enough: docs/driver-notes.md.)
- *
- * A cache hit's vk_keepalive: the import holds each distinct anchor once,
- * the first import's and every hit's alike, all until the conditions above.
- * A hit passing an anchor the import already holds takes no reference and
- * no memory, and costs the same on the millionth re-import as on the first.
- * A hit passing a new anchor adds one reference (and one slot) that stays
- * until the import's teardown, however short that caller's use: to re-import
- * a long-lived frame per use, pass the frame's one anchor each time, not a
- * new anchor per use.
+ * keeps its own; it should keep the VkDeviceMemory alive) and drops it when
+ * the import's teardown is complete, after its last handle is gone and the
+ * commands that could touch the memory completed (@ref lifetime_teardown;
+ * on a cache hit too: @ref lifetime_keepalives).
  *
  * For the fd paths the fd comes from vkGetMemoryFdKHR and the whole
  * allocation is imported; a non-zero offset or a smaller size becomes a
@@ -788,32 +1000,12 @@ void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clme
  * Before OpenCL touches the memory, and before Vulkan touches it again, pass
  * ownership with clmem_bridge_acquire() / clmem_bridge_release().
  *
- * The import cache: the key of an import is (memory, offset, size, flags,
- * path, row pitch), where the row pitch is 0 for this function and the
- * plane's pitch for a buffer handle of clmem_bridge_import_vk_image() (an
- * image view adds its format and extent). A call whose key equals that of
- * a live import (one with a handle left) is a cache hit: it makes no new
- * import, and the new handle carries the same cl_mem, the same anchor and
- * the same acquire state (clmem_bridge_acquire()). Unless the bridge was
- * made with CLMEM_BRIDGE_NO_IMPORT_CACHE, where every call is a new import.
- * A cache hit's vk_keepalive is held by the import too, as if it had made
- * the import: each distinct anchor once (passing one the import already
- * holds takes no second reference), all of them dropped together at the
- * import's teardown, never replaced and never dropped early.
+ * A call whose key (memory, offset, size, flags, path, row pitch 0) equals
+ * that of a live import is a cache hit (@ref bridge_import_cache); the same
+ * bytes under another key are another import (@ref bridge_import_aliases).
  *
- * Two imports of the same bytes: calls whose keys differ are different
- * imports even where their ranges overlap or are equal (a buffer range and
- * a pitched plane handle of that exact range; BEST and a named path; other
- * flags). Each has its own cl_mem, anchor, teardown and acquire state, and
- * they alias the same memory. The bridge does not track aliases: acquiring
- * one acquires only that one, and acquiring the other while the first is
- * acquired is allowed (as two entries of one clmem_bridge_acquire_many()
- * too). Hand over every alias a command uses, and order commands on them
- * as you would on two buffers over the same bytes: on one in-order queue,
- * or with events; OpenCL does not know they alias.
- *
- * Cost: a driver import (about 0.2 ms to 15 ms on an H200, by size), or on
- * a cache hit one read lock of one of the cache's shards (never a
+ * Cost: a driver import (docs/performance.md gives what it was measured to
+ * cost), or on a cache hit one read lock of one of the cache's shards (never a
  * bridge-wide lock), one lookup whose length does not grow with the number
  * of live imports, the import's own lock, and one allocation (clmem-bench
  * measure (k) measures how these stay flat).
@@ -830,7 +1022,8 @@ void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clme
  *                     allows.
  * @param vk_keepalive The anchor that keeps the Vulkan memory alive, or
  *                     NULL; the bridge takes its own reference and drops it
- *                     as above (on a cache hit too: see the import cache).
+ *                     at the import's teardown, on a cache hit too
+ *                     (@ref lifetime_keepalives).
  * @param queue        A queue of the bridge's context, which the handle is
  *                     paired with.
  * @param flags        cl_mem_flags for the buffer (no host-pointer flags).
@@ -856,19 +1049,21 @@ void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer, const clme
  * @retval CLMEM_ERR_UNSUPPORTED      The path cannot work here, with what is
  *                                    missing.
  * @retval CLMEM_ERR_VULKAN           A Vulkan call failed.
- * @retval CLMEM_ERR_OPENCL           An OpenCL call failed (raw code, e.g.
- *                                    NVIDIA's 999).
+ * @retval CLMEM_ERR_OPENCL           An OpenCL call failed (the raw code,
+ *                                    as the driver returned it).
  * @retval CLMEM_ERR_NO_MEMORY        An allocation failed.
  * @par On error
  *      *out is NULL and nothing is leaked: no fd, no cl_mem, no mapping, no
  *      reference.
  * @par Threads
- *      vk_keepalive's last reference, and so its callback, is dropped on
- *      the thread that dropped the last handle, an OpenCL driver thread, or
- *      the thread in clmem_bridge_finish() (see the file's description).
+ *      vk_keepalive's last reference, and so its callback, is dropped on an
+ *      OpenCL driver thread, the library's thread, or the thread in
+ *      clmem_bridge_finish() or clmem_bridge_device_finish()
+ *      (@ref lifetime_callbacks).
  * @par Blocks
  *      On the driver import; on the host-mapped path also on a blocking
  *      clEnqueueMapBuffer on `queue`.
+ * @ingroup bridge_import
  * @since 0.2
  */
 clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_bridge_vk_memory *memory, VkDeviceSize offset,
@@ -882,11 +1077,11 @@ clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_bridge_vk_memor
  * the range pretending to be an image.
  *
  * Everything else is clmem_bridge_import_vk()'s: the paths, the sub-buffer
- * rule for a non-zero offset, the lifetime of vk_keepalive (conditions (a),
- * (b) and (c) there), ownership passing with clmem_bridge_acquire() and
- * clmem_bridge_release(), and the import cache, whose key includes the row
- * pitch: the same range imported with another pitch, or with none, is a
- * separate import of the same memory.
+ * rule for a non-zero offset, the lifetime of vk_keepalive
+ * (@ref lifetime_teardown), ownership passing with clmem_bridge_acquire()
+ * and clmem_bridge_release(), and the import cache, whose key includes the
+ * row pitch: the same range imported with another pitch, or with none, is a
+ * separate import of the same memory (@ref bridge_import_aliases).
  *
  * The pitch is checked as clmem_handle_wrap_checked() checks a handle's,
  * before anything is imported: it must not be 0 (a packed range needs
@@ -948,6 +1143,7 @@ clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_bridge_vk_memor
  *      driver thread.
  * @par Blocks
  *      As clmem_bridge_import_vk() does.
+ * @ingroup bridge_import
  * @since 0.3
  */
 clmem_status clmem_bridge_import_vk_pitched(clmem_bridge *b, const clmem_bridge_vk_memory *memory,
@@ -964,15 +1160,16 @@ clmem_status clmem_bridge_import_vk_pitched(clmem_bridge *b, const clmem_bridge_
  * fd ownership, exactly: on CLMEM_OK the fd belongs to the import. It stays
  * open while the cl_mem lives and is closed when OpenCL destroyed the cl_mem;
  * the caller must not close it, nor use it again. (The driver is given a
- * duplicate, F_DUPFD_CLOEXEC, which it closes itself, as NVIDIA was measured
- * to do; the library closes the caller's fd after it.) On any error the fd is
- * still the caller's, open and untouched, whichever step failed.
+ * duplicate, F_DUPFD_CLOEXEC, which the driver takes and closes itself; the
+ * library closes the caller's fd after it.) On any error the fd is still the
+ * caller's, open and untouched, whichever step failed.
  *
  * The duplicate, like the fd clmem_bridge_import_vk() exports, never has a
- * number that a semaphore fd the bridge imported had: NVIDIA (580, H200)
- * never closes a memory fd imported at such a number, and the memory stays
- * allocated until the process exits. Semaphore fds imported into OpenCL
- * outside the bridge are not known to it (docs/driver-notes.md).
+ * number that a semaphore fd the bridge imported had: a driver was found
+ * never to close a memory fd imported at such a number, keeping the memory
+ * until the process exits (docs/driver-notes.md). Semaphore fds imported
+ * into OpenCL outside the bridge are not known to it: import semaphores
+ * through clmem_bridge_semaphore_import().
  *
  * @param b               The bridge.
  * @param fd              The fd: an opaque fd or a dma-buf, as path says.
@@ -1008,6 +1205,7 @@ clmem_status clmem_bridge_import_vk_pitched(clmem_bridge *b, const clmem_bridge_
  *      driver thread.
  * @par Blocks
  *      On the driver import.
+ * @ingroup bridge_import
  * @since 0.2
  */
 clmem_status clmem_bridge_import_fd(clmem_bridge *b, int fd, clmem_bridge_path path, uint64_t allocation_size,
@@ -1019,8 +1217,8 @@ clmem_status clmem_bridge_import_fd(clmem_bridge *b, int fd, clmem_bridge_path p
  * `queue`, another queue of the bridge's context.
  *
  * From now on the import's teardown also waits for the commands enqueued
- * on `queue` before its last handle goes (rule (a) of
- * clmem_bridge_import_vk()). Work on a queue that no handle names is the
+ * on `queue` before its last handle goes (condition (a) of
+ * @ref lifetime_teardown). Work on a queue that no handle names is the
  * caller's to finish before dropping the last handle: the bridge cannot
  * see it.
  *
@@ -1036,6 +1234,7 @@ clmem_status clmem_bridge_import_fd(clmem_bridge *b, int fd, clmem_bridge_path p
  * @retval CLMEM_ERR_NO_MEMORY        An allocation failed.
  * @par Blocks
  *      Never (one lock).
+ * @ingroup bridge_import
  * @since 0.2
  */
 clmem_status clmem_bridge_handle_for_queue(const clmem_handle *h, cl_command_queue queue, clmem_handle **out);
@@ -1051,15 +1250,21 @@ clmem_status clmem_bridge_handle_for_queue(const clmem_handle *h, cl_command_que
  * @retval CLMEM_ERR_INVALID_VALUE h did not come from the bridge.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_import
  * @since 0.2
  */
 clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_bridge_path *path_out);
 
-/* ---------------------------------------------------------------- images */
+/**
+ * @defgroup bridge_image Images
+ * @ingroup libclmem_bridge
+ * @brief A Vulkan image reaches OpenCL one plane at a time, with its row pitch.
+ */
 
 /**
  * At most this many planes has an image the bridge shares
  * (clmem_bridge_vk_image::planes).
+ * @ingroup bridge_image
  * @since 0.2
  */
 #define CLMEM_BRIDGE_IMAGE_MAX_PLANES 3
@@ -1069,6 +1274,7 @@ clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_bridge_path *
  *
  * Linear tiling only: zero for optimal tiling, whose layout is the
  * driver's.
+ * @ingroup bridge_image
  * @since 0.2
  */
 typedef struct clmem_bridge_vk_image_plane {
@@ -1116,9 +1322,9 @@ typedef struct clmem_bridge_vk_image_plane {
  *  - an OPTIMAL-tiling image imported straight from the fd as an OpenCL
  *    image (clCreateImageWithProperties), offered on the fd paths only, and
  *    only for a format that passed clmem_bridge_image_live_check() on this
- *    bridge: the layout of an image imported so is the driver's (NVIDIA
- *    lists no handle type in
- *    CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR),
+ *    bridge: the layout of an image imported so is the driver's (where
+ *    CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR
+ *    lists no handle type, as on the GPU measured: docs/driver-notes.md),
  *    so nothing but a live check can say OpenCL reads Vulkan's pixels.
  *
  * Formats (clmem_bridge_image_formats()): R8, R8G8, R16, R16G16, R8G8B8A8,
@@ -1136,6 +1342,7 @@ typedef struct clmem_bridge_vk_image_plane {
  * too. Ownership between the APIs moves with clmem_bridge_acquire() and
  * clmem_bridge_release() on each plane's handle, as for buffers; each plane
  * is its own import (two for NV12), so acquire and release each.
+ * @ingroup bridge_image
  * @since 0.2
  */
 typedef struct clmem_bridge_vk_image {
@@ -1169,6 +1376,7 @@ typedef struct clmem_bridge_vk_image {
  * @return A static array of *count_out formats; never free it.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_image
  * @since 0.2
  */
 const VkFormat *clmem_bridge_image_formats(uint32_t *count_out);
@@ -1181,6 +1389,7 @@ const VkFormat *clmem_bridge_image_formats(uint32_t *count_out);
  *         a format the bridge does not share.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_image
  * @since 0.2
  */
 const char *clmem_bridge_image_format_name(VkFormat format);
@@ -1211,6 +1420,7 @@ const char *clmem_bridge_image_format_name(VkFormat format);
  * @retval CLMEM_ERR_INVALID_VALUE plane is past the format's planes.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_image
  * @since 0.2
  */
 clmem_status clmem_bridge_image_plane_format(VkFormat format, uint32_t plane, cl_image_format *cl_format_out,
@@ -1223,14 +1433,17 @@ clmem_status clmem_bridge_image_plane_format(VkFormat format, uint32_t plane, cl
  * The image (one mip level, one layer, VK_SHARING_MODE_EXCLUSIVE, initial
  * layout UNDEFINED) has `format`, `extent`, `tiling` and `usage`, is
  * exportable as `export_types` (may be 0), and is bound at offset 0 to new
- * memory of a type with `property_flags`. The allocation is dedicated when
- * Vulkan requires or prefers it (VkMemoryDedicatedRequirements) or reports
- * the handle type as dedicated-only for the image. For linear tiling
+ * memory of a type with `property_flags`. The allocation is dedicated
+ * (VkMemoryDedicatedAllocateInfo) when the image is exported (export_types
+ * not 0: on one GPU, linear images in exported memory that was not
+ * dedicated read back wrong through Vulkan after OpenCL wrote them:
+ * docs/driver-notes.md), and when Vulkan requires or prefers it. For linear
+ * tiling
  * *image_out's planes come from vkGetImageSubresourceLayout. Needs
  * VK_KHR_external_memory_fd on the device when export_types is not 0.
  *
- * Linear tiling usually needs HOST_VISIBLE memory on CPU devices
- * (lavapipe) and is limited to transfer usage on many GPUs: ask for what
+ * Linear tiling usually needs HOST_VISIBLE memory on CPU devices and is
+ * limited to transfer usage on many GPUs: ask for what
  * the import needs (VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
  * VK_IMAGE_USAGE_TRANSFER_DST_BIT).
  *
@@ -1265,9 +1478,10 @@ clmem_status clmem_bridge_image_plane_format(VkFormat format, uint32_t plane, cl
  *      The caller owns the image and memory afterwards and frees them with
  *      clmem_bridge_vk_image_destroy() on this bridge (which also forgets
  *      the allocation's size, as clmem_bridge_vk_buffer_destroy() does),
- *      after every import of it is gone (clmem_bridge_import_vk()'s rules).
+ *      after every import of it is gone (@ref lifetime_teardown).
  * @par Blocks
  *      On the Vulkan allocation.
+ * @ingroup bridge_image
  * @since 0.2
  */
 clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D extent, VkImageTiling tiling,
@@ -1288,6 +1502,7 @@ clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat format, VkEx
  *              memory.memory may each be a null handle.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_image
  * @since 0.2
  */
 void clmem_bridge_vk_image_destroy(clmem_bridge *b, const clmem_bridge_vk_image *image);
@@ -1295,6 +1510,7 @@ void clmem_bridge_vk_image_destroy(clmem_bridge *b, const clmem_bridge_vk_image 
 /**
  * Bits of clmem_bridge_import_vk_image()'s and clmem_bridge_check_image()'s
  * image_flags.
+ * @ingroup bridge_image
  * @since 0.2
  */
 enum clmem_bridge_image_flag {
@@ -1316,8 +1532,8 @@ enum clmem_bridge_image_flag {
  *    clmem_bridge_import_vk() of that range with the pitch on the handle:
  *    the same paths, the same rule that the offset be a multiple of
  *    CL_DEVICE_MEM_BASE_ADDR_ALIGN, the same cache, acquire, release,
- *    handle_for_queue and teardown (clmem_bridge_import_vk() says when the
- *    Vulkan keepalive is dropped);
+ *    handle_for_queue and teardown (when the Vulkan keepalive is dropped:
+ *    @ref lifetime_teardown);
  *  - linear, CLMEM_BRIDGE_IMAGE_AS_IMAGE: an image2d of the plane's
  *    cl_image_format, width and height made from that buffer with the same
  *    row pitch; row_pitch on the handle is 0 (it is an image);
@@ -1345,7 +1561,8 @@ enum clmem_bridge_image_flag {
  *                     fd path.
  * @param vk_keepalive The anchor that keeps the image's memory alive, or
  *                     NULL; the bridge takes its own reference and drops it
- *                     as clmem_bridge_import_vk() says.
+ *                     when the teardown is complete
+ *                     (@ref lifetime_teardown).
  * @param queue        A queue of the bridge's context, which the handle is
  *                     paired with.
  * @param flags        cl_mem_flags of the buffer and of the image
@@ -1398,9 +1615,13 @@ enum clmem_bridge_image_flag {
  *                                    from an fd, where the format offers
  *                                    none, where no live check ran yet for
  *                                    it, or where the live check failed,
- *                                    saying which; and a path that cannot
- *                                    work here, as for
- *                                    clmem_bridge_import_vk().
+ *                                    saying which; a linear RGBA8 or BGRA8
+ *                                    image whose memory is not dedicated
+ *                                    (memory.dedicated) through an fd path on
+ *                                    a driver where such images read back
+ *                                    wrong (NVIDIA: docs/driver-notes.md);
+ *                                    and a path that cannot work here, as
+ *                                    for clmem_bridge_import_vk().
  * @retval CLMEM_ERR_VULKAN           A Vulkan call failed.
  * @retval CLMEM_ERR_OPENCL           An OpenCL call failed (the import, or
  *                                    clCreateImage for a view; raw code).
@@ -1415,6 +1636,7 @@ enum clmem_bridge_image_flag {
  *      Those of clmem_bridge_import_vk() (the driver import; on the
  *      host-mapped path also a blocking clEnqueueMapBuffer on `queue`),
  *      plus clCreateImage for a view.
+ * @ingroup bridge_image
  * @since 0.2
  */
 clmem_status clmem_bridge_import_vk_image(clmem_bridge *b, const clmem_bridge_vk_image *image, uint32_t plane,
@@ -1456,6 +1678,7 @@ clmem_status clmem_bridge_import_vk_image(clmem_bridge *b, const clmem_bridge_vk
  *                                   VK_ERROR_FORMAT_NOT_SUPPORTED.
  * @par Blocks
  *      On driver queries only.
+ * @ingroup bridge_image
  * @since 0.2
  */
 clmem_status clmem_bridge_check_image(const clmem_bridge *b, VkFormat format, VkImageTiling tiling,
@@ -1518,12 +1741,17 @@ clmem_status clmem_bridge_check_image(const clmem_bridge *b, VkFormat format, Vk
  * @par Blocks
  *      On the Vulkan and OpenCL work (milliseconds), and while another
  *      thread runs a live check on this bridge.
+ * @ingroup bridge_image
  * @since 0.2
  */
 clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkFormat format, clmem_bridge_path path, VkQueue vk_queue,
                                            uint32_t vk_queue_family, cl_command_queue queue);
 
-/* ------------------------------------------------------------- handoff */
+/**
+ * @defgroup bridge_handoff Handing memory over
+ * @ingroup libclmem_bridge
+ * @brief Ownership from Vulkan to OpenCL and back (@ref vulkan_sync).
+ */
 
 /**
  * Pass ownership of the memory behind h to OpenCL, on h's queue, after the
@@ -1538,15 +1766,15 @@ clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkFormat format, clm
  * completed (fence, vkQueueWaitIdle, or a semaphore passed through the
  * bridge) before the acquire runs, after a barrier that hands the memory
  * over: a release to VK_QUEUE_FAMILY_EXTERNAL on the fd paths, a barrier
- * to the host stage on the host-mapped path. docs/vulkan-sync.md in the
- * source tree gives each field of those barriers, and of the ones Vulkan
- * records after clmem_bridge_release().
+ * to the host stage on the host-mapped path. The page @ref vulkan_sync
+ * gives each field of those barriers, and of the ones Vulkan records
+ * after clmem_bridge_release().
  *
  * The state belongs to the import (the handles of a cache hit and of
  * clmem_bridge_handle_for_queue() share it); do not race acquire against
- * release on one import. Another import of the same bytes (an alias: see
- * "Two imports of the same bytes" at clmem_bridge_import_vk()) has its own
- * state, which this call neither reads nor changes.
+ * release on one import. Another import of the same bytes (an alias:
+ * @ref bridge_import_aliases) has its own state, which this call neither
+ * reads nor changes.
  *
  * @param b          The bridge h's import was made by.
  * @param h          The handle (borrowed).
@@ -1564,12 +1792,9 @@ clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkFormat format, clm
  *                                 nothing is enqueued.
  * @retval CLMEM_ERR_OPENCL        The enqueue failed.
  * @par Blocks
- *      Not on anything of this library's: it enqueues only. The driver's
- *      enqueue itself may block: NVIDIA's acquire and release of external
- *      memory did not return while earlier commands on the queue waited
- *      on a user event that was not yet complete (docs/driver-notes.md),
- *      so do not call this while a user event on the queue waits for
- *      this thread.
+ *      Not on anything of this library's: it enqueues only; the driver's
+ *      enqueue itself may block (@ref threads_blocks).
+ * @ingroup bridge_handoff
  * @since 0.2
  */
 clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
@@ -1584,7 +1809,7 @@ clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uin
  * writes (free on zero-copy devices). Vulkan must not touch the memory
  * until the release's event completed (or a semaphore signalled after it:
  * clmem_bridge_semaphore_signal()), and on the fd paths reads it only after
- * an acquire from VK_QUEUE_FAMILY_EXTERNAL (docs/vulkan-sync.md).
+ * an acquire from VK_QUEUE_FAMILY_EXTERNAL (@ref vulkan_sync).
  * Everything said of clmem_bridge_acquire() holds here too.
  *
  * @param b          The bridge h's import was made by.
@@ -1601,12 +1826,9 @@ clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uin
  *                                 frame ring; nothing is enqueued.
  * @retval CLMEM_ERR_OPENCL        The enqueue failed.
  * @par Blocks
- *      Not on anything of this library's: it enqueues only. The driver's
- *      enqueue itself may block: NVIDIA's acquire and release of external
- *      memory did not return while earlier commands on the queue waited
- *      on a user event that was not yet complete (docs/driver-notes.md),
- *      so do not call this while a user event on the queue waits for
- *      this thread.
+ *      Not on anything of this library's: it enqueues only; the driver's
+ *      enqueue itself may block (@ref threads_blocks).
+ * @ingroup bridge_handoff
  * @since 0.2
  */
 clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
@@ -1695,12 +1917,9 @@ clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uin
  *      Do not race two calls for the same import (nor with the single
  *      calls).
  * @par Blocks
- *      Not on anything of this library's: it enqueues only. The driver's
- *      enqueue itself may block: NVIDIA's acquire and release of external
- *      memory did not return while earlier commands on the queue waited
- *      on a user event that was not yet complete (docs/driver-notes.md),
- *      so do not call this while a user event on the queue waits for
- *      this thread.
+ *      Not on anything of this library's: it enqueues only; the driver's
+ *      enqueue itself may block (@ref threads_blocks).
+ * @ingroup bridge_handoff
  * @since 0.2
  */
 clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, clmem_handle *const *handles,
@@ -1766,19 +1985,20 @@ clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint count, clmem_han
  *      Do not race two calls for the same import (nor with the single
  *      calls).
  * @par Blocks
- *      Not on anything of this library's: it enqueues only. The driver's
- *      enqueue itself may block: NVIDIA's acquire and release of external
- *      memory did not return while earlier commands on the queue waited
- *      on a user event that was not yet complete (docs/driver-notes.md),
- *      so do not call this while a user event on the queue waits for
- *      this thread.
+ *      Not on anything of this library's: it enqueues only; the driver's
+ *      enqueue itself may block (@ref threads_blocks).
+ * @ingroup bridge_handoff
  * @since 0.2
  */
 clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, clmem_handle *const *handles,
                                        cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
                                        cl_event *event_out);
 
-/* ----------------------------------------------------------- semaphores */
+/**
+ * @defgroup bridge_semaphore Semaphores
+ * @ingroup libclmem_bridge
+ * @brief Vulkan binary semaphores waited on and signalled from OpenCL queues.
+ */
 
 /**
  * A Vulkan binary semaphore made usable from OpenCL queues, so that a frame
@@ -1796,10 +2016,9 @@ clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, clmem_han
  *    (vkGetSemaphoreFdKHR; opaque fd, or sync fd) and imported with
  *    clCreateSemaphoreWithPropertiesKHR. Waits and signals happen on the
  *    devices; the host never blocks. The driver takes the fd on a successful
- *    import (NVIDIA closes it during the import); on failure the library
- *    closes the fd it exported. The bridge notes the fd's number and never
- *    imports memory at it afterwards (NVIDIA never closes a memory fd
- *    imported at a number a semaphore fd had: clmem_bridge_import_fd()).
+ *    import; on failure the library closes the fd it exported. The bridge
+ *    notes the fd's number and never imports memory at it afterwards
+ *    (clmem_bridge_import_fd() says why).
  *  - host ordering, where OpenCL lacks the extensions (CPU machines, the
  *    host-mapped path): wait submits a Vulkan wait on the semaphore with a
  *    fence and blocks until it signalled; signal finishes the OpenCL queue
@@ -1810,9 +2029,11 @@ clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, clmem_han
  * Sync-fd semaphores are exported with copy transference: the fd carries one
  * pending signal, so a sync-fd import is good for one wait (import again per
  * signal). Opaque fd is imported once and reused. Binary semaphores must
- * alternate strictly: a second signal before the wait hung on NVIDIA.
+ * alternate strictly between one signal and one wait
+ * (@ref vulkan_sync_family).
  *
  * Opaque and reference-counted; each holds a reference on its bridge.
+ * @ingroup bridge_semaphore
  * @since 0.2
  */
 typedef struct clmem_bridge_semaphore clmem_bridge_semaphore;
@@ -1854,6 +2075,7 @@ typedef struct clmem_bridge_semaphore clmem_bridge_semaphore;
  *      *out is NULL and nothing is leaked.
  * @par Blocks
  *      On the driver import.
+ * @ingroup bridge_semaphore
  * @since 0.2
  */
 clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue vk_queue, VkSemaphore semaphore,
@@ -1868,6 +2090,7 @@ clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue vk_queue, Vk
  *         for NULL.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_semaphore
  * @since 0.2
  */
 clmem_bridge_semaphore_mode clmem_bridge_semaphore_get_mode(const clmem_bridge_semaphore *sem);
@@ -1879,6 +2102,7 @@ clmem_bridge_semaphore_mode clmem_bridge_semaphore_get_mode(const clmem_bridge_s
  * @return sem (NULL for NULL). The new reference is the caller's.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_semaphore
  * @since 0.2
  */
 clmem_bridge_semaphore *clmem_bridge_semaphore_ref(clmem_bridge_semaphore *sem);
@@ -1893,6 +2117,7 @@ clmem_bridge_semaphore *clmem_bridge_semaphore_ref(clmem_bridge_semaphore *sem);
  *      the calling thread.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_semaphore
  * @since 0.2
  */
 void clmem_bridge_semaphore_unref(clmem_bridge_semaphore *sem);
@@ -1921,6 +2146,7 @@ void clmem_bridge_semaphore_unref(clmem_bridge_semaphore *sem);
  *                                 failed.
  * @par Blocks
  *      Host ordering only, on the Vulkan signal and the wait list.
+ * @ingroup bridge_semaphore
  * @since 0.2
  */
 clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
@@ -1951,22 +2177,28 @@ clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore
  * @retval CLMEM_ERR_VULKAN        Host ordering's vkQueueSubmit failed.
  * @par Blocks
  *      Host ordering only, on the wait list and clFinish(queue).
+ * @ingroup bridge_semaphore
  * @since 0.2
  */
 clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
                                            cl_uint num_events, const cl_event *wait_list, cl_event *event_out);
 
-/* ----------------------------------------------------------- frame ring */
+/**
+ * @defgroup bridge_ring The frame ring
+ * @ingroup libclmem_bridge
+ * @brief Frames in flight between a Vulkan producer and an OpenCL consumer,
+ * in batches, in order.
+ */
 
 /**
  * A frame ring: N imported frames (buffers, or image planes imported as
  * buffers) that Vulkan writes and OpenCL reads, round robin, in batches of
  * K frames with ONE semaphore signal and ONE wait per batch each way.
  *
- * On an NVIDIA GPU each direction of a handoff pays a context switch of
- * ~157 us whatever is handed over, so K frames per batch pay it once
- * instead of K times (docs/latency.md has the measurements and how to
- * choose N and K).
+ * On a GPU each direction of a handoff can pay a switch between the two
+ * APIs' contexts whatever is handed over, so K frames per batch pay it
+ * once instead of K times (docs/latency.md says how to choose N and K,
+ * docs/performance.md what was measured).
  *
  * The frames are grouped into D = N / K slots of K consecutive frames
  * (`frames[s*K .. s*K + K)` form slot s), each with its own pair of binary
@@ -1993,7 +2225,7 @@ clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semapho
  *    the wait on ready[s] before the acquire (host ordering: it waits on
  *    the host, through a fence, until Vulkan's signal arrived);
  *  - each binary semaphore alternates strictly between one signal and one
- *    wait (a second signal before the wait hung the NVIDIA driver):
+ *    wait (@ref vulkan_sync_family):
  *    vk_next does not hand out slot s before cl_done enqueued the signal
  *    Vulkan will wait on, and cl_next does not enqueue a wait before
  *    vk_submitted reported the signal submitted.
@@ -2029,6 +2261,7 @@ clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semapho
  *      done semaphores are otherwise left signalled. Frames cannot be
  *      acquired or released outside the ring while it lives
  *      (CLMEM_ERR_INVALID_VALUE).
+ * @ingroup bridge_ring
  * @since 0.2
  */
 typedef struct clmem_bridge_ring clmem_bridge_ring;
@@ -2036,11 +2269,11 @@ typedef struct clmem_bridge_ring clmem_bridge_ring;
 /**
  * What a ring is made from.
  *
- * Set `size` to sizeof(clmem_bridge_ring_info): fields added later go past
- * the end (never in its tail padding), and a larger size is read as the
- * file's description says ("Versioned structs"). Everything is read
+ * Set `size` to sizeof(clmem_bridge_ring_info) (@ref versioned_structs).
+ * Everything is read
  * during clmem_bridge_ring_create() only; the ring takes its own
  * references on what it keeps.
+ * @ingroup bridge_ring
  * @since 0.2
  */
 typedef struct clmem_bridge_ring_info {
@@ -2110,6 +2343,7 @@ typedef struct clmem_bridge_ring_info {
  *      references.
  * @par Blocks
  *      Never (a queue query; host ordering: D vkCreateFence).
+ * @ingroup bridge_ring
  * @since 0.2
  */
 clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_bridge_ring_info *info, clmem_bridge_ring **out);
@@ -2121,6 +2355,7 @@ clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_bridge_ring_i
  * @return ring (NULL for NULL). The new reference is the caller's.
  * @par Blocks
  *      Never.
+ * @ingroup bridge_ring
  * @since 0.2
  */
 clmem_bridge_ring *clmem_bridge_ring_ref(clmem_bridge_ring *ring);
@@ -2139,16 +2374,18 @@ clmem_bridge_ring *clmem_bridge_ring_ref(clmem_bridge_ring *ring);
  * @par Threads
  *      When the ring held a frame's last handle, that import's teardown
  *      starts here, as for clmem_handle_unref(): its Vulkan keepalive is
- *      dropped where the file's description says.
+ *      dropped as any import's is (@ref lifetime_callbacks).
  * @par Blocks
  *      Host ordering only, on Vulkan batches submitted that OpenCL never
  *      took (their fences).
+ * @ingroup bridge_ring
  * @since 0.2
  */
 void clmem_bridge_ring_unref(clmem_bridge_ring *ring);
 
 /**
  * Bits of clmem_bridge_ring_vk_next()'s flags.
+ * @ingroup bridge_ring
  * @since 0.2
  */
 enum clmem_bridge_ring_vk_flag {
@@ -2163,6 +2400,7 @@ enum clmem_bridge_ring_vk_flag {
  *
  * This struct is frozen: a future field comes with a new struct and new
  * functions.
+ * @ingroup bridge_ring
  * @since 0.2
  */
 typedef struct clmem_bridge_ring_frame {
@@ -2217,7 +2455,7 @@ typedef struct clmem_bridge_ring_frame {
  *      Vulkan's until the batch is handed to OpenCL (a queue-family release
  *      to VK_QUEUE_FAMILY_EXTERNAL belongs in the writes' commands, as for
  *      any external memory; on the host-mapped path a barrier to the host
- *      stage: docs/vulkan-sync.md).
+ *      stage: @ref vulkan_sync).
  * @par Threads
  *      A producer call (see clmem_bridge_ring).
  * @par Blocks
@@ -2225,6 +2463,7 @@ typedef struct clmem_bridge_ring_frame {
  *      cl_done for the slot's previous batch was called (both orderings)
  *      and, with host ordering, until that release completed on the
  *      device.
+ * @ingroup bridge_ring
  * @since 0.2
  */
 clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uint32_t flags, uint64_t timeout_ns,
@@ -2258,6 +2497,7 @@ clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uint32_t flags, 
  *      call vkQueueSubmit on it.
  * @par Blocks
  *      Never (host ordering: one vkQueueSubmit per batch).
+ * @ingroup bridge_ring
  * @since 0.2
  */
 clmem_status clmem_bridge_ring_vk_submitted(clmem_bridge_ring *ring, const clmem_bridge_ring_frame *frame);
@@ -2303,6 +2543,7 @@ clmem_status clmem_bridge_ring_vk_submitted(clmem_bridge_ring *ring, const clmem
  *      Up to timeout_ns: until OpenCL's cl_done for every batch (another
  *      thread's, or already called on this one); with host ordering also
  *      until the releases completed.
+ * @ingroup bridge_ring
  * @since 0.2
  */
 clmem_status clmem_bridge_ring_vk_drain(clmem_bridge_ring *ring, uint64_t timeout_ns, uint32_t capacity,
@@ -2313,6 +2554,7 @@ clmem_status clmem_bridge_ring_vk_drain(clmem_bridge_ring *ring, uint64_t timeou
  *
  * This struct is frozen: a future field comes with a new struct and new
  * functions.
+ * @ingroup bridge_ring
  * @since 0.2
  */
 typedef struct clmem_bridge_ring_batch {
@@ -2368,6 +2610,7 @@ typedef struct clmem_bridge_ring_batch {
  *      Up to timeout_ns: until the producer reported the batch's last frame
  *      submitted; with host ordering also until Vulkan's writes completed
  *      (a fence).
+ * @ingroup bridge_ring
  * @since 0.2
  */
 clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uint64_t timeout_ns, cl_uint num_events,
@@ -2408,6 +2651,7 @@ clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uint64_t timeout
  *      A consumer call (see clmem_bridge_ring).
  * @par Blocks
  *      Never (on the fallback only, clFinish).
+ * @ingroup bridge_ring
  * @since 0.2
  */
 clmem_status clmem_bridge_ring_cl_done(clmem_bridge_ring *ring, const clmem_bridge_ring_batch *batch,

@@ -3,6 +3,14 @@
  * @brief clmem-ipc.h - hand Vulkan frames from one process to OpenCL in
  * another, without copying them, over a UNIX socket.
  *
+ * libclmem-ipc's header (@ref libclmem_ipc). It includes <clmem-bridge.h>.
+ */
+
+/**
+ * @defgroup libclmem_ipc libclmem-ipc
+ * @brief Frames written with Vulkan in one process, handed to OpenCL in
+ * another.
+ *
  * libclmem-ipc carries frames between two processes: a producer, which
  * writes them with Vulkan, and a consumer, which gets each frame as
  * ordinary clmem_handle objects (one per plane, with its row pitch) on its
@@ -38,7 +46,8 @@
  * Both directions are ordered by the host: no queue of either process ever
  * waits on a signal the other process might never send. A semaphore wait
  * on a peer's signal wedges the waiting queue for good when the peer dies
- * first (a killed NVIDIA process never signals again), so READY is sent
+ * first (a process killed before it submitted its signal never signals),
+ * so READY is sent
  * only after the producer's writes completed, and FREE only after the
  * consumer's release completed.
  *
@@ -78,9 +87,8 @@
  *    the connection ended (default CLMEM_IPC_RECLAIM_DELAY_DEFAULT_NS).
  * A consumer that ends the connection but keeps running keeps the frames
  * it was lent until it exits: it still holds their memory, and its queues
- * may still be writing them. Measured on an NVIDIA H200 (driver 580): a
- * consumer killed mid-kernel stopped writing 10-13 ms after the kill, and
- * its process had exited 113-126 ms after it.
+ * may still be writing them (docs/driver-notes.md has how long a killed
+ * process's GPU work went on, and when its process had exited).
  *
  * @section ipc_peer What a peer can and cannot do to you
  * Every message is checked before it changes anything: its length, the
@@ -119,10 +127,16 @@
  * /dev/shm.
  *
  * Errors are reported as in clmem.h: a clmem_status, with a sentence in
- * clmem_error_message(). Every symbol here is part of libclmem-ipc's first
- * ABI, in the release after clmem 0.2 (symbol version CLMEM_IPC_0.3), hence
- * `@since 0.3`. Linux only (SCM_RIGHTS, SCM_CREDENTIALS, pidfd). The
+ * clmem_error_message() (@ref errors). Every symbol here is part of
+ * libclmem-ipc's first ABI, 0.3's (symbol version CLMEM_IPC_0.3:
+ * @ref versioning). Linux only (SCM_RIGHTS, SCM_CREDENTIALS, pidfd). The
  * overview is clmem-ipc(7).
+ */
+
+/**
+ * @defgroup ipc_limits The protocol's version and limits
+ * @ingroup libclmem_ipc
+ * @brief What one connection carries at most, and the defaults.
  */
 #ifndef CLMEM_IPC_H
 #define CLMEM_IPC_H
@@ -134,17 +148,21 @@ extern "C" {
 #endif
 
 /** The protocol version this header's library speaks.
+ *  @ingroup ipc_limits
  *  @since 0.3 */
 #define CLMEM_IPC_PROTOCOL_VERSION 1
 /** At most this many frames a producer offers on one connection.
+ *  @ingroup ipc_limits
  *  @since 0.3 */
 #define CLMEM_IPC_MAX_FRAMES 64
 /** At most this many allocations (memory fds) a producer offers on one
  *  connection.
+ *  @ingroup ipc_limits
  *  @since 0.3 */
 #define CLMEM_IPC_MAX_ALLOCATIONS 64
 /** The default of clmem_ipc_producer_info::reclaim_delay_ns: 250 ms
  *  (@ref ipc_reclaim).
+ *  @ingroup ipc_limits
  *  @since 0.3 */
 #define CLMEM_IPC_RECLAIM_DELAY_DEFAULT_NS UINT64_C(250000000)
 /** clmem_ipc_producer_add_buffer()'s and _add_image()'s memory_type_index
@@ -154,10 +172,15 @@ extern "C" {
  *  allocate from unless the resource could not use it. Only a consumer on
  *  the host-mapped path uses the index (its Vulkan import must name the
  *  exporter's type); pass the real index where you know it.
+ *  @ingroup ipc_limits
  *  @since 0.3 */
 #define CLMEM_IPC_MEMORY_TYPE_BY_FLAGS UINT32_MAX
 
-/* ---------------------------------------------------------- connections */
+/**
+ * @defgroup ipc_connection Connections
+ * @ingroup libclmem_ipc
+ * @brief The socket between the two processes, and where a connection is.
+ */
 
 /**
  * A listening socket at `path`, for clmem_ipc_accept().
@@ -183,6 +206,7 @@ extern "C" {
  *      *fd_out is -1 and nothing is left open.
  * @par Blocks
  *      Never.
+ * @ingroup ipc_connection
  * @since 0.3
  */
 clmem_status clmem_ipc_listen(const char *path, int *fd_out);
@@ -208,6 +232,7 @@ clmem_status clmem_ipc_listen(const char *path, int *fd_out);
  *      *fd_out is -1.
  * @par Blocks
  *      Up to timeout_ns, until a peer connects.
+ * @ingroup ipc_connection
  * @since 0.3
  */
 clmem_status clmem_ipc_accept(int listen_fd, uint64_t timeout_ns, int *fd_out);
@@ -233,12 +258,14 @@ clmem_status clmem_ipc_accept(int listen_fd, uint64_t timeout_ns, int *fd_out);
  *      *fd_out is -1 and nothing is left open.
  * @par Blocks
  *      Up to timeout_ns (polling every millisecond while nobody listens).
+ * @ingroup ipc_connection
  * @since 0.3
  */
 clmem_status clmem_ipc_connect(const char *path, uint64_t timeout_ns, int *fd_out);
 
 /**
  * Where a connection is.
+ * @ingroup ipc_connection
  * @since 0.3
  */
 typedef enum clmem_ipc_state {
@@ -259,16 +286,22 @@ typedef enum clmem_ipc_state {
  *         "unknown-state"; static storage.
  * @par Blocks
  *      Never.
+ * @ingroup ipc_connection
  * @since 0.3
  */
 const char *clmem_ipc_state_name(clmem_ipc_state state);
 
-/* ------------------------------------------------------------- producer */
+/**
+ * @defgroup ipc_producer The producer
+ * @ingroup libclmem_ipc
+ * @brief The process that writes frames with Vulkan and offers them.
+ */
 
 /**
  * The producer's end of a connection: the frames it offers, which of them
  * the consumer holds, and the socket. Opaque. Its calls must not run
  * concurrently (one thread at a time); it makes no thread.
+ * @ingroup ipc_producer
  * @since 0.3
  */
 typedef struct clmem_ipc_producer clmem_ipc_producer;
@@ -276,9 +309,10 @@ typedef struct clmem_ipc_producer clmem_ipc_producer;
 /**
  * What a producer is made from.
  *
- * Set `size` to sizeof(clmem_ipc_producer_info); the rules of versioned
- * structs are clmem-bridge.h's ("Versioned structs"). The Vulkan objects
+ * Set `size` to sizeof(clmem_ipc_producer_info)
+ * (@ref versioned_structs). The Vulkan objects
  * are borrowed: they must outlive the producer.
+ * @ingroup ipc_producer
  * @since 0.3
  */
 typedef struct clmem_ipc_producer_info {
@@ -314,6 +348,7 @@ typedef struct clmem_ipc_producer_info {
  *      *out is NULL and the socket is still the caller's, open.
  * @par Blocks
  *      Never.
+ * @ingroup ipc_producer
  * @since 0.3
  */
 clmem_status clmem_ipc_producer_create(const clmem_ipc_producer_info *info, clmem_ipc_producer **out);
@@ -356,6 +391,7 @@ clmem_status clmem_ipc_producer_create(const clmem_ipc_producer_info *info, clme
  * @retval CLMEM_ERR_NO_MEMORY     An allocation failed.
  * @par Blocks
  *      Never.
+ * @ingroup ipc_producer
  * @since 0.3
  */
 clmem_status clmem_ipc_producer_add_buffer(clmem_ipc_producer *p, const clmem_bridge_vk_memory *memory,
@@ -390,6 +426,7 @@ clmem_status clmem_ipc_producer_add_buffer(clmem_ipc_producer *p, const clmem_br
  * @retval CLMEM_ERR_NO_MEMORY     An allocation failed.
  * @par Blocks
  *      Never.
+ * @ingroup ipc_producer
  * @since 0.3
  */
 clmem_status clmem_ipc_producer_add_image(clmem_ipc_producer *p, const clmem_bridge_vk_image *image,
@@ -431,6 +468,7 @@ clmem_status clmem_ipc_producer_add_image(clmem_ipc_producer *p, const clmem_bri
  * @par Blocks
  *      Up to timeout_ns, on the consumer's messages; the consumer's answer
  *      comes after its driver imports.
+ * @ingroup ipc_producer
  * @since 0.3
  */
 clmem_status clmem_ipc_producer_start(clmem_ipc_producer *p, uint64_t timeout_ns);
@@ -441,7 +479,7 @@ clmem_status clmem_ipc_producer_start(clmem_ipc_producer *p, uint64_t timeout_ns
  *
  * Reads the consumer's messages (FREE, BYE, the end of the connection) on
  * the way. Keeps working after the connection ended: frames lent to a
- * consumer that is gone come back as @ref ipc_reclaim says, so a producer
+ * consumer that is gone come back (@ref ipc_reclaim), so a producer
  * can wait for all of them (clmem_ipc_producer_lent() is 0 then).
  *
  * @param p              The producer, started.
@@ -458,14 +496,15 @@ clmem_status clmem_ipc_producer_start(clmem_ipc_producer *p, uint64_t timeout_ns
  * @par Blocks
  *      Up to timeout_ns, until the consumer frees a frame or a reclaim
  *      falls due.
+ * @ingroup ipc_producer
  * @since 0.3
  */
 clmem_status clmem_ipc_producer_next(clmem_ipc_producer *p, uint64_t timeout_ns, uint32_t *index_out);
 
 /**
  * Wait until no frame is lent: every frame the consumer had is back (FREE,
- * BYE, or reclaimed from a consumer that is gone, as @ref ipc_reclaim
- * says). The frames stay in the list clmem_ipc_producer_next() hands them
+ * BYE, or reclaimed from a consumer that is gone: @ref ipc_reclaim). The
+ * frames stay in the list clmem_ipc_producer_next() hands them
  * out from.
  *
  * For the end of a stream (before freeing the frames' memory for reuse),
@@ -483,6 +522,7 @@ clmem_status clmem_ipc_producer_next(clmem_ipc_producer *p, uint64_t timeout_ns,
  *                                 (the sentence gives the count).
  * @par Blocks
  *      Up to timeout_ns, on the consumer's messages and the reclaim.
+ * @ingroup ipc_producer
  * @since 0.3
  */
 clmem_status clmem_ipc_producer_wait_all(clmem_ipc_producer *p, uint64_t timeout_ns);
@@ -513,6 +553,7 @@ clmem_status clmem_ipc_producer_wait_all(clmem_ipc_producer *p, uint64_t timeout
  * @par Blocks
  *      On the fence, up to timeout_ns. Never on the consumer: a consumer
  *      that does not read its messages is dropped.
+ * @ingroup ipc_producer
  * @since 0.3
  */
 clmem_status clmem_ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkFence fence, uint64_t timeout_ns);
@@ -524,6 +565,7 @@ clmem_status clmem_ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkF
  * @return The state; CLMEM_IPC_STATE_NEW for NULL.
  * @par Blocks
  *      Never (reads no message: clmem_ipc_producer_next() does).
+ * @ingroup ipc_producer
  * @since 0.3
  */
 clmem_ipc_state clmem_ipc_producer_state(const clmem_ipc_producer *p);
@@ -536,6 +578,7 @@ clmem_ipc_state clmem_ipc_producer_state(const clmem_ipc_producer *p);
  * @return The count.
  * @par Blocks
  *      Never.
+ * @ingroup ipc_producer
  * @since 0.3
  */
 uint32_t clmem_ipc_producer_lent(const clmem_ipc_producer *p);
@@ -548,6 +591,7 @@ uint32_t clmem_ipc_producer_lent(const clmem_ipc_producer *p);
  *         started; CLMEM_BRIDGE_PATH_BEST before (or for NULL).
  * @par Blocks
  *      Never.
+ * @ingroup ipc_producer
  * @since 0.3
  */
 clmem_bridge_path clmem_ipc_producer_peer_path(const clmem_ipc_producer *p);
@@ -564,11 +608,16 @@ clmem_bridge_path clmem_ipc_producer_peer_path(const clmem_ipc_producer *p);
  * @par Blocks
  *      At most 1 s, sending BYE to a consumer that does not read its
  *      messages; otherwise never.
+ * @ingroup ipc_producer
  * @since 0.3
  */
 void clmem_ipc_producer_destroy(clmem_ipc_producer *p);
 
-/* ------------------------------------------------------------- consumer */
+/**
+ * @defgroup ipc_consumer The consumer
+ * @ingroup libclmem_ipc
+ * @brief The process that gets each frame as handles on its own bridge.
+ */
 
 /**
  * The consumer's end of a connection: the imports of the producer's
@@ -578,6 +627,7 @@ void clmem_ipc_producer_destroy(clmem_ipc_producer *p);
  * concurrently; handles of its frames may be dropped on any thread. It
  * makes one thread, which sends FREE once a release completed, and joins
  * it in clmem_ipc_consumer_destroy().
+ * @ingroup ipc_consumer
  * @since 0.3
  */
 typedef struct clmem_ipc_consumer clmem_ipc_consumer;
@@ -585,11 +635,12 @@ typedef struct clmem_ipc_consumer clmem_ipc_consumer;
 /**
  * What a consumer is made from.
  *
- * Set `size` to sizeof(clmem_ipc_consumer_info) ("Versioned structs" in
- * clmem-bridge.h). instance, get_instance_proc_addr and physical_device
- * are those the bridge was made from (it does not hand them out): the
+ * Set `size` to sizeof(clmem_ipc_consumer_info)
+ * (@ref versioned_structs). instance, get_instance_proc_addr and
+ * physical_device are those the bridge was made from (it does not hand them out): the
  * consumer reads the deviceUUID and driverUUID there, and imports fds into
  * the bridge's VkDevice on the host-mapped path.
+ * @ingroup ipc_consumer
  * @since 0.3
  */
 typedef struct clmem_ipc_consumer_info {
@@ -631,6 +682,7 @@ typedef struct clmem_ipc_consumer_info {
  *      *out is NULL and the socket is still the caller's, open.
  * @par Blocks
  *      Never.
+ * @ingroup ipc_consumer
  * @since 0.3
  */
 clmem_status clmem_ipc_consumer_create(const clmem_ipc_consumer_info *info, clmem_ipc_consumer **out);
@@ -670,6 +722,7 @@ clmem_status clmem_ipc_consumer_create(const clmem_ipc_consumer_info *info, clme
  *      be destroyed.
  * @par Blocks
  *      Up to timeout_ns on the producer's messages, and on the imports.
+ * @ingroup ipc_consumer
  * @since 0.3
  */
 clmem_status clmem_ipc_consumer_start(clmem_ipc_consumer *c, uint64_t timeout_ns);
@@ -678,6 +731,7 @@ clmem_status clmem_ipc_consumer_start(clmem_ipc_consumer *c, uint64_t timeout_ns
  * One plane of a frame the consumer received.
  *
  * This struct is frozen.
+ * @ingroup ipc_consumer
  * @since 0.3
  */
 typedef struct clmem_ipc_plane {
@@ -694,6 +748,7 @@ typedef struct clmem_ipc_plane {
  * A frame the consumer received, by clmem_ipc_consumer_next().
  *
  * This struct is frozen.
+ * @ingroup ipc_consumer
  * @since 0.3
  */
 typedef struct clmem_ipc_frame {
@@ -741,6 +796,7 @@ typedef struct clmem_ipc_frame {
  *                                 dropped).
  * @par Blocks
  *      Up to timeout_ns, on the producer's next READY.
+ * @ingroup ipc_consumer
  * @since 0.3
  */
 clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns, clmem_ipc_frame *frame_out,
@@ -753,6 +809,7 @@ clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns,
  * @return The state; CLMEM_IPC_STATE_NEW for NULL.
  * @par Blocks
  *      Never.
+ * @ingroup ipc_consumer
  * @since 0.3
  */
 clmem_ipc_state clmem_ipc_consumer_state(const clmem_ipc_consumer *c);
@@ -765,6 +822,7 @@ clmem_ipc_state clmem_ipc_consumer_state(const clmem_ipc_consumer *c);
  *         started; CLMEM_BRIDGE_PATH_BEST before (or for NULL).
  * @par Blocks
  *      Never.
+ * @ingroup ipc_consumer
  * @since 0.3
  */
 clmem_bridge_path clmem_ipc_consumer_path(const clmem_ipc_consumer *c);
@@ -775,8 +833,8 @@ clmem_bridge_path clmem_ipc_consumer_path(const clmem_ipc_consumer *c);
  * socket and free the consumer.
  *
  * After CLMEM_OK the imports are dropped like any handle's last unref
- * (their teardown is the bridge's): call clmem_bridge_finish() before
- * destroying the bridge's VkDevice.
+ * (their teardown is the bridge's): call clmem_bridge_device_finish()
+ * before destroying the bridge's VkDevice (@ref lifetime_device_end).
  *
  * @param c          The consumer, or NULL (CLMEM_OK, nothing done).
  * @param timeout_ns How long to wait at most for releases still running.
@@ -789,6 +847,7 @@ clmem_bridge_path clmem_ipc_consumer_path(const clmem_ipc_consumer *c);
  * @par Blocks
  *      Up to timeout_ns, on releases of frames already dropped; then at
  *      most 1 s sending BYE to a producer that does not read its messages.
+ * @ingroup ipc_consumer
  * @since 0.3
  */
 clmem_status clmem_ipc_consumer_destroy(clmem_ipc_consumer *c, uint64_t timeout_ns);

@@ -8,7 +8,7 @@
 # exported buffer on the CPU machines too.
 b=${top_builddir:-.}
 run() { "$b/libtool" --mode=execute "$@"; }
-echo 1..9
+echo 1..11
 out=$(run "$b/examples/handle-example" 2>&1); rc=$?
 if [ $rc -eq 0 ] && echo "$out" | grep -q "consumer got 7680-byte rows"; then
     echo "ok 1 - handle-example runs: $out"
@@ -21,7 +21,8 @@ built=${CLMEM_BRIDGE_BUILT:-}
 bridge_points="2 bridge-example;3 bridge-example under the validation layer;4 fakefd-bridge-example;5 ring-example"
 bridge_points="$bridge_points;6 ring-example under the validation layer;7 fakefd-ring-example"
 if [ "$built" != yes ]; then
-    echo "$bridge_points;8 ffmpeg-example;9 clblast-example" | tr ';' '\n' | while read -r n what; do
+    echo "$bridge_points;8 ffmpeg-example;9 clblast-example;10 bridge-minimal;11 bridge-minimal under the validation layer" |
+        tr ';' '\n' | while read -r n what; do
         if [ -z "$built" ]; then
             echo "not ok $n - $what: CLMEM_BRIDGE_BUILT is unset (run through make check)"
         else
@@ -145,4 +146,15 @@ else
     else
         echo "not ok 9 - clblast-example exited $rc, want the $best path:" $out
     fi
+fi
+# The README's short bridge example: the fewest calls, OpenCL writing
+# Vulkan memory between acquire and release, the end before vkDestroyDevice.
+minimal_ok="OpenCL wrote 1048576 bytes of Vulkan memory through the $best path"
+out=$(run "$b/examples/bridge-minimal" 2>&1); rc=$?
+check 10 "bridge-minimal ($best)" "$minimal_ok" "$minimal_ok" "$out" $rc
+if [ "$layer" = yes ]; then
+    out=$(validated "$b/examples/bridge-minimal" 2>&1); rc=$?
+    check 11 "bridge-minimal under the validation layer, silent" "$minimal_ok" "$minimal_ok" "$out" $rc
+else
+    echo "ok 11 - bridge-minimal under the validation layer # SKIP $layer"
 fi

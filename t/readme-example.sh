@@ -1,33 +1,50 @@
 #!/bin/sh
-# The README's examples are the example programs, byte for byte, so the
-# code people copy is the code the tests build and run: its first C block
-# is examples/handle-example.c, and the C block after each line
-# "<!-- file: examples/NAME.c -->" is examples/NAME.c (ring-example.c,
-# clblast-example.c).
+# The examples README.md and docs/guide.md quote are the example programs,
+# byte for byte, so the code people copy is the code the tests build and
+# run (t/examples.sh). In each page, the C block after a line
+# "<!-- file: examples/NAME.c -->" must be examples/NAME.c; every C block
+# must have such a line, so that no example goes unchecked; and each page
+# must quote the files it is known to (README.md: the handle and the short
+# bridge example; docs/guide.md: the round trip, the ring and CLBlast).
 s=${top_srcdir:-.}
-echo 1..3
-tmp=$(mktemp)
-awk '/^```c$/ {inside=1; next} /^```$/ && inside {exit} inside {print}' "$s/README.md" > "$tmp"
-if cmp -s "$tmp" "$s/examples/handle-example.c"; then
-    echo "ok 1 - README.md's first C block is examples/handle-example.c"
-else
-    echo "not ok 1 - README.md's first C block differs from examples/handle-example.c:"
-    diff "$tmp" "$s/examples/handle-example.c" | sed 's/^/# /'
-fi
-awk '/^<!-- file: examples\/ring-example.c -->$/ {marked=1; next}
-     marked && /^```c$/ {inside=1; next} inside && /^```$/ {exit} inside {print}' "$s/README.md" > "$tmp"
-if [ -s "$tmp" ] && cmp -s "$tmp" "$s/examples/ring-example.c"; then
-    echo "ok 2 - README.md's ring example is examples/ring-example.c"
-else
-    echo "not ok 2 - README.md's ring example differs from examples/ring-example.c (or is missing):"
-    diff "$tmp" "$s/examples/ring-example.c" | sed 's/^/# /'
-fi
-awk '/^<!-- file: examples\/clblast-example.c -->$/ {marked=1; next}
-     marked && /^```c$/ {inside=1; next} inside && /^```$/ {exit} inside {print}' "$s/README.md" > "$tmp"
-if [ -s "$tmp" ] && cmp -s "$tmp" "$s/examples/clblast-example.c"; then
-    echo "ok 3 - README.md's CLBlast example is examples/clblast-example.c"
-else
-    echo "not ok 3 - README.md's CLBlast example differs from examples/clblast-example.c (or is missing):"
-    diff "$tmp" "$s/examples/clblast-example.c" | sed 's/^/# /'
-fi
-rm -f "$tmp"
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $*"; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/readme-example.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT HUP INT TERM
+
+# quoted PAGE FILE: the C block marked as examples/FILE in PAGE, on stdout.
+quoted() {
+    awk -v marker="<!-- file: examples/$2 -->" '$0 == marker {marked=1; next}
+         marked && /^```c$/ {inside=1; next} inside && /^```$/ {exit} inside {print}' "$s/$1"
+}
+
+# check PAGE FILE...: one point per FILE, and one for the page's C blocks.
+check() {
+    page=$1
+    shift
+    for f do
+        quoted "$page" "$f" >"$tmp/block"
+        if [ -s "$tmp/block" ] && cmp -s "$tmp/block" "$s/examples/$f"; then
+            ok "$page quotes examples/$f byte for byte"
+        else
+            not_ok "$page's block for examples/$f differs from the file (or is missing):"
+            diff "$tmp/block" "$s/examples/$f" | sed 's/^/# /'
+        fi
+    done
+    # Every C block follows a marker line, or is not checked.
+    unmarked=$(awk '/^<!-- file: examples\/[^ ]*\.c -->$/ {marked=NR; next}
+        /^```c$/ { if (marked != NR - 1) print NR }' "$s/$page")
+    blocks=$(grep -c '^```c$' "$s/$page")
+    if [ -z "$unmarked" ]; then
+        ok "each of the $blocks C blocks of $page is marked with the example it is"
+    else
+        not_ok "$page has C blocks that no marker names, at lines:" $unmarked
+    fi
+}
+
+echo 1..7
+check README.md handle-example.c bridge-minimal.c
+check docs/guide.md bridge-example.c ring-example.c clblast-example.c
+exit $failed

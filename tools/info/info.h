@@ -37,7 +37,7 @@
 #define MAX_CL_DEVICES 64
 #define MAX_VK_DEVICES 16 /* vkctx/vkctx.c looks at no more than 16 */
 #define MAX_HANDLE_TYPES 32
-#define TEXT 1152         /* clmem_error_message() is at most 1023 bytes (lib/error.c), plus our prefix */
+#define TEXT 2560         /* clmem_error_message() is at most 2367 bytes (clmem.h), plus our prefix */
 #define DEFAULT_SIZE (1u << 20)
 #define IMAGE_WIDTH 34u /* the live image checks: even, for the 4:2:0 formats */
 #define IMAGE_HEIGHT 8u
@@ -168,6 +168,10 @@ void *xrealloc(void *p, size_t n);
  * `used`; exit(1) with a message when memory runs out. */
 void *grow_array(void *array, int used, int *allocated, size_t element);
 void format_uuid(const unsigned char u[16], char out[37]);
+/* Into out: "CALL failed with NAME (CODE)" and, if detail is not NULL,
+ * ": DETAIL", naming the native code as the library's own messages do
+ * (clmem_error_message()). call must be a string literal. */
+void native_failure(char *out, size_t len, clmem_api api, const char *call, int32_t code, const char *detail);
 /* The name of handle type i of ht, or its value in hex in buf. */
 const char *handle_type_name(const struct handle_types *ht, cl_uint i, bool memory, char buf[16]);
 const char *cl_type_name(cl_device_type t, char buf[64]);

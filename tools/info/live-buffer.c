@@ -21,7 +21,7 @@ static void build_failed(struct cl_env *env, cl_int err)
     char log[256] = "";
     clGetProgramBuildInfo(env->program, env->device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
     log[sizeof log - 1] = '\0';
-    snprintf(env->error, sizeof env->error, "clBuildProgram failed with OpenCL code %d: %s", (int)err, log);
+    native_failure(env->error, sizeof env->error, CLMEM_API_OPENCL, "clBuildProgram", err, log);
 }
 
 /* Run the kernel once on a scratch buffer of the trip's size: drivers
@@ -65,7 +65,7 @@ bool cl_env_open(struct cl_env *env, cl_device_id dev)
         env->queue = clCreateCommandQueueWithProperties(env->context, dev, NULL, &err);
     }
     if (err != CL_SUCCESS)
-        snprintf(env->error, sizeof env->error, "%s failed with OpenCL code %d", call, (int)err);
+        native_failure(env->error, sizeof env->error, CLMEM_API_OPENCL, call, err, NULL);
     return err == CL_SUCCESS;
 }
 
@@ -94,7 +94,7 @@ bool cl_env_build(struct cl_env *env, size_t size)
         err = warm_up(env, size);
     }
     if (err != CL_SUCCESS)
-        snprintf(env->error, sizeof env->error, "%s failed with OpenCL code %d", call, (int)err);
+        native_failure(env->error, sizeof env->error, CLMEM_API_OPENCL, call, err, NULL);
     return err == CL_SUCCESS;
 }
 
@@ -142,9 +142,9 @@ static bool failed_clmem(struct row *row, const char *what)
     return false;
 }
 
-static bool failed_native(struct row *row, const char *what, const char *api, int code)
+static bool failed_native(struct row *row, const char *what, clmem_api api, int32_t code)
 {
-    snprintf(row->reason, sizeof row->reason, "%s failed with %s code %d", what, api, code);
+    native_failure(row->reason, sizeof row->reason, api, what, code, NULL);
     return false;
 }
 
@@ -181,7 +181,7 @@ static bool fill_and_import(struct trip *t, struct row *row)
     VkResult vr = vkctx_fill(t->ctx, t->buffer, 0, t->size, FILL_VALUE);
 
     if (vr != VK_SUCCESS)
-        return failed_native(row, "vkctx_fill", "Vulkan", vr);
+        return failed_native(row, "vkCmdFillBuffer (the pattern, submitted and waited for)", CLMEM_API_VULKAN, vr);
     /* Our anchor for the Vulkan memory: the bridge takes its own reference
      * and we drop ours at once, so the callback tells us when the bridge
      * is done with the memory. */
@@ -219,14 +219,14 @@ static bool transform(struct trip *t, struct row *row)
     if (clmem_bridge_acquire(t->bridge, t->handle, 0, NULL, NULL) != CLMEM_OK)
         return failed_clmem(row, "clmem_bridge_acquire");
     if ((err = clSetKernelArg(t->env->kernel, 0, sizeof mem, &mem)) != CL_SUCCESS)
-        return failed_native(row, "clSetKernelArg", "OpenCL", err);
+        return failed_native(row, "clSetKernelArg", CLMEM_API_OPENCL, err);
     err = clEnqueueNDRangeKernel(t->env->queue, t->env->kernel, 1, NULL, &words, NULL, 0, NULL, NULL);
     if (err != CL_SUCCESS)
-        return failed_native(row, "clEnqueueNDRangeKernel", "OpenCL", err);
+        return failed_native(row, "clEnqueueNDRangeKernel", CLMEM_API_OPENCL, err);
     if (clmem_bridge_release(t->bridge, t->handle, 0, NULL, NULL) != CLMEM_OK)
         return failed_clmem(row, "clmem_bridge_release");
     if ((err = clFinish(t->env->queue)) != CL_SUCCESS)
-        return failed_native(row, "clFinish", "OpenCL", err);
+        return failed_native(row, "clFinish", CLMEM_API_OPENCL, err);
     clock_gettime(CLOCK_MONOTONIC, &b);
     row->handoff_us = elapsed_us(&a, &b);
     return true;
@@ -242,10 +242,10 @@ static bool read_back(struct trip *t, struct row *row)
     VkResult vr = vkctx_copy(t->ctx, t->buffer, t->staging, t->size);
 
     if (vr != VK_SUCCESS)
-        return failed_native(row, "vkctx_copy", "Vulkan", vr);
+        return failed_native(row, "vkCmdCopyBuffer (the read-back, submitted and waited for)", CLMEM_API_VULKAN, vr);
     vr = vkMapMemory(t->ctx->device, t->staging_memory.memory, 0, VK_WHOLE_SIZE, 0, &p);
     if (vr != VK_SUCCESS)
-        return failed_native(row, "vkMapMemory (staging)", "Vulkan", vr);
+        return failed_native(row, "vkMapMemory (staging)", CLMEM_API_VULKAN, vr);
     w = p;
     for (i = 0; i < words && w[i] == EXPECTED_VALUE; i++)
         ;

@@ -89,7 +89,7 @@ static enum row_status image_live(struct vkctx *ctx, struct cl_env *env, clmem_b
             snprintf(why, len, "clmem_bridge_vk_buffer_create (staging): %s", clmem_error_message());
             st = ROW_FAILED;
         } else if ((vr = vkMapMemory(ctx->device, smem.memory, 0, VK_WHOLE_SIZE, 0, (void **)&data)) != VK_SUCCESS) {
-            snprintf(why, len, "vkMapMemory (staging) failed with Vulkan code %d", vr);
+            native_failure(why, len, CLMEM_API_VULKAN, "vkMapMemory (staging)", vr, NULL);
             st = ROW_FAILED;
         } else {
             for (uint32_t y = 0; y < hgt; y++)
@@ -103,7 +103,9 @@ static enum row_status image_live(struct vkctx *ctx, struct cl_env *env, clmem_b
                                                                  : VK_IMAGE_ASPECT_PLANE_1_BIT,
                                             w, hgt, p == 0 ? VK_IMAGE_LAYOUT_UNDEFINED : VK_IMAGE_LAYOUT_GENERAL);
             if (vr != VK_SUCCESS) {
-                snprintf(why, len, "vkCmdCopyBufferToImage (plane %u) failed with Vulkan code %d", p, vr);
+                char plane[32];
+                snprintf(plane, sizeof plane, "plane %u", p);
+                native_failure(why, len, CLMEM_API_VULKAN, "vkCmdCopyBufferToImage", vr, plane);
                 st = ROW_FAILED;
             }
         }
@@ -140,8 +142,10 @@ static enum row_status image_live(struct vkctx *ctx, struct cl_env *env, clmem_b
                                           clmem_handle_row_pitch(h[p]), 0, (size_t)w * tb, 0, got, 0, NULL, NULL);
         }
         if (err != CL_SUCCESS) {
-            snprintf(why, len, "%s (plane %u) failed with OpenCL code %d",
-                     as_image ? "clEnqueueReadImage" : "clEnqueueReadBufferRect", p, err);
+            char plane[32];
+            snprintf(plane, sizeof plane, "plane %u", p);
+            native_failure(why, len, CLMEM_API_OPENCL, as_image ? "clEnqueueReadImage" : "clEnqueueReadBufferRect",
+                           err, plane);
             st = ROW_FAILED;
         } else if (!image_bytes_match(got, p, w, hgt, tb, why, len)) {
             st = ROW_FAILED;

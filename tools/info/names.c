@@ -31,6 +31,22 @@ void format_uuid(const unsigned char u[16], char out[37])
              u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
+/* The library names native codes for its own messages (a VkResult as
+ * "VK_ERROR_FORMAT_NOT_SUPPORTED (-11)", a cl_int as "CL_INVALID_VALUE
+ * (-30)"); its public error record words the tool's failures the same way,
+ * so the names live in one place. The record is this thread's, and the
+ * message is copied at once. */
+void native_failure(char *out, size_t len, clmem_api api, const char *call, int32_t code, const char *detail)
+{
+    clmem_status status = api == CLMEM_API_VULKAN ? CLMEM_ERR_VULKAN : CLMEM_ERR_OPENCL;
+
+    if (detail)
+        clmem_error_set(status, api, call, code, "%s", detail);
+    else
+        clmem_error_set(status, api, call, code, NULL);
+    snprintf(out, len, "%s", clmem_error_message());
+}
+
 /* Names from cl_ext.h; a type this table does not know prints as hex. */
 static const char *memory_type_name(cl_uint t)
 {

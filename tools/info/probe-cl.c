@@ -110,7 +110,7 @@ void list_opencl(struct report *r)
         return;
     }
     if (err != CL_SUCCESS) {
-        snprintf(r->cl_error, sizeof r->cl_error, "clGetPlatformIDs failed with OpenCL code %d", (int)err);
+        native_failure(r->cl_error, sizeof r->cl_error, CLMEM_API_OPENCL, "clGetPlatformIDs", err, NULL);
         return;
     }
     if (n > MAX_PLATFORMS)
