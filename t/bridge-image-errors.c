@@ -45,7 +45,7 @@ static void check_bad_input(struct image_env *e, clmem_bridge_path path)
         d.planes[0].offset += e->base_align / 2;
         /* Room for the moved plane, so that its offset is the one fault: a
          * range past the allocation would be reported first
-         * (clmem-bridge.h, "Which error wins"). Refused before any import. */
+         * (clmem.h, "Errors and the order of checks"). Refused before any import. */
         d.memory.allocation_size += e->base_align;
         snprintf(text, sizeof text, "offset %llu", (unsigned long long)d.planes[0].offset);
         st = clmem_bridge_import_vk_image(e->b, &d, 0, path, counted, e->f->queue, CL_MEM_READ_WRITE, 0, &out);
