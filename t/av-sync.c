@@ -543,8 +543,19 @@ int main(void)
            device ? "device" : "host", why_not(s));
     clmem_av_sync_unref(best);
 
+    /* One sync object at a time from here: each case finishes the bridge
+     * (finish_case), which another object's semaphores would stop. */
+    clmem_av_sync_unref(device);
+    device = NULL;
+    clmem_av_sync_unref(host);
+    host = NULL;
     for (int o = 0; o < 2; o++) {
         clmem_av_sync **sync = o ? &device : &host;
+        if (o == 1 && !*no_device &&
+            clmem_av_sync_create(f.bridge, f.device, CLMEM_AV_ORDER_DEVICE, 4, &device) != CLMEM_OK)
+            tap_bail("a second device-order sync object: %s", clmem_error_message());
+        if (o == 0 && clmem_av_sync_create(f.bridge, f.device, CLMEM_AV_ORDER_HOST, 4, &host) != CLMEM_OK)
+            tap_bail("a second host-order sync object: %s", clmem_error_message());
         if (!*sync) {
             for (int d = 1; d <= 4; d *= 2)
                 tap_skip(no_device, "device order, %d frame%s in flight", d, d == 1 ? "" : "s");
@@ -562,6 +573,8 @@ int main(void)
         overlap(sync);
         refused(sync);
         formats(sync);
+        clmem_av_sync_unref(*sync);
+        *sync = NULL;
     }
     no_finish();
 
