@@ -303,7 +303,8 @@ void print_xproc(void)
         return;
     }
     printf("\n(x) across processes (libclmem-ipc; this process produces with Vulkan, a second clmem-bench process\n"
-           "    consumes with OpenCL; %s). Per frame, median [min .. max], us:\n", xproc_note);
+           "    consumes with OpenCL%s%s). Per frame, median [min .. max], us:\n", xproc_path_note[0] ? "; " : "",
+           xproc_path_note);
     printf("%-16s", "frame");
     for (int m = 0; m < X_COUNT; m++)
         printf(" %24s", xmeasure_label[m]);
