@@ -20,9 +20,11 @@
 static struct target targets[MAX_TARGETS];
 static int ntargets;
 
+/* From the device's properties, which the bench keeps: the JSON is written
+ * after the Vulkan context (and its copy of the name) is closed. */
 bool on_target_machine(const struct bench *b)
 {
-    return b->vk_props.vendorID == 0x10de && strstr(b->vk.device_name, "H200") != NULL;
+    return b->vk_props.vendorID == 0x10de && strstr(b->vk_props.deviceName, "H200") != NULL;
 }
 
 const struct target *record_target(const struct bench *b, const struct target_spec *spec, bool reached,
@@ -46,7 +48,7 @@ const struct target *record_target(const struct bench *b, const struct target_sp
         snprintf(t->why, sizeof t->why, "n = %d; a verdict needs %d", samples, MIN_VERDICT_SAMPLES);
     } else if (!on_target_machine(b)) {
         t->verdict = VERDICT_ELSEWHERE;
-        snprintf(t->why, sizeof t->why, "set on an NVIDIA H200; this is %s", b->vk.device_name);
+        snprintf(t->why, sizeof t->why, "set on an NVIDIA H200; this is %s", b->vk_props.deviceName);
     } else {
         t->verdict = outcome;
         t->why[0] = '\0';
