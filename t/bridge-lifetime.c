@@ -15,6 +15,7 @@
  * Runs through opaque fd where the bridge says it works (the H200), else
  * through host-mapped memory (lavapipe + PoCL). */
 #include "bridge-fixture.h"
+#include "spin-kernel.h"
 #include "tap.h"
 
 #include <pthread.h>
@@ -36,66 +37,6 @@ static const uint64_t MS = 1000000; /* nanoseconds */
 static double unref_limit_ms(int gate_ms, double kernel_ms)
 {
     return (gate_ms >= 0 ? (double)gate_ms : kernel_ms) / 2.0;
-}
-
-/* One work-item, a dependent chain of n multiply-adds: its run time is
- * proportional to n and nothing can fold the loop away. */
-static const char spin_source[] = "__kernel void spin(__global uint *p, uint n) {\n"
-                                  "    uint x = p[0];\n"
-                                  "    for (uint i = 0; i < n; i++)\n"
-                                  "        x = x * 1664525u + 1013904223u;\n"
-                                  "    p[1] = x;\n"
-                                  "}\n";
-
-static cl_int enqueue_spin(cl_command_queue q, cl_kernel k, cl_mem mem, cl_uint n, cl_uint num_wait,
-                           const cl_event *wait, cl_event *ev)
-{
-    size_t one = 1;
-    cl_int err = clSetKernelArg(k, 0, sizeof mem, &mem);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 1, sizeof n, &n);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(q, k, 1, NULL, &one, NULL, num_wait, wait, ev);
-    return err;
-}
-
-/* Wall time of one run of n iterations, enqueue to clFinish. */
-static double time_spin(struct cl_fixture *f, cl_kernel k, cl_mem mem, cl_uint n)
-{
-    long long t0 = tap_now_ns();
-    cl_int err = enqueue_spin(f->queue, k, mem, n, 0, NULL, NULL);
-    if (err == CL_SUCCESS)
-        err = clFinish(f->queue);
-    if (err != CL_SUCCESS)
-        tap_bail("running the spin kernel failed: %d", err);
-    return tap_ms_between(t0, tap_now_ns());
-}
-
-/* The trip count for a run of at least 50 ms on this device, measured:
- * scale up from a short run until one run takes 60 ms or more. */
-static cl_uint calibrate(struct cl_fixture *f, cl_kernel k, double *ms_out)
-{
-    cl_mem mem = cl_fixture_buffer(f, 64);
-    cl_uint zero = 0, n = 1u << 16;
-    double ms;
-    cl_int err = clEnqueueFillBuffer(f->queue, mem, &zero, sizeof zero, 0, 64, 0, NULL, NULL);
-
-    if (err != CL_SUCCESS)
-        tap_bail("clEnqueueFillBuffer failed: %d", err);
-    time_spin(f, k, mem, 1); /* warm-up: the first launch may compile */
-    for (;;) {
-        double scale;
-        ms = time_spin(f, k, mem, n);
-        if (ms >= 60.0 || n == UINT32_MAX)
-            break;
-        scale = ms > 1.0 ? 80.0 / ms : 16.0;
-        if (scale < 2.0)
-            scale = 2.0;
-        n = (double)n * scale >= (double)UINT32_MAX ? UINT32_MAX : (cl_uint)((double)n * scale);
-    }
-    clReleaseMemObject(mem);
-    *ms_out = ms;
-    return n;
 }
 
 /* What the Vulkan keepalive's callback saw. It chains to the fixture's
@@ -221,7 +162,7 @@ static void lifetime_case(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *
         if (err != CL_SUCCESS)
             tap_bail("clCreateUserEvent failed: %d", err);
     }
-    err = enqueue_spin(q2, k, clmem_handle_mem(h2), n, gated ? 1 : 0, gated ? &gate_event : NULL, &kev);
+    err = spin_enqueue(q2, k, clmem_handle_mem(h2), n, gated ? 1 : 0, gated ? &gate_event : NULL, &kev);
     if (err == CL_SUCCESS)
         err = clFlush(q2);
     tap_is_int(err, CL_SUCCESS, "%s: the kernel is enqueued on the second queue", label);
@@ -310,8 +251,8 @@ int main(void)
     double ms;
 
     bridge_test_open(&t, "bridge-lifetime", 300);
-    k = cl_fixture_kernel(&t.f, spin_source, "spin");
-    n = calibrate(&t.f, k, &ms);
+    k = spin_kernel(&t.f);
+    n = spin_calibrate(&t.f, k, 60.0, &ms);
     tap_ok(ms >= 50.0, "the spin kernel runs at least 50 ms: %u iterations took %.1f ms", n, ms);
 
     lifetime_case(t.b, &t.vk, &t.f, k, n, ms, t.path, -1, false);
