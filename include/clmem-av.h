@@ -518,6 +518,14 @@ clmem_status clmem_av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem
  *    (clmem_bridge_check_semaphore() with CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD,
  *    as on NVIDIA) and FFmpeg's device with VK_KHR_external_semaphore_fd;
  *    a CPU OpenCL imports no semaphore, so there only host order exists.
+ *    One thing can still hold the calls on the host, and it is the
+ *    driver's: on NVIDIA's driver (580), clEnqueueAcquireExternalMemObjectsKHR,
+ *    clEnqueueReleaseExternalMemObjectsKHR and clEnqueueSignalSemaphoresKHR
+ *    each wait on the host while an earlier command on their queue waits
+ *    for a user event (clCreateUserEvent) that is not yet complete. They
+ *    do not wait for a kernel that is merely running, so device order's
+ *    calls return at once behind running work; behind a user event they
+ *    return once it is set complete.
  *
  * CLMEM_AV_ORDER_BEST takes device order where it works and more than one
  * frame is in flight, host order otherwise; clmem_av_sync_get_order() says
@@ -737,7 +745,9 @@ clmem_status clmem_av_sync_finish(clmem_av_sync *sync, uint64_t timeout_ns);
  * @par Blocks
  *      Host order: as clmem_av_frame_acquire(). Device order: only when
  *      frames_in_flight frames are in flight, until the oldest release's
- *      Vulkan submission completed.
+ *      Vulkan submission completed; and where the driver's enqueue calls
+ *      wait behind an incomplete user event on `queue` (NVIDIA's: see
+ *      @ref av_order), until it is set complete.
  * @ingroup av_order
  * @since 0.3
  */
@@ -781,8 +791,11 @@ clmem_status clmem_av_sync_acquire(clmem_av_sync *sync, AVFrame *frame, const cl
  * @par Threads
  *      As clmem_av_sync_acquire().
  * @par Blocks
- *      Host order: as clmem_av_frame_release(). Device order: never (if
- *      OpenCL refuses the semaphore signal, clFinish(queue) instead).
+ *      Host order: as clmem_av_frame_release(). Device order: never for
+ *      the GPU's work (if OpenCL refuses the semaphore signal,
+ *      clFinish(queue) instead); but where the driver's enqueue calls wait
+ *      behind an incomplete user event on `queue` (NVIDIA's: see
+ *      @ref av_order), until it is set complete.
  * @ingroup av_order
  * @since 0.3
  */

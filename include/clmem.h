@@ -143,9 +143,11 @@
  * A call that only enqueues (the handoffs: clmem_bridge_acquire() and the
  * others) waits for nothing of the library's, but the driver's enqueue
  * itself may block: some drivers do not return from an acquire or release
- * of external memory while earlier commands on the queue wait on a user
- * event that is not complete (docs/driver-notes.md). Do not make such a
- * call while a user event on the queue waits for this thread.
+ * of external memory, or from a semaphore signal, while earlier commands
+ * on the queue wait on a user event that is not complete (NVIDIA's 580
+ * does so; a kernel that is merely running holds none of them:
+ * docs/driver-notes.md). Do not make such a call while a user event on the
+ * queue waits for this thread.
  *
  * @section threads_teardown The library's own thread
  * libclmem-bridge makes one thread per process, with the first bridge,

@@ -3,13 +3,16 @@
  *  - frames in flight: a stream of NV12 frames through D = 1, 2 and 4
  *    frames of a pool, FFmpeg uploading one frame while OpenCL has others,
  *    every byte of every frame checked in FFmpeg's download of it;
- *  - lifetime under overlap: OpenCL's kernel held behind a user event that
- *    another thread opens late; the release returns at once in device
- *    order (and only after the kernel in host order); FFmpeg's next use of
- *    the frame (a download) waits for OpenCL; a frame dropped while
- *    OpenCL's work on it is pending does not come back from FFmpeg's pool
- *    before it completed, and comes back with OpenCL's bytes; a new upload
- *    into it then wins;
+ *  - lifetime under overlap, twice: OpenCL's kernel held behind a kernel
+ *    still running on the device, then behind a user event that another
+ *    thread sets complete late. The release returns at once in device
+ *    order (and only after the kernel in host order), but behind a user
+ *    event where the driver's own clEnqueueReleaseExternalMemObjectsKHR
+ *    waits for it (NVIDIA's does; measured here with raw calls first);
+ *    FFmpeg's next use of the frame (a download) waits for OpenCL; a frame
+ *    dropped while OpenCL's work on it is pending does not come back from
+ *    FFmpeg's pool before it completed, and comes back with OpenCL's
+ *    bytes; a new upload into it then wins;
  *  - the host-mapped path without the per-frame clmem_bridge_finish():
  *    FFmpeg's transfers never map the frame (the pool hides
  *    HOST_VISIBLE), so the import's mapping is never doubled;
@@ -24,6 +27,7 @@
  * (host-mapped on the CPU machines) and with t/fake-nvidia-import.c
  * (t/fakefd-av-sync, the opaque-fd memory path). */
 #include "av-fixture.h"
+#include "spin-kernel.h"
 #include "tap.h"
 
 #include <libavutil/pixdesc.h>
@@ -136,56 +140,173 @@ static void frames_in_flight(clmem_av_sync **syncp, int d)
 
 /* ------------------------------------------------------------ overlap */
 
-struct gate {
-    cl_event user;
-    int delay_ms;
+/* What holds OpenCL's work on a frame back: a kernel still running before
+ * it on the queue (calibrated to at least HOLD_MS), or a user event that
+ * another thread sets complete HOLD_MS later. Both are work the release
+ * and FFmpeg must wait for, on the device. */
+enum hold_kind { HOLD_RUNNING, HOLD_GATE };
+#define HOLD_MS 600
+
+struct hold {
+    enum hold_kind kind;
+    cl_event user;  /* HOLD_GATE */
+    cl_event spin;  /* HOLD_RUNNING: the running kernel */
     atomic_bool opened;
+    pthread_t t;
 };
+
+static cl_kernel spin_k;
+static cl_mem spin_mem;
+static cl_uint spin_n;
+static double spin_ms;
+static bool release_waits_behind_user_event; /* this driver's, measured by driver_release_behind_gate() */
 
 static void *open_late(void *arg)
 {
-    struct gate *g = arg;
-    sleep_ms(g->delay_ms);
-    atomic_store(&g->opened, true);
-    clSetUserEventStatus(g->user, CL_COMPLETE);
+    struct hold *h = arg;
+    sleep_ms(HOLD_MS);
+    atomic_store(&h->opened, true);
+    clSetUserEventStatus(h->user, CL_COMPLETE);
     return NULL;
+}
+
+static const char *hold_name(enum hold_kind kind)
+{
+    return kind == HOLD_GATE ? "behind a user event" : "behind a running kernel";
+}
+
+/* The work held back: from now on, OpenCL's next command on the queue
+ * waits for h. */
+static void hold_start(struct hold *h, enum hold_kind kind)
+{
+    h->kind = kind;
+    h->user = h->spin = NULL;
+    atomic_init(&h->opened, false);
+    if (kind == HOLD_GATE) {
+        h->user = clCreateUserEvent(f.cl.context, NULL);
+        return;
+    }
+    if (spin_enqueue(f.cl.queue, spin_k, spin_mem, spin_n, 0, NULL, &h->spin) != CL_SUCCESS)
+        tap_bail("enqueueing the spin kernel failed");
+}
+
+/* OpenCL's kernel on `planes`, after h; flushed; the gate's thread started. */
+static void hold_invert(struct hold *h, const clmem_av_frame_planes *planes)
+{
+    av_fixture_invert(&f, planes, h->kind == HOLD_GATE ? 1 : 0, h->kind == HOLD_GATE ? &h->user : NULL, NULL);
+    clFlush(f.cl.queue);
+    if (h->kind == HOLD_GATE)
+        pthread_create(&h->t, NULL, open_late, h);
+}
+
+/* Is the work still held back? */
+static bool held(struct hold *h)
+{
+    cl_int status = CL_COMPLETE;
+
+    if (h->kind == HOLD_GATE)
+        return !atomic_load(&h->opened);
+    clGetEventInfo(h->spin, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    return status > CL_COMPLETE;
+}
+
+static void hold_end(struct hold *h)
+{
+    if (h->kind == HOLD_GATE) {
+        pthread_join(h->t, NULL);
+        clReleaseEvent(h->user);
+    } else {
+        clWaitForEvents(1, &h->spin);
+        clReleaseEvent(h->spin);
+    }
+}
+
+typedef cl_int(CL_API_CALL *external_fn)(cl_command_queue, cl_uint, const cl_mem *, cl_uint, const cl_event *,
+                                         cl_event *);
+
+/* Does this driver's own clEnqueueReleaseExternalMemObjectsKHR wait on the
+ * host while an earlier command on its queue waits for an incomplete user
+ * event? NVIDIA's does (docs/driver-notes.md; docs/probes/gate-probe.c),
+ * and then no release, device order's included, can return before the
+ * gate opens. Raw calls on memory the bridge made and imported for this
+ * alone; the bridge finished after. false where there is no such call. */
+static bool driver_release_behind_gate(void)
+{
+    external_fn acquire = (external_fn)clGetExtensionFunctionAddressForPlatform(
+                    f.cl.platform, "clEnqueueAcquireExternalMemObjectsKHR"),
+                release = (external_fn)clGetExtensionFunctionAddressForPlatform(
+                    f.cl.platform, "clEnqueueReleaseExternalMemObjectsKHR");
+    const VkDeviceSize size = 65536;
+    clmem_bridge_vk_memory m;
+    VkBuffer buf;
+    clmem_handle *h = NULL;
+    struct hold g;
+    cl_mem mem;
+    bool waited;
+
+    if (!acquire || !release || f.path == CLMEM_BRIDGE_PATH_HOST_MAPPED)
+        return false;
+    if (clmem_bridge_vk_buffer_create(f.bridge, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                                      f.path == CLMEM_BRIDGE_PATH_DMA_BUF ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT
+                                                                          : VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+                                      &buf, &m) != CLMEM_OK ||
+        clmem_bridge_import_vk(f.bridge, &m, 0, size, f.path, NULL, f.cl.queue, CL_MEM_READ_WRITE, &h) != CLMEM_OK)
+        tap_bail("the raw release check: making or importing its buffer: %s", clmem_error_message());
+    mem = clmem_handle_mem(h);
+    if (acquire(f.cl.queue, 1, &mem, 0, NULL, NULL) != CL_SUCCESS || clFinish(f.cl.queue) != CL_SUCCESS)
+        tap_bail("the raw release check: clEnqueueAcquireExternalMemObjectsKHR failed");
+    hold_start(&g, HOLD_GATE);
+    if (clEnqueueMarkerWithWaitList(f.cl.queue, 1, &g.user, NULL) != CL_SUCCESS)
+        tap_bail("the raw release check: clEnqueueMarkerWithWaitList failed");
+    clFlush(f.cl.queue);
+    pthread_create(&g.t, NULL, open_late, &g);
+    if (release(f.cl.queue, 1, &mem, 0, NULL, NULL) != CL_SUCCESS)
+        tap_bail("the raw release check: clEnqueueReleaseExternalMemObjectsKHR failed");
+    waited = atomic_load(&g.opened);
+    hold_end(&g);
+    clFinish(f.cl.queue);
+    clmem_handle_unref(h);
+    if (clmem_bridge_finish(f.bridge, TIMEOUT_NS) != CLMEM_OK)
+        tap_bail("the raw release check: finish: %s", clmem_error_message());
+    clmem_bridge_vk_buffer_destroy(f.bridge, buf, &m);
+    tap_diag("this driver's clEnqueueReleaseExternalMemObjectsKHR, behind a command waiting on a user event: "
+             "returned %s the event was set complete",
+             waited ? "only once" : "before");
+    return waited;
 }
 
 #define OVERLAP_POINTS 5
 
-/* Run `planes` of `hw` through acquire, a kernel held behind a gate that
- * opens 300 ms later, and release. *returned_early: the release returned
- * before the gate opened. */
-static clmem_status held_handoff(clmem_av_sync *sync, AVFrame *hw, const clmem_av_frame_planes *planes,
-                                 struct gate *g, pthread_t *t, bool *returned_early)
+/* Acquire `planes` of `hw`, then OpenCL's kernel on them behind h. */
+static clmem_status held_work(clmem_av_sync *sync, AVFrame *hw, const clmem_av_frame_planes *planes,
+                              struct hold *h, enum hold_kind kind)
 {
-    clmem_status s;
+    clmem_status s = clmem_av_sync_acquire(sync, hw, planes, f.cl.queue, TIMEOUT_NS, NULL);
 
-    g->user = clCreateUserEvent(f.cl.context, NULL);
-    g->delay_ms = 300;
-    atomic_init(&g->opened, false);
-    if ((s = clmem_av_sync_acquire(sync, hw, planes, f.cl.queue, TIMEOUT_NS, NULL)) != CLMEM_OK)
-        return s;
-    av_fixture_invert(&f, planes, 1, &g->user, NULL);
-    clFlush(f.cl.queue);
-    pthread_create(t, NULL, open_late, g);
-    s = clmem_av_sync_release(sync, hw, planes, f.cl.queue, 0, NULL);
-    *returned_early = !atomic_load(&g->opened);
+    hold_start(h, kind);
+    if (s == CLMEM_OK)
+        hold_invert(h, planes);
+    else if (kind == HOLD_GATE)
+        pthread_create(&h->t, NULL, open_late, h);
     return s;
 }
 
-static void overlap(clmem_av_sync **syncp)
+/* Lifetime under overlap, OpenCL's work held back by `kind`. */
+static void overlap(clmem_av_sync **syncp, enum hold_kind kind)
 {
     clmem_av_sync *sync = *syncp;
     const bool device = clmem_av_sync_get_order(sync) == CLMEM_AV_ORDER_DEVICE;
-    const char *order = clmem_av_order_name(clmem_av_sync_get_order(sync));
+    const char *order = clmem_av_order_name(clmem_av_sync_get_order(sync)), *behind = hold_name(kind);
+    /* Whether device order's release can return while the work is held:
+     * not behind a user event where the driver's own release waits. */
+    const bool can_return_early = device && !(kind == HOLD_GATE && release_waits_behind_user_event);
     AVBufferRef *frames = av_fixture_frames(&f, AV_PIX_FMT_NV12, W, H);
     AVFrame *a = av_fixture_frame(frames), *b, *up_a = av_fixture_pattern(AV_PIX_FMT_NV12, W, H, 100),
             *up_b = av_fixture_pattern(AV_PIX_FMT_NV12, W, H, 200), *got;
     clmem_av_frame_planes pa, pb;
-    struct gate g;
-    pthread_t t;
-    bool early = false, opened;
+    struct hold h;
+    bool early, done_before;
     char why[160];
     clmem_status s;
 
@@ -195,22 +316,28 @@ static void overlap(clmem_av_sync **syncp)
 
     /* 1, 2: the release, and FFmpeg's next use of the frame, with OpenCL's
      * kernel held. */
-    s = held_handoff(sync, a, &pa, &g, &t, &early);
-    if (device)
-        tap_ok(s == CLMEM_OK && early,
-               "%s order: the release returned while OpenCL's kernel was still held behind the gate (%s)", order,
-               why_not(s));
-    else
+    if ((s = held_work(sync, a, &pa, &h, kind)) == CLMEM_OK)
+        s = clmem_av_sync_release(sync, a, &pa, f.cl.queue, 0, NULL);
+    early = held(&h);
+    if (can_return_early)
+        tap_ok(s == CLMEM_OK && early, "%s order, %s: the release returned while OpenCL's kernel was still held (%s)",
+               order, behind, why_not(s));
+    else if (device)
         tap_ok(s == CLMEM_OK && !early,
-               "%s order: the release returned only once OpenCL's held kernel had run (%s)", order, why_not(s));
+               "%s order, %s: the release returned once the event was set complete, as this driver's own "
+               "clEnqueueReleaseExternalMemObjectsKHR does there (%s)",
+               order, behind, why_not(s));
+    else
+        tap_ok(s == CLMEM_OK && !early, "%s order, %s: the release returned only once OpenCL's held kernel had run (%s)",
+               order, behind, why_not(s));
     got = av_fixture_download(a);
-    opened = atomic_load(&g.opened);
-    tap_ok(opened && av_fixture_inverted(up_a, got, why, sizeof why),
-           "%s order: FFmpeg's next use of the frame (a download) waited for OpenCL's held kernel and sees its "
-           "writes%s%s", order, opened ? "" : " (it returned before the gate opened)", why);
+    done_before = !held(&h);
+    tap_ok(done_before && av_fixture_inverted(up_a, got, why, sizeof why),
+           "%s order, %s: FFmpeg's next use of the frame (a download) waited for OpenCL's held kernel and sees "
+           "its writes%s%s",
+           order, behind, done_before ? "" : " (it returned while the kernel was held)", why);
     av_frame_free(&got);
-    pthread_join(t, NULL);
-    clReleaseEvent(g.user);
+    hold_end(&h);
     clmem_av_frame_planes_unref(&pa);
 
     /* 3-5: a frame dropped while OpenCL's work on it is pending. Device
@@ -223,19 +350,11 @@ static void overlap(clmem_av_sync **syncp)
     {
         AVVkFrame *vb = (AVVkFrame *)b->data[0];
         AVFrame *others[3], *others_up[3];
-        bool never_b = true;
+        bool never_b = true, still_held;
 
-        if (device) {
-            s = held_handoff(sync, b, &pb, &g, &t, &early);
-        } else {
-            g.user = clCreateUserEvent(f.cl.context, NULL);
-            g.delay_ms = 300;
-            atomic_init(&g.opened, false);
-            s = clmem_av_sync_acquire(sync, b, &pb, f.cl.queue, TIMEOUT_NS, NULL);
-            av_fixture_invert(&f, &pb, 1, &g.user, NULL);
-            clFlush(f.cl.queue);
-            pthread_create(&t, NULL, open_late, &g);
-        }
+        s = held_work(sync, b, &pb, &h, kind);
+        if (s == CLMEM_OK && device)
+            s = clmem_av_sync_release(sync, b, &pb, f.cl.queue, 0, NULL);
         clmem_av_frame_planes_unref(&pb);
         av_frame_free(&b);
         for (int i = 0; i < 3; i++) {
@@ -244,11 +363,20 @@ static void overlap(clmem_av_sync **syncp)
             never_b = never_b && (AVVkFrame *)others[i]->data[0] != vb;
             av_hwframe_transfer_data(others[i], others_up[i], 0); /* new uploads into the pool's other frames */
         }
-        tap_ok(s == CLMEM_OK && never_b && !atomic_load(&g.opened),
-               "%s order: a frame dropped while OpenCL's kernel on it is held does not come back from FFmpeg's "
-               "pool (3 frames taken, all others; %s)", order, why_not(s));
-        pthread_join(t, NULL);
-        clReleaseEvent(g.user);
+        still_held = held(&h);
+        if (device && !can_return_early)
+            /* The release returned once the work was let go: what can be
+             * seen is that the frame stays out of the pool. */
+            tap_ok(s == CLMEM_OK && never_b,
+                   "%s order, %s: a frame dropped right after its release does not come back from FFmpeg's pool "
+                   "(3 frames taken, all others; %s)",
+                   order, behind, why_not(s));
+        else
+            tap_ok(s == CLMEM_OK && never_b && still_held,
+                   "%s order, %s: a frame dropped while OpenCL's kernel on it is held does not come back from "
+                   "FFmpeg's pool (3 frames taken, all others%s; %s)",
+                   order, behind, still_held ? "" : "; the kernel was no longer held when they were", why_not(s));
+        hold_end(&h);
         if ((s = finish_case(syncp)) != CLMEM_OK)
             tap_bail("overlap: finish: %s", clmem_error_message());
         sync = *syncp;
@@ -277,8 +405,9 @@ static void overlap(clmem_av_sync **syncp)
         }
         got = b ? av_fixture_download(b) : NULL;
         tap_ok(got && av_fixture_inverted(up_b, got, why, sizeof why),
-               "%s order: once OpenCL's work completed the frame came back from the pool holding OpenCL's bytes%s%s",
-               order, got ? "" : " (it did not come back in 8 frames)", why);
+               "%s order, %s: once OpenCL's work completed the frame came back from the pool holding OpenCL's "
+               "bytes%s%s",
+               order, behind, got ? "" : " (it did not come back in 8 frames)", why);
         av_frame_free(&got);
         if (b) {
             AVFrame *again = av_fixture_pattern(AV_PIX_FMT_NV12, W, H, 400), *back;
@@ -289,11 +418,13 @@ static void overlap(clmem_av_sync **syncp)
                 for (int y = 0; y < (p ? H / 2 : H); y++)
                     same = same && memcmp(back->data[p] + y * back->linesize[p],
                                           again->data[p] + y * again->linesize[p], W) == 0;
-            tap_ok(same, "%s order: a new upload into the recycled frame is what FFmpeg downloads next", order);
+            tap_ok(same, "%s order, %s: a new upload into the recycled frame is what FFmpeg downloads next", order,
+                   behind);
             av_frame_free(&again);
             av_frame_free(&back);
         } else {
-            tap_ok(false, "%s order: a new upload into the recycled frame (the frame never came back)", order);
+            tap_ok(false, "%s order, %s: a new upload into the recycled frame (the frame never came back)", order,
+                   behind);
         }
         av_frame_free(&b);
     }
@@ -523,6 +654,13 @@ int main(void)
     tap_watchdog("av-sync", getenv("CLMEM_TEST_INSTRUMENTED") ? 1800 : 300);
     av_fixture_open(&f, true);
 
+    spin_k = spin_kernel(&f.cl);
+    spin_mem = cl_fixture_buffer(&f.cl, 64);
+    spin_n = spin_calibrate(&f.cl, spin_k, HOLD_MS, &spin_ms);
+    tap_ok(spin_ms >= HOLD_MS, "the kernel that holds OpenCL's work runs at least %d ms: %u iterations took %.1f ms",
+           HOLD_MS, spin_n, spin_ms);
+    release_waits_behind_user_event = driver_release_behind_gate();
+
     bad_input();
 
     s = clmem_av_sync_create(f.bridge, f.device, CLMEM_AV_ORDER_HOST, 4, &host);
@@ -559,8 +697,9 @@ int main(void)
         if (!*sync) {
             for (int d = 1; d <= 4; d *= 2)
                 tap_skip(no_device, "device order, %d frame%s in flight", d, d == 1 ? "" : "s");
-            for (int i = 0; i < OVERLAP_POINTS; i++)
-                tap_skip(no_device, "device order: lifetime under overlap, point %d of %d", i + 1, OVERLAP_POINTS);
+            for (int i = 0; i < 2 * OVERLAP_POINTS; i++)
+                tap_skip(no_device, "device order: lifetime under overlap, point %d of %d", i + 1,
+                         2 * OVERLAP_POINTS);
             for (int i = 0; i < REFUSED_POINTS; i++)
                 tap_skip(no_device, "device order: bad input, point %d of %d", i + 1, REFUSED_POINTS);
             for (int i = 0; i < FORMAT_POINTS; i++)
@@ -570,7 +709,8 @@ int main(void)
         frames_in_flight(sync, 1);
         frames_in_flight(sync, 2);
         frames_in_flight(sync, 4);
-        overlap(sync);
+        overlap(sync, HOLD_RUNNING);
+        overlap(sync, HOLD_GATE);
         refused(sync);
         formats(sync);
         clmem_av_sync_unref(*sync);
@@ -589,6 +729,8 @@ int main(void)
                av_fixture_validation_errors());
     else
         tap_skip("the Khronos validation layer is not installed", "the Vulkan validation layer reported no error");
+    clReleaseMemObject(spin_mem);
+    clReleaseKernel(spin_k);
     av_fixture_close(&f);
     return tap_done();
 }
