@@ -75,7 +75,7 @@ awk -F, 'NR > 1 {
         if (NF != 10 || $1 !~ /^[0-9]+$/ || $7 !~ /^[1-9][0-9]*$/ || $9 !~ /^[0-9]+$/ || $10 !~ /^[0-9]+$/) bad++
         num = $2 ~ /overhead/ ? "^-?[0-9]+[.][0-9]+$" : "^[0-9]+[.][0-9]+$"
         for (i = 4; i <= 6; i++) if ($i !~ num) bad++
-        if ($2 ~ /^(ring_|batch_|scaling_|unref_|xproc_)/ || $2 ~ /_in_flight_/) next
+        if ($2 ~ /^(ring_|batch_|scaling_|unref_|xproc_)/ || $2 ~ /_(in_flight_|upload_alone)/) next
         if ($9 != ($2 ~ /import/ ? 0 : 1) || $10 != 0) bad++
         if ($2 ~ /^(frame|consumer|ffmpeg)_/) next
         seen[$1 "," $2 "," $3] = 1; sizes[$1] = 1
@@ -189,8 +189,9 @@ fi
 # (j), with libclmem-av: NV12 frames of 320x180 and 640x360 on a CPU device
 # in --quick (1920x1080 and 3840x2160 on a GPU), each staged, host order,
 # (g)'s handoff and host order by hand, with the 10 columns, batch 1 and
-# ring 0, the paired library share, and host order's frames in flight for
-# D = 1, 2, 4 (ring D), and the tables; or, where FFmpeg makes no Vulkan
+# ring 0, the paired library share, host order's frames in flight for
+# D = 1, 2, 4 (ring D) and FFmpeg's uploads alone beside them (raw, ring
+# 4), and the tables; or, where FFmpeg makes no Vulkan
 # device, the line saying so. Without libclmem-av, the line saying why
 # not, and no rows.
 if [ "${CLMEM_AV_BUILT:-}" = yes ]; then
@@ -199,11 +200,12 @@ if [ "${CLMEM_AV_BUILT:-}" = yes ]; then
     rows_j=$(grep -Ec "^[1-9][0-9]*,$j(|_handoff_g|_by_hand),(baseline|clmem|raw),$n3,[1-9][0-9]*,1,1,0\$" "$tmp/rows.csv")
     paired_j=$(grep -Ec "^[1-9][0-9]*,${j}_overhead,paired,-?[0-9]+\\.[0-9]+,-?[0-9]+\\.[0-9]+,-?[0-9]+\\.[0-9]+,[1-9][0-9]*,1,1,0\$" "$tmp/rows.csv")
     flight_j=$(grep -Ec "^[1-9][0-9]*,${j}_in_flight_host,clmem,$n3,[1-9][0-9]*,[1-9][0-9]*,1,(1|2|4)\$" "$tmp/rows.csv")
-    { test "$rows_j" -eq 8 && test "$paired_j" -eq 2 && test "$flight_j" -eq 6 &&
+    upload_j=$(grep -Ec "^[1-9][0-9]*,${j}_upload_alone,raw,$n3,[1-9][0-9]*,[1-9][0-9]*,1,4\$" "$tmp/rows.csv")
+    { test "$rows_j" -eq 8 && test "$paired_j" -eq 2 && test "$flight_j" -eq 6 && test "$upload_j" -eq 2 &&
           grep -Eq '^(320x180|1920x1080) .*x ' "$tmp/out" && grep -Eq '^(640x360|3840x2160) .*x ' "$tmp/out" &&
-          grep -Eq '^(320x180|1920x1080) +host +4 ' "$tmp/out"; } ||
+          grep -Eq '^(320x180|1920x1080) +host +4 ' "$tmp/out" && grep -Eq '^(640x360|3840x2160) +upload +4 ' "$tmp/out"; } ||
         { grep -q '^  skipped: FFmpeg cannot make a Vulkan device here' "$tmp/out" && ! grep -q ',ffmpeg_nv12_' "$tmp/rows.csv"; }
-    check $? "(j) FFmpeg frames: two sizes, staged, host order, (g) and by hand, the library's share, host order in flight (D 1, 2, 4), in the CSV ($rows_j + $paired_j + $flight_j rows) and the tables"
+    check $? "(j) FFmpeg frames: two sizes, staged, host order, (g) and by hand, the library's share, host order in flight (D 1, 2, 4) and the uploads alone, in the CSV ($rows_j + $paired_j + $flight_j + $upload_j rows) and the tables"
 else
     grep -q '^(j) FFmpeg.s Vulkan frames into OpenCL: skipped: .' "$tmp/out" && ! grep -q ',ffmpeg_nv12_' "$tmp/rows.csv"
     check $? "(j) FFmpeg frames say why they did not run (${CLMEM_AV_BUILT:-CLMEM_AV_BUILT unset})"

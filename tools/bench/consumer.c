@@ -1,8 +1,10 @@
 /* clmem-bench: (i) a consumer library in the pipeline. Vulkan holds A and B
  * (written by Vulkan before the reps), CLBlast computes C = A B, Vulkan gets
  * C back; square float matrices of n x n with rows padded to a multiple of
- * 256 bytes. Three ways, interleaved rep by rep so that drift hits all
- * alike; each rep is timed from "A and B are Vulkan's" to "C is Vulkan's":
+ * 256 bytes. Four ways, interleaved rep by rep so that drift hits all
+ * alike; each rep is timed from "A and B are Vulkan's" to "C is Vulkan's",
+ * and staged's, zero-copy's and raw's start right after a small Vulkan
+ * write, untimed (vk_wrote_last says why):
  *   staged:    what users write today: Vulkan copies A and B to host-visible
  *              staging (vkCmdCopyBuffer, vkQueueWaitIdle), clEnqueueWriteBuffer
  *              into plain cl buffers, CLBlastSgemm, a blocking
@@ -64,6 +66,8 @@ struct consumer_run {
     void *staging_ptr[3];
     cl_mem plain[3];                /* staged and floor: plain cl buffers */
     VkCommandBuffer down_ab, up_c;  /* staged: A, B to staging; staging to C */
+    struct vk_buf scratch;          /* what Vulkan's last write before a rep touches */
+    VkCommandBuffer vk_last;        /* that write: a 4-byte fill of scratch */
 };
 
 static float value(int which, uint32_t i, uint32_t j)
@@ -86,10 +90,10 @@ static cl_event sgemm(struct bench *b, cl_mem a, cl_mem bm, cl_mem c, uint32_t n
 /* Where (i)'s Vulkan copies run: a transfer-only queue where the device
  * has one. The copy engines do not switch GPU context against OpenCL;
  * the graphics queue does, about 157 us each way on the H200
- * (../shared/device/NOTES.md), and a switch lands on the first OpenCL
- * command after Vulkan's work: on whichever way's rep comes after staged's
- * in the interleaving (zero-copy's: 1024^2 read +107 % over the floor so).
- * A careful staged program copies there too. Every Vulkan command of (i)
+ * (docs/driver-notes.md), and a switch lands on the first OpenCL command
+ * after Vulkan's work (zero-copy's, when it alone came after staged's in
+ * the interleaving: 1024^2 read +107 % over the floor so). A careful
+ * staged program copies there too. Every Vulkan command of (i)
  * runs on this one queue family, so no buffer changes family. */
 static VkQueue copy_queue(const struct bench *b)
 {
@@ -163,6 +167,22 @@ static void run_setup(struct bench *b, struct consumer_run *r, uint32_t n)
         r->down_ab = cb;
         r->up_c = record_copy_in(b, copy_pool(b), r->staging[2].buffer, r->vk[2].buffer, r->bytes);
     }
+    staging_buf_create(b, &r->scratch, 4096);
+    r->vk_last = begin_commands_in(b, copy_pool(b));
+    vkCmdFillBuffer(r->vk_last, r->scratch.buffer, 0, 4, 0xA5u);
+    end_commands(r->vk_last);
+}
+
+/* Untimed, before each rep of staged, zero-copy and raw: Vulkan's last
+ * work, on the queue of (i)'s copies, waited for. A rep starts where a
+ * pipeline's step does, right after Vulkan produced A and B, and every
+ * way starts from the same GPU state: whatever a first OpenCL command
+ * after Vulkan's work pays, each way pays it alike. (Without this, the
+ * way after staged's in the interleaving paid it alone: zero-copy read
+ * 34 us over raw at 1024^2 and 203 us at 4096^2 on the H200.) */
+static void vk_wrote_last(struct consumer_run *r, struct bench *b)
+{
+    submit_and_wait_on(copy_queue(b), r->vk_last, "vkQueueSubmit((i) Vulkan's last write)");
 }
 
 static double rep_staged(struct bench *b, struct consumer_run *r)
@@ -286,6 +306,8 @@ static void run_teardown(struct bench *b, struct consumer_run *r)
 
     vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &r->down_ab);
     vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &r->up_c);
+    vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &r->vk_last);
+    clmem_bridge_vk_buffer_destroy(b->bridge, r->scratch.buffer, &r->scratch.mem);
     for (int i = 0; i < 3; i++) {
         clmem_handle_unref(r->h[i]); /* the anchor frees the Vulkan memory once OpenCL let go */
         raw_teardown(b, &r->raw[i]);
@@ -373,10 +395,13 @@ void run_consumer(struct bench *b, bool quick, int reps)
         rep_raw(b, &r);
         rep_staged(b, &r);
         for (int i = 0; i < reps; i++) {
+            vk_wrote_last(&r, b);
             samples[W_STAGED * reps + i] = rep_staged(b, &r);
+            vk_wrote_last(&r, b);
             samples[W_ZERO * reps + i] = rep_zero_copy(b, &r);
+            vk_wrote_last(&r, b);
             samples[W_RAW * reps + i] = rep_raw(b, &r);
-            samples[W_FLOOR * reps + i] = rep_floor(b, &r);
+            samples[W_FLOOR * reps + i] = rep_floor(b, &r); /* no Vulkan at all */
         }
         results[nresults].n = r.n;
         results[nresults].pitch = r.pitch;

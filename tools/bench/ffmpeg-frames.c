@@ -39,7 +39,11 @@
  * device for the release of that frame's previous use), then acquire, the
  * kernel, release; the stream is timed until FFmpeg's semaphores of every
  * frame are signalled. Microseconds a frame = the stream's time / F;
- * frames per second = 1e6 over that; median of the reps.
+ * frames per second = 1e6 over that; median of the reps. Beside them, in
+ * the same reps, the stream's floor: the same uploads into the same four
+ * frames with no OpenCL at all (FFmpeg's av_hwframe_transfer_data copies
+ * each frame into its staging memory on the calling thread, so no D can
+ * take a frame below it).
  *
  * The targets, set on the H200 (record_ffmpeg_frames says which), are
  * judged there only.
@@ -69,6 +73,7 @@ struct ffmpeg_result {
     struct summary s[J_COUNT];
     struct paired lib;                   /* host minus by hand, paired by rep: the library's share */
     struct summary flight[2][IN_FLIGHT]; /* [0] host order, [1] device order; per frame */
+    struct summary upload;               /* FFmpeg's uploads alone, through D = 4: the stream's floor */
     int stream;                          /* F: frames per stream */
 };
 static struct ffmpeg_result results[FRAME_SIZES];
@@ -396,6 +401,19 @@ static void run_check(struct bench *b, struct ffmpeg_run *r)
     av_frame_free(&back);
 }
 
+/* FFmpeg's uploads alone, frame i into pool frame i % d, until each
+ * frame's semaphores are signalled: no libclmem-av call. */
+static double rep_upload(struct ffmpeg_bench *fb, AVFrame **frames, AVFrame **ups, int d, int n)
+{
+    double t0 = now_us();
+
+    for (int i = 0; i < n; i++)
+        av_check(av_hwframe_transfer_data(frames[i % d], ups[i % d], 0), "av_hwframe_transfer_data((j) upload alone)");
+    for (int k = 0; k < d && k < n; k++)
+        wait_frame(fb, frames[k]);
+    return (now_us() - t0) / n;
+}
+
 /* The stream's frames, downloaded: each the pattern with luma byte 0 raised
  * once (one kernel since its last upload). */
 static void stream_check(struct bench *b, struct ffmpeg_run *r, AVFrame **frames, int d, const char *what)
@@ -430,7 +448,7 @@ static void run_in_flight(struct bench *b, struct ffmpeg_bench *fb, struct ffmpe
     const int n = b->cpu_device ? 8 : 32;
     AVFrame *frames[4], *ups[4];
     clmem_av_frame_planes planes[4];
-    double *samples = malloc(sizeof(double) * (size_t)reps * 2 * IN_FLIGHT);
+    double *samples = malloc(sizeof(double) * (size_t)reps * (2 * IN_FLIGHT + 1));
 
     if (!samples)
         die("out of memory");
@@ -447,11 +465,17 @@ static void run_in_flight(struct bench *b, struct ffmpeg_bench *fb, struct ffmpe
     for (int o = 0; o < 2; o++) /* untimed: the first frames of each */
         if (fb->sync[o])
             rep_stream(b, fb, fb->sync[o], frames, planes, ups, 4, 4);
-    for (int i = 0; i < reps; i++)
+    rep_upload(fb, frames, ups, 4, 4);
+    for (int i = 0; i < reps; i++) {
+        /* The uploads alone first: the last stream (D = 4) leaves each
+         * frame as stream_check expects it. */
+        samples[2 * IN_FLIGHT * reps + i] = rep_upload(fb, frames, ups, 4, n);
         for (int o = 0; o < 2; o++)
             for (int j = 0; j < IN_FLIGHT && fb->sync[o]; j++)
                 samples[(o * IN_FLIGHT + j) * reps + i] =
                     rep_stream(b, fb, fb->sync[o], frames, planes, ups, in_flight_d[j], n);
+    }
+    res->upload = summarize(samples + 2 * IN_FLIGHT * reps, reps, n);
     for (int o = 0; o < 2; o++)
         for (int j = 0; j < IN_FLIGHT; j++)
             if (fb->sync[o])
@@ -526,6 +550,8 @@ static void record_ffmpeg_frames(struct bench *b)
                          ord ? "device" : "host");
                 record_row("j", bytes, measure, "clmem", &r->flight[ord][j], 1, in_flight_d[j]);
             }
+        snprintf(measure, sizeof measure, "ffmpeg_nv12_%dx%d_upload_alone", r->width, r->height);
+        record_row("j", bytes, measure, "raw", &r->upload, 1, 4);
     }
     for (int g = 0; g < FRAME_SIZES; g++) {
         static char text[FRAME_SIZES][3][96], measure[FRAME_SIZES][64];
@@ -675,20 +701,30 @@ void print_ffmpeg_frames(void)
     printf("\n(j) frames in flight: a stream of F frames through D frames of the pool, FFmpeg uploading each\n"
            "    (av_hwframe_transfer_data), acquire, the kernel, release; microseconds a frame (the stream's time\n"
            "    / F, until FFmpeg's semaphores of every frame are signalled), median of the streams, frames per\n"
-           "    second, and frames per second against D = 1 of the same order\n");
+           "    second, and frames per second against D = 1 of the same order; \"upload\" is the stream's floor,\n"
+           "    FFmpeg's uploads alone into the same 4 frames with no OpenCL, and its \"vs D=1\" the most any D\n"
+           "    could gain)\n");
     printf("%-10s %-7s %3s %5s %26s %10s %8s\n", "frame", "sync", "D", "F", "us a frame", "fps", "vs D=1");
-    for (int i = 0; i < nresults; i++)
+    for (int i = 0; i < nresults; i++) {
+        const struct summary *u = &results[i].upload;
+        const int base = results[i].flight[1][0].have ? 1 : 0; /* "vs D=1": device order's where it ran */
+        char name[32], cell[64];
+        snprintf(name, sizeof name, "%dx%d", results[i].width, results[i].height);
         for (int o = 0; o < 2; o++)
             for (int j = 0; j < IN_FLIGHT; j++) {
                 const struct summary *y = &results[i].flight[o][j];
-                char name[32], cell[64];
                 if (!y->have)
                     continue;
-                snprintf(name, sizeof name, "%dx%d", results[i].width, results[i].height);
                 snprintf(cell, sizeof cell, "%.1f (%.1f..%.1f)", y->median, y->min, y->max);
                 printf("%-10s %-7s %3d %5d %26s %10.1f %7.2fx\n", name, o ? "device" : "host", in_flight_d[j],
                        results[i].stream, cell, 1e6 / y->median, results[i].flight[o][0].median / y->median);
             }
+        if (u->have && results[i].flight[base][0].have) {
+            snprintf(cell, sizeof cell, "%.1f (%.1f..%.1f)", u->median, u->min, u->max);
+            printf("%-10s %-7s %3d %5d %26s %10.1f %7.2fx\n", name, "upload", 4, results[i].stream, cell,
+                   1e6 / u->median, results[i].flight[base][0].median / u->median);
+        }
+    }
     if (*no_device)
         printf("    device order did not run: %s\n", no_device);
     for (int t = 0; t < NTARGETS; t++)
