@@ -4,7 +4,8 @@
  * 256 bytes. Four ways, interleaved rep by rep so that drift hits all
  * alike; each rep is timed from "A and B are Vulkan's" to "C is Vulkan's",
  * and staged's, zero-copy's and raw's start right after a small Vulkan
- * write, untimed (vk_wrote_last says why):
+ * write, zero-copy's and raw's after an SGEMM too, both untimed, and
+ * zero-copy and raw take turns to go first (vk_wrote_last says why):
  *   staged:    what users write today: Vulkan copies A and B to host-visible
  *              staging (vkCmdCopyBuffer, vkQueueWaitIdle), clEnqueueWriteBuffer
  *              into plain cl buffers, CLBlastSgemm, a blocking
@@ -20,8 +21,8 @@
  *              then one clEnqueueAcquireExternalMemObjectsKHR of the three
  *              (host-mapped path: an unmap each), CLBlastSgemm, one
  *              clEnqueueReleaseExternalMemObjectsKHR after SGEMM's event
- *              (a map each), waited for. zero-copy minus raw is the
- *              library's share of a rep;
+ *              (a map each), waited for. zero-copy minus raw, over two
+ *              reps, one with each first, is the library's share;
  *   floor:     CLBlastSgemm on plain OpenCL buffers, no Vulkan at all,
  *              waited for.
  * The target, set on the H200: zero-copy within 2 % of the floor, far ahead
@@ -174,12 +175,16 @@ static void run_setup(struct bench *b, struct consumer_run *r, uint32_t n)
 }
 
 /* Untimed, before each rep of staged, zero-copy and raw: Vulkan's last
- * work, on the queue of (i)'s copies, waited for. A rep starts where a
- * pipeline's step does, right after Vulkan produced A and B, and every
- * way starts from the same GPU state: whatever a first OpenCL command
- * after Vulkan's work pays, each way pays it alike. (Without this, the
- * way after staged's in the interleaving paid it alone: zero-copy read
- * 34 us over raw at 1024^2 and 203 us at 4096^2 on the H200.) */
+ * work, on the queue of (i)'s copies, waited for, so that a rep starts
+ * where a pipeline's step does, right after Vulkan produced A and B.
+ *
+ * Zero-copy's and raw's reps also start after an untimed SGEMM on the
+ * plain buffers, and take turns to go first after staged's. On the H200
+ * the SGEMMs that follow staged's copies ran slower, whichever way's they
+ * were: with zero-copy always first, zero-copy minus raw read +34 us
+ * (1024^2) and +203 us (4096^2); with raw always first, -19 and -180 us;
+ * with the untimed SGEMM between, still +2 to +10 and +40 to +66 us. So
+ * the library's share is paired by crossover (run_consumer). */
 static void vk_wrote_last(struct consumer_run *r, struct bench *b)
 {
     submit_and_wait_on(copy_queue(b), r->vk_last, "vkQueueSubmit((i) Vulkan's last write)");
@@ -379,7 +384,7 @@ void run_consumer(struct bench *b, bool quick, int reps)
 {
     const uint32_t sizes[CONSUMER_SIZES] = {b->cpu_device ? (quick ? 128u : 256u) : 1024u,
                                             b->cpu_device ? (quick ? 256u : 512u) : 4096u};
-    double *samples = malloc(sizeof(double) * (size_t)reps * (W_COUNT + 1));
+    double *samples = malloc(sizeof(double) * (size_t)reps * (W_COUNT + 2));
 
     if (!samples)
         die("out of memory");
@@ -395,19 +400,33 @@ void run_consumer(struct bench *b, bool quick, int reps)
         rep_raw(b, &r);
         rep_staged(b, &r);
         for (int i = 0; i < reps; i++) {
+            /* Zero-copy and raw take turns to go first (see vk_wrote_last). */
+            const enum way first = i % 2 ? W_RAW : W_ZERO, second = i % 2 ? W_ZERO : W_RAW;
             vk_wrote_last(&r, b);
             samples[W_STAGED * reps + i] = rep_staged(b, &r);
-            vk_wrote_last(&r, b);
-            samples[W_ZERO * reps + i] = rep_zero_copy(b, &r);
-            vk_wrote_last(&r, b);
-            samples[W_RAW * reps + i] = rep_raw(b, &r);
+            for (int k = 0; k < 2; k++) {
+                const enum way w = k ? second : first;
+                rep_floor(b, &r); /* untimed */
+                vk_wrote_last(&r, b);
+                samples[w * reps + i] = w == W_ZERO ? rep_zero_copy(b, &r) : rep_raw(b, &r);
+            }
             samples[W_FLOOR * reps + i] = rep_floor(b, &r); /* no Vulkan at all */
         }
         results[nresults].n = r.n;
         results[nresults].pitch = r.pitch;
-        /* paired first: summarize() sorts the samples in place */
-        results[nresults].lib = summarize_paired(samples + W_ZERO * reps, samples + W_RAW * reps,
-                                                 samples + W_COUNT * reps, reps);
+        /* The library's share, paired by crossover, before summarize()
+         * sorts the samples: zero-copy minus raw over reps 2k and 2k + 1,
+         * zero-copy first in one and raw first in the other, so that what
+         * going first costs cancels out. */
+        {
+            const int pairs = reps / 2;
+            double *zero2 = samples + W_COUNT * reps, *raw2 = zero2 + pairs, *scratch = raw2 + pairs;
+            for (int k = 0; k < pairs; k++) {
+                zero2[k] = (samples[W_ZERO * reps + 2 * k] + samples[W_ZERO * reps + 2 * k + 1]) / 2.0;
+                raw2[k] = (samples[W_RAW * reps + 2 * k] + samples[W_RAW * reps + 2 * k + 1]) / 2.0;
+            }
+            results[nresults].lib = summarize_paired(zero2, raw2, scratch, pairs);
+        }
         for (int w = 0; w < W_COUNT; w++)
             results[nresults].s[w] = summarize(samples + w * reps, reps, 1);
         nresults++;
@@ -424,8 +443,8 @@ void print_consumer(void)
 {
     printf("\n(i) a consumer library in the pipeline: Vulkan holds A and B, CLBlast SGEMM, Vulkan gets C\n"
            "    (rows padded to 256 bytes; microseconds, median and min..max; raw = zero-copy made with the raw\n"
-           "    interop calls and no library call; zero-raw = the library's share of a rep: the median of\n"
-           "    zero-copy minus raw within each rep, and its 95%% interval)\n");
+           "    interop calls and no library call; zero-raw = the library's share of a rep: zero-copy minus\n"
+           "    raw over two reps, one with each going first, median and its 95%% interval)\n");
     if (*not_run) {
         printf("  skipped: %s\n", not_run);
         return;
