@@ -37,6 +37,6 @@ echo "exit $?"
 grep -vE "^ok" two-devices.out | head -40
 grep -cE "^ok" two-devices.out
 echo "== make check with CLMEM_VK_DEVICE=$dev"
-CLMEM_VK_DEVICE=$dev timeout "${CHECK_SECONDS:-300}" make -j"$jobs" check >check.out 2>&1
+CLMEM_VK_DEVICE=$dev timeout "${CHECK_SECONDS:-480}" make -j"$jobs" check >check.out 2>&1
 echo "make check exit $?"
 grep -E "^# (TOTAL|PASS|SKIP|FAIL|ERROR):|^(FAIL|ERROR):" check.out
