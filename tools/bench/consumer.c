@@ -45,7 +45,7 @@ static const char *const way_variant[W_COUNT] = {"baseline", "clmem", "raw", "fl
 struct consumer_result {
     uint32_t n, pitch;
     struct summary s[W_COUNT];
-    struct paired lib; /* zero-copy minus raw, paired by rep */
+    struct paired lib; /* zero-copy minus raw, paired by crossover (run_consumer) */
 };
 static struct consumer_result results[CONSUMER_SIZES];
 static int nresults;
@@ -351,7 +351,7 @@ static void record_consumer(struct bench *b)
             spec.x = bytes;
         }
     }
-    /* zero-copy minus raw, paired by rep (consumer_overhead_NxN): its min
+    /* zero-copy minus raw, paired by crossover (consumer_overhead_NxN): its min
      * and max are the bounds of the median's 95 % interval, its reps the
      * pairs, as import_overhead's; the target at each size. */
     for (int i = 0; i < nresults; i++) {
