@@ -158,7 +158,6 @@ struct hold {
 static cl_kernel spin_k;
 static cl_mem spin_mem;
 static cl_uint spin_n;
-static double spin_ms;
 static bool release_waits_behind_user_event; /* this driver's, measured by driver_release_behind_gate() */
 
 static void *open_late(void *arg)
@@ -176,7 +175,7 @@ static const char *hold_name(enum hold_kind kind)
 }
 
 /* The work held back: from now on, OpenCL's next command on the queue
- * waits for h. */
+ * waits for h (the gate's thread sets it complete HOLD_MS from now). */
 static void hold_start(struct hold *h, enum hold_kind kind)
 {
     h->kind = kind;
@@ -184,19 +183,18 @@ static void hold_start(struct hold *h, enum hold_kind kind)
     atomic_init(&h->opened, false);
     if (kind == HOLD_GATE) {
         h->user = clCreateUserEvent(f.cl.context, NULL);
+        pthread_create(&h->t, NULL, open_late, h);
         return;
     }
     if (spin_enqueue(f.cl.queue, spin_k, spin_mem, spin_n, 0, NULL, &h->spin) != CL_SUCCESS)
         tap_bail("enqueueing the spin kernel failed");
 }
 
-/* OpenCL's kernel on `planes`, after h; flushed; the gate's thread started. */
+/* OpenCL's kernel on `planes`, after h; flushed. */
 static void hold_invert(struct hold *h, const clmem_av_frame_planes *planes)
 {
     av_fixture_invert(&f, planes, h->kind == HOLD_GATE ? 1 : 0, h->kind == HOLD_GATE ? &h->user : NULL, NULL);
     clFlush(f.cl.queue);
-    if (h->kind == HOLD_GATE)
-        pthread_create(&h->t, NULL, open_late, h);
 }
 
 /* Is the work still held back? */
@@ -260,7 +258,6 @@ static bool driver_release_behind_gate(void)
     if (clEnqueueMarkerWithWaitList(f.cl.queue, 1, &g.user, NULL) != CL_SUCCESS)
         tap_bail("the raw release check: clEnqueueMarkerWithWaitList failed");
     clFlush(f.cl.queue);
-    pthread_create(&g.t, NULL, open_late, &g);
     if (release(f.cl.queue, 1, &mem, 0, NULL, NULL) != CL_SUCCESS)
         tap_bail("the raw release check: clEnqueueReleaseExternalMemObjectsKHR failed");
     waited = atomic_load(&g.opened);
@@ -287,8 +284,6 @@ static clmem_status held_work(clmem_av_sync *sync, AVFrame *hw, const clmem_av_f
     hold_start(h, kind);
     if (s == CLMEM_OK)
         hold_invert(h, planes);
-    else if (kind == HOLD_GATE)
-        pthread_create(&h->t, NULL, open_late, h);
     return s;
 }
 
@@ -649,6 +644,7 @@ int main(void)
 {
     clmem_av_sync *host = NULL, *device = NULL, *best = NULL;
     char no_device[1200] = "";
+    double spin_ms;
     clmem_status s;
 
     tap_watchdog("av-sync", getenv("CLMEM_TEST_INSTRUMENTED") ? 1800 : 300);
