@@ -185,7 +185,7 @@ static void run_setup(struct bench *b, struct consumer_run *r, uint32_t n)
  * (1024^2) and +203 us (4096^2); with raw always first, -19 and -180 us;
  * with the untimed SGEMM between, still +2 to +10 and +40 to +66 us. So
  * the library's share is paired by crossover (run_consumer). */
-static void vk_wrote_last(struct consumer_run *r, struct bench *b)
+static void vk_wrote_last(struct bench *b, struct consumer_run *r)
 {
     submit_and_wait_on(copy_queue(b), r->vk_last, "vkQueueSubmit((i) Vulkan's last write)");
 }
@@ -402,12 +402,12 @@ void run_consumer(struct bench *b, bool quick, int reps)
         for (int i = 0; i < reps; i++) {
             /* Zero-copy and raw take turns to go first (see vk_wrote_last). */
             const enum way first = i % 2 ? W_RAW : W_ZERO, second = i % 2 ? W_ZERO : W_RAW;
-            vk_wrote_last(&r, b);
+            vk_wrote_last(b, &r);
             samples[W_STAGED * reps + i] = rep_staged(b, &r);
             for (int k = 0; k < 2; k++) {
                 const enum way w = k ? second : first;
                 rep_floor(b, &r); /* untimed */
-                vk_wrote_last(&r, b);
+                vk_wrote_last(b, &r);
                 samples[w * reps + i] = w == W_ZERO ? rep_zero_copy(b, &r) : rep_raw(b, &r);
             }
             samples[W_FLOOR * reps + i] = rep_floor(b, &r); /* no Vulkan at all */
