@@ -110,14 +110,7 @@ static void frames_teardown(struct xrun *r)
          * markers ran: clFinish above), as size.c waits for its buffer;
          * the consumer processes are gone, their imports with them. */
         clmem_keepalive_unref(r->f[s].anchor);
-        double deadline = now_us() + DESTROY_WAIT_S * 1e6;
-        while (!atomic_load(&r->f[s].owner->freed) && now_us() < deadline) {
-            struct timespec pause = {0, 100000};
-            nanosleep(&pause, NULL);
-        }
-        if (atomic_load(&r->f[s].owner->freed))
-            free(r->f[s].owner);
-        else /* left to the anchor, which may still run */
+        if (!anchored_buf_free(r->f[s].owner, teardown_deadline())) /* left to the anchor, which may still run */
             fail(b, "(x): a frame's anchor was not released %d s after its last import went", DESTROY_WAIT_S);
     }
     vkUnmapMemory(b->vk.device, r->readback.mem.memory);
