@@ -132,9 +132,10 @@
  * on a driver thread or the library's, once the device work enqueued
  * before it completes, and it calls Vulkan (vkUnmapMemory on the
  * host-mapped path, and the keepalive's callback, which usually frees the
- * VkDeviceMemory). After vkDestroyDevice that is undefined behaviour: on a
- * CPU driver it was a crash on a driver thread, some time after the device
- * went. A process that exits first abandons the pending teardowns.
+ * VkDeviceMemory). After vkDestroyDevice that is undefined behaviour, and
+ * can crash on a driver thread some time after the device went
+ * (docs/driver-notes.md). A process that exits first abandons the pending
+ * teardowns.
  *
  * libclmem-av and libclmem-ipc add their own steps: drop FFmpeg's device
  * context last (@ref libclmem_av), and destroy a consumer before step 2
@@ -1165,9 +1166,9 @@ clmem_status clmem_bridge_import_vk_pitched(clmem_bridge *b, const clmem_bridge_
  * caller's, open and untouched, whichever step failed.
  *
  * The duplicate, like the fd clmem_bridge_import_vk() exports, never has a
- * number that a semaphore fd the bridge imported had: a driver was found
- * never to close a memory fd imported at such a number, keeping the memory
- * until the process exits (docs/driver-notes.md). Semaphore fds imported
+ * number that a semaphore fd the bridge imported had: NVIDIA's driver never
+ * closes a memory fd imported at such a number, and keeps the memory until
+ * the process exits (docs/driver-notes.md). Semaphore fds imported
  * into OpenCL outside the bridge are not known to it: import semaphores
  * through clmem_bridge_semaphore_import().
  *
@@ -1245,8 +1246,7 @@ clmem_status clmem_bridge_handle_for_queue(const clmem_handle *h, cl_command_que
  * @param h             The handle (borrowed).
  * @param[out] path_out The path (never BEST).
  * @retval CLMEM_OK                *path_out is the path.
- * @retval CLMEM_ERR_NULL_POINTER  h or path_out is NULL (a NULL h was
- *                                 CLMEM_ERR_INVALID_VALUE in 0.2: NEWS).
+ * @retval CLMEM_ERR_NULL_POINTER  h or path_out is NULL.
  * @retval CLMEM_ERR_INVALID_VALUE h did not come from the bridge.
  * @par Blocks
  *      Never.
@@ -1324,7 +1324,7 @@ typedef struct clmem_bridge_vk_image_plane {
  *    only for a format that passed clmem_bridge_image_live_check() on this
  *    bridge: the layout of an image imported so is the driver's (where
  *    CL_DEVICE_EXTERNAL_MEMORY_IMPORT_ASSUME_LINEAR_IMAGES_HANDLE_TYPES_KHR
- *    lists no handle type, as on the GPU measured: docs/driver-notes.md),
+ *    lists no handle type, as on NVIDIA's driver: docs/driver-notes.md),
  *    so nothing but a live check can say OpenCL reads Vulkan's pixels.
  *
  * Formats (clmem_bridge_image_formats()): R8, R8G8, R16, R16G16, R8G8B8A8,

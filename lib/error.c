@@ -12,9 +12,8 @@
 
 /* Room for the explanation, terminator included. A message that lists a
  * reason per path and names both devices (the import's "No path fits this
- * memory") ran to some 1500 bytes on a CPU pair, and was cut at 768 before
- * the one reason that mattered there; callers put the reason that applies
- * first too. */
+ * memory") runs to some 1500 bytes on a CPU pair; callers put the reason
+ * that applies first too, so that a cut never loses it. */
 #define CLMEM_ERROR_TEXT 2048
 
 struct last_error {
