@@ -237,13 +237,6 @@ static void check_keepalive_callback(clmem_bridge *b, struct vkctx *vk, struct c
 
 /* ------------------------------------- the last unref before finish */
 
-static cl_uint context_refs(cl_context c)
-{
-    cl_uint n = 0;
-    clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
-    return n;
-}
-
 /* clmem_bridge_unref(): dropping the caller's last reference while an
  * import's teardown waits for a held queue is safe. The bridge stays
  * (it keeps its reference on the cl_context), the teardown completes once
@@ -264,9 +257,9 @@ static void check_unref_before_finish(clmem_bridge *b, struct vkctx *vk, struct 
 
     atomic_init(&runs, 0);
     g.event = clCreateUserEvent(f->context, &err); /* it holds a context reference of its own */
-    refs_before = context_refs(f->context);
+    refs_before = cl_context_refcount(f->context);
     b2 = bridge_open(vk, f, 0);
-    refs_with = context_refs(f->context);
+    refs_with = cl_context_refcount(f->context);
     vk_buf_make(&v, b2, vk, 64 * KiB, path);
     ka = clmem_keepalive_new(count_run, &runs);
     s = clmem_bridge_import_vk(b2, &v.memory, 0, 64 * KiB, path, ka, f->queue, CL_MEM_READ_WRITE, &h);
@@ -279,7 +272,7 @@ static void check_unref_before_finish(clmem_bridge *b, struct vkctx *vk, struct 
     clFlush(f->queue);
     clmem_handle_unref(h);   /* the last handle: its teardown waits for the gate */
     clmem_bridge_unref(b2); /* the caller's last reference, without finish */
-    refs_pending = context_refs(f->context);
+    refs_pending = cl_context_refcount(f->context);
     tap_ok(err == CL_SUCCESS && atomic_load(&runs) == 0 && refs_pending >= refs_with,
            "unref before finish: with the teardown pending, the bridge stays (context references %u, %u with it) "
            "and the keepalive has not run (%d)",
@@ -288,7 +281,7 @@ static void check_unref_before_finish(clmem_bridge *b, struct vkctx *vk, struct 
     long long t0 = tap_now_ns();
     do {
         usleep(1000);
-        refs_after = context_refs(f->context);
+        refs_after = cl_context_refcount(f->context);
     } while ((atomic_load(&runs) == 0 || refs_after != refs_before) &&
              tap_ms_between(t0, tap_now_ns()) < tap_time_bound_ms(10000.0, 120000.0));
     pthread_join(g.thread, NULL);
