@@ -41,7 +41,6 @@ static AVVulkanDeviceContext *vk;
 static struct cl_fixture cl;
 static clmem_bridge *bridge;
 static clmem_bridge_path path;
-static cl_kernel invert;
 
 /* The error record's sentence after a failure, for a test point's text. */
 static const char *why_not(clmem_status s)
@@ -164,15 +163,6 @@ static AVFrame *ffmpeg_pool_linear_frame(enum AVPixelFormat sw, AVBufferRef **fr
     return NULL;
 }
 
-static AVFrame *frame_get(AVBufferRef *frames)
-{
-    AVFrame *f = av_frame_alloc();
-    int r;
-    if (!f || (r = av_hwframe_get_buffer(frames, f, 0)) < 0)
-        tap_bail("av_hwframe_get_buffer failed (%s)", clmem_error_message());
-    return f;
-}
-
 /* A software frame of `sw`, W x H, with a pattern that differs by plane,
  * row, byte and salt. */
 static AVFrame *sw_pattern(enum AVPixelFormat sw, unsigned salt)
@@ -226,7 +216,7 @@ static void round_trip(enum AVPixelFormat sw, uint32_t want_planes)
             tap_skip(unsupported, "%s: round trip", name);
         return;
     }
-    hw = frame_get(frames);
+    hw = av_fixture_frame(frames);
     up = sw_pattern(sw, 1);
     down = sw_pattern(sw, 2);
     vkf = (AVVkFrame *)hw->data[0];
@@ -327,7 +317,7 @@ static void *open_later(void *arg)
 static void sync_order(void)
 {
     AVBufferRef *frames = frames_new(device_ref, AV_PIX_FMT_RGBA, true);
-    AVFrame *hw = frame_get(frames);
+    AVFrame *hw = av_fixture_frame(frames);
     AVVkFrame *vkf = (AVVkFrame *)hw->data[0];
     clmem_av_frame_planes planes;
     struct later l = {0};
@@ -399,7 +389,7 @@ static void *open_event(void *arg)
 static void lifetime(void)
 {
     AVBufferRef *frames = frames_new_freed_by(device_ref, AV_PIX_FMT_NV12, true, frames_free_cb, false);
-    AVFrame *a = frame_get(frames), *b2;
+    AVFrame *a = av_fixture_frame(frames), *b2;
     AVVkFrame *pa = (AVVkFrame *)a->data[0];
     clmem_av_frame_planes planes, again;
     uint64_t before, before_counter;
@@ -429,7 +419,7 @@ static void lifetime(void)
     before = pa->sem_value[0];
     clmem_av_frame_planes_unref(&planes);
     av_frame_free(&a);
-    b2 = frame_get(frames);
+    b2 = av_fixture_frame(frames);
     tap_ok((AVVkFrame *)b2->data[0] != pa,
            "lifetime: a frame FFmpeg dropped while OpenCL uses it is not back in the pool (the next frame is "
            "another)");
@@ -477,7 +467,7 @@ static void device_lifetime(void)
     if (clmem_av_bridge_create(dev, cl.context, 0, &b2) != CLMEM_OK)
         tap_bail("device lifetime: bridge: %s", clmem_error_message());
     frames = frames_new(dev, AV_PIX_FMT_RGBA, true);
-    hw = frame_get(frames);
+    hw = av_fixture_frame(frames);
     if (clmem_av_frame_import(b2, hw, CLMEM_BRIDGE_PATH_BEST, cl.queue, CL_MEM_READ_WRITE, &planes) != CLMEM_OK ||
         clmem_av_frame_acquire(b2, hw, &planes, cl.queue, UINT64_MAX, NULL) != CLMEM_OK)
         tap_bail("device lifetime: import or acquire: %s", clmem_error_message());
@@ -592,7 +582,7 @@ static void bad_input(void)
     {
         AVHWFramesContext *fc = (AVHWFramesContext *)frames->data;
         void (*pool_free)(AVHWFramesContext *) = fc->free;
-        hw = frame_get(frames);
+        hw = av_fixture_frame(frames);
         fc->free = frames_free_cb;
         expect(clmem_av_frame_import(bridge, hw, path, cl.queue, 0, &planes), CLMEM_ERR_INVALID_VALUE,
                "free callback was replaced", &planes, "a frame whose frames context's free callback was replaced "
@@ -629,7 +619,7 @@ static void bad_input(void)
 
     /* Planes that do not match the frame. */
     frames = frames_new(device_ref, AV_PIX_FMT_NV12, true);
-    hw = frame_get(frames);
+    hw = av_fixture_frame(frames);
     {
         clmem_av_frame_planes one = {0};
         if (clmem_av_frame_import(bridge, hw, path, cl.queue, 0, &planes) != CLMEM_OK)
@@ -660,7 +650,7 @@ static void bad_input(void)
     if ((r = av_hwdevice_ctx_create(&other_dev, AV_HWDEVICE_TYPE_VULKAN, NULL, NULL, 0)) < 0)
         tap_bail("a second FFmpeg Vulkan device: %d", r);
     frames = frames_new(other_dev, AV_PIX_FMT_NV12, true);
-    hw = frame_get(frames);
+    hw = av_fixture_frame(frames);
     expect(clmem_av_frame_import(bridge, hw, path, cl.queue, 0, &planes), CLMEM_ERR_DEVICE_MISMATCH,
            "another VkDevice", &planes, "a frame of another FFmpeg device");
     av_frame_free(&hw);
@@ -685,7 +675,7 @@ static void bad_input(void)
             tap_bail("av_hwdevice_ctx_init of FFmpeg's device without extensions: %d", r);
     }
     frames = frames_new(plain_dev, AV_PIX_FMT_NV12, true);
-    hw = frame_get(frames);
+    hw = av_fixture_frame(frames);
     expect(clmem_av_frame_import(bridge, hw, CLMEM_BRIDGE_PATH_OPAQUE_FD, cl.queue, 0, &planes),
            CLMEM_ERR_UNSUPPORTED, "VK_KHR_external_memory_fd", &planes,
            "opaque fd for a frame FFmpeg allocated without export");
@@ -716,7 +706,6 @@ int main(void)
     cl = fx.cl;
     bridge = fx.bridge;
     path = fx.path;
-    invert = fx.invert;
 
     /* The bridge with no context given: paired by UUID, or, where no
      * OpenCL device says its UUID (PoCL), the only OpenCL device there is. */
