@@ -172,8 +172,6 @@ static const struct sequence seq_ring_device = {
 
 #define TEARDOWN CLMEM_OK, NULL /* reached only inside the last unref: no status to check */
 
-#define TEARDOWN CLMEM_OK, NULL /* reached only inside the last unref: no status to check */
-
 const struct fault_case fault_cases[] = {
     /* point                                   sequence                  status               call named */
     /* the bridge */
