@@ -436,16 +436,18 @@ static void overlap(clmem_av_sync **syncp, enum hold_kind kind)
  * uploaded, inverted by OpenCL plane by plane, downloaded, every byte
  * checked. Here so that the validation layer sees each format's frames
  * context set up and initialised. */
+static const struct {
+    enum AVPixelFormat sw;
+    int w, h;
+} format_cases[] = {{AV_PIX_FMT_NV12, W, H}, {AV_PIX_FMT_P010, W, H},  {AV_PIX_FMT_RGBA, W, H},
+                    {AV_PIX_FMT_BGRA, W, H}, {AV_PIX_FMT_NV12, 65, 33}};
+#define FORMAT_POINTS ((int)(sizeof format_cases / sizeof format_cases[0]))
+
 static void formats(clmem_av_sync **syncp)
 {
     clmem_av_sync *sync = *syncp;
-    static const struct {
-        enum AVPixelFormat sw;
-        int w, h;
-    } cases[] = {{AV_PIX_FMT_NV12, W, H},   {AV_PIX_FMT_P010, W, H}, {AV_PIX_FMT_RGBA, W, H},
-                 {AV_PIX_FMT_BGRA, W, H},   {AV_PIX_FMT_NV12, 65, 33}};
 
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (int i = 0; i < FORMAT_POINTS; i++) {
         AVBufferRef *ref = av_hwframe_ctx_alloc(f.device);
         AVHWFramesContext *fc = (AVHWFramesContext *)ref->data;
         AVFrame *hw, *up, *got;
@@ -453,11 +455,12 @@ static void formats(clmem_av_sync **syncp)
         char name[64], why[160] = "";
         clmem_status s;
 
-        snprintf(name, sizeof name, "%s %dx%d", av_get_pix_fmt_name(cases[i].sw), cases[i].w, cases[i].h);
+        snprintf(name, sizeof name, "%s %dx%d", av_get_pix_fmt_name(format_cases[i].sw), format_cases[i].w,
+                 format_cases[i].h);
         fc->format = AV_PIX_FMT_VULKAN;
-        fc->sw_format = cases[i].sw;
-        fc->width = cases[i].w;
-        fc->height = cases[i].h;
+        fc->sw_format = format_cases[i].sw;
+        fc->width = format_cases[i].w;
+        fc->height = format_cases[i].h;
         if ((s = clmem_av_frames_setup(ref)) == CLMEM_ERR_UNSUPPORTED) {
             tap_skip(clmem_error_message(), "%s: round trip", name);
             av_buffer_unref(&ref);
@@ -466,7 +469,7 @@ static void formats(clmem_av_sync **syncp)
         if (s != CLMEM_OK || av_hwframe_ctx_init(ref) < 0)
             tap_bail("%s: setup or init: %s", name, clmem_error_message());
         hw = av_fixture_frame(ref);
-        up = av_fixture_pattern(cases[i].sw, cases[i].w, cases[i].h, 600 + (unsigned)i);
+        up = av_fixture_pattern(format_cases[i].sw, format_cases[i].w, format_cases[i].h, 600 + (unsigned)i);
         if (av_hwframe_transfer_data(hw, up, 0) < 0)
             tap_bail("%s: upload failed", name);
         if ((s = clmem_av_frame_import(f.bridge, hw, f.path, f.cl.queue, CL_MEM_READ_WRITE, &planes)) == CLMEM_OK &&
@@ -488,7 +491,6 @@ static void formats(clmem_av_sync **syncp)
         av_buffer_unref(&ref);
     }
 }
-#define FORMAT_POINTS 5
 
 /* ------------------------------------------------------------ no finish */
 
