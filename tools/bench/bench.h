@@ -51,6 +51,9 @@
 #define GIB (1024ull * MIB)
 
 #define MAX_SIZES 32
+/* Room for a note that holds a clmem_error_message() (at most 2367 bytes:
+ * clmem.h) after a short prefix of the bench's own. */
+#define NOTE_MAX 2560
 #define CPU_DEFAULT_CAP (256ull * MIB) /* a 2-core machine finishes in minutes */
 #define GPU_DEFAULT_CAP (1ull * GIB)   /* 4 GiB only when asked with --max-size */
 #define DEFAULT_FRAMES 200
@@ -121,7 +124,7 @@ struct result_row {
 struct result_skip {
     char section[8]; /* "a-f" for a buffer size */
     char what[64];
-    char reason[1152];
+    char reason[NOTE_MAX];
 };
 
 /* ---------------------------------------------------------------- targets */
@@ -241,8 +244,8 @@ struct bench {
      * CLMEM_BRIDGE_NO_IMPORT_CACHE ((b): each import a new driver import). */
     clmem_bridge *bridge;
     clmem_bridge *bridge_uncached;
-    char pair_note[1152]; /* clmem_error_message() is at most 1023 bytes */
-    char path_note[1152];
+    char pair_note[NOTE_MAX];
+    char path_note[NOTE_MAX];
 
     /* Raw entry points, resolved as the bridge does (opencl/clext.h). */
     struct clext ext; /* opencl/clext.h's table, filled by raw_resolve (raw.c) */
@@ -253,7 +256,7 @@ struct bench {
     bool sem_ok;        /* both variants' semaphores are usable */
     bool sem_exportable;
     clmem_bridge_semaphore_mode sem_mode; /* what the library imported with; the raw variant mirrors it */
-    char sem_note[1152];
+    char sem_note[NOTE_MAX];
     struct sem_set sem[V_COUNT];
 
     /* limits for the per-size memory check */
@@ -361,7 +364,7 @@ struct batch_results {
     struct summary staged;
     struct batch_point *points;
     int npoints;
-    char why_not[H_COUNT][1152]; /* empty: measured; a clmem_error_message() fits */
+    char why_not[H_COUNT][NOTE_MAX]; /* empty: measured */
 };
 
 /* One variant's semaphores in one mode: [0] device (opaque fd), [1] host. */

@@ -78,12 +78,12 @@ struct ffmpeg_result {
 };
 static struct ffmpeg_result results[FRAME_SIZES];
 static int nresults;
-static char not_run[1152];
+static char not_run[NOTE_MAX];
 static char path_name[32];
 /* The targets, set on the H200 (record_ffmpeg_frames). */
 #define NTARGETS 5 /* three at 1920x1080, two at 3840x2160 */
 static const struct target *targets[NTARGETS];
-static char no_device[1152]; /* why device order did not run; empty when it did */
+static char no_device[NOTE_MAX]; /* why device order did not run; empty when it did */
 
 static const char *bump_source = "__kernel void bump(__global uchar *luma) { luma[0] = (uchar)(luma[0] + 1); }\n";
 

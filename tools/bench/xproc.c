@@ -38,10 +38,10 @@
 
 const char *const xmeasure_label[X_COUNT] = {"in-process (e)", "xproc D=1", "in-proc ring D=4",
                                              "xproc D=4", "/dev/shm D=1", "/dev/shm D=4"};
-char xproc_path_note[1152];
+char xproc_path_note[NOTE_MAX];
 static struct xresult xresults[3];
 static int n_xresults;
-static char xproc_note[1152];
+static char xproc_note[NOTE_MAX];
 static bool xproc_ran;
 /* The rows' names (xproc_<frame>_<name>) and variants, per measure. */
 static const char *const xmeasure_name[X_COUNT] = {"inproc_e", "ipc_d1", "inproc_ring_d4",

@@ -30,7 +30,7 @@ struct xkind {
 struct xresult {
     const char *label;
     bool ran[X_COUNT];
-    char why[X_COUNT][1200]; /* a clmem_error_message() fits */
+    char why[X_COUNT][NOTE_MAX + 64]; /* a note of the bench's after a prefix */
     struct summary s[X_COUNT];
 };
 
@@ -66,7 +66,7 @@ struct shm_msg {
 };
 
 /* What the consumer process says its path was, for the report. */
-extern char xproc_path_note[1152];
+extern char xproc_path_note[NOTE_MAX];
 
 /* xproc.c: the frames */
 void xproc_frames_zero(struct xrun *r);
