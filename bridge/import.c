@@ -187,6 +187,14 @@ static clmem_status check_common(clmem_bridge *b, cl_command_queue queue, clmem_
     return CLMEM_OK;
 }
 
+static clmem_status check_vk_memory(const clmem_bridge_vk_memory *memory)
+{
+    if (!memory || !memory->device || !memory->memory)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
+                               !memory ? "memory" : !memory->device ? "memory->device" : "memory->memory");
+    return CLMEM_OK;
+}
+
 static clmem_status check_range(uint64_t allocation_size, uint64_t offset, uint64_t size)
 {
     if (allocation_size == 0 || size == 0)
@@ -533,12 +541,9 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_br
     struct import_request req = {memory, -1, 0, offset, size, queue, flags, 0, NULL};
     clmem_status s = check_common(b, queue, out, "clmem_bridge_import_vk");
 
-    if (s != CLMEM_OK)
-        return s;
-    if (!memory || !memory->device || !memory->memory)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !memory ? "memory" : !memory->device ? "memory->device" : "memory->memory");
-    return clmem__import_vk_request(b, &req, path, vk_keepalive, out);
+    if (s == CLMEM_OK)
+        s = check_vk_memory(memory);
+    return s == CLMEM_OK ? clmem__import_vk_request(b, &req, path, vk_keepalive, out) : s;
 }
 
 /* A buffer import whose handles carry a row pitch. The pitch is checked
@@ -554,15 +559,10 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk_pitched(clmem_bridge *b, const 
                                                          cl_mem_flags flags, clmem_handle **out)
 {
     struct import_request req = {memory, -1, 0, offset, size, queue, flags, row_pitch, NULL};
+    clmem_status s = check_common(b, queue, out, "clmem_bridge_import_vk_pitched");
 
-    if (out)
-        *out = NULL;
-    if (!b || !queue || !out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !b ? "bridge" : !queue ? "queue" : "out");
-    if (!memory || !memory->device || !memory->memory)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !memory ? "memory" : !memory->device ? "memory->device" : "memory->memory");
+    if (s != CLMEM_OK || (s = check_vk_memory(memory)) != CLMEM_OK)
+        return s;
     if (size == 0)
         return clmem_error_set(CLMEM_ERR_ZERO_SIZE, CLMEM_API_NONE, NULL, 0, "The size is zero.");
     if (row_pitch == 0)
