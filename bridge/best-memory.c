@@ -72,6 +72,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_best_memory(const clmem_bridge *b, clmem_
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !b ? "bridge" : !path_out ? "path_out" : !property_flags_out ? "property_flags_out"
                                                                                             : "export_types_out");
+    BRIDGE_LIVE(b, "clmem_bridge_best_memory");
     for (unsigned i = 0; i < sizeof choices / sizeof choices[0]; i++)
         if (b->caps.path[choices[i].path].status == CLMEM_OK) {
             *path_out = choices[i].path;

@@ -391,6 +391,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkForma
     if (!b || !vk_queue || !queue)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !b ? "bridge" : !vk_queue ? "vk_queue" : "queue");
+    BRIDGE_LIVE(b, "clmem_bridge_image_live_check");
     /* In clmem-bridge.h's order ("Which error wins"): the arguments on
      * their own (the path's value, the format table), then the queue's
      * context, then what this bridge can do. */

@@ -357,6 +357,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk_image(clmem_bridge *b, const cl
     if (!b || !image || !queue || !out)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !b ? "bridge" : !image ? "image" : !queue ? "queue" : "out");
+    BRIDGE_LIVE(b, "clmem_bridge_import_vk_image");
     if (!image->memory.device || !image->memory.memory)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "image->memory.%s is NULL.",
                                !image->memory.device ? "device" : "memory");
@@ -390,6 +391,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_check_image(const clmem_bridge *cb, VkFor
 
     if (!b)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+    BRIDGE_LIVE(b, "clmem_bridge_check_image");
     if (!concrete_path(path))
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "clmem_bridge_check_image takes one concrete path, not %d.", (int)path);

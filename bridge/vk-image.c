@@ -125,6 +125,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat
     if (!b || !image_out)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
                                !b ? "bridge" : "image_out");
+    BRIDGE_LIVE(b, "clmem_bridge_vk_image_create");
     if (!f)
         return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
                                "clmem-bridge does not share images of VkFormat %d; it shares %s.", (int)format,

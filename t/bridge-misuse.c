@@ -65,6 +65,18 @@ static void bridge_caps_after_unref(void)
     (void)clmem_bridge_caps(s.b);
 }
 
+/* A call reached through the image and memory helpers, not the handoffs. */
+static void bridge_best_memory_after_unref(void)
+{
+    struct setup s;
+    clmem_bridge_path path;
+    VkMemoryPropertyFlags props;
+    VkExternalMemoryHandleTypeFlags types;
+    setup_open(&s);
+    clmem_bridge_unref(s.b);
+    (void)clmem_bridge_best_memory(s.b, &path, &props, &types);
+}
+
 static void handle_as_bridge(void)
 {
     clmem_handle *h = NULL;
@@ -147,6 +159,8 @@ static const struct misuse_case cases[] = {
     {"bridge-unref-twice-checked", bridge_unref_twice, true, "clmem_bridge_unref",
      "last reference was already dropped", false},
     {"bridge-caps-after-unref-checked", bridge_caps_after_unref, true, "clmem_bridge_caps",
+     "last reference was already dropped", false},
+    {"bridge-best-memory-after-unref-checked", bridge_best_memory_after_unref, true, "clmem_bridge_best_memory",
      "last reference was already dropped", false},
     {"handle-as-bridge", handle_as_bridge, false, "clmem_bridge_unref", "this is a clmem_handle, not a clmem_bridge",
      true},
