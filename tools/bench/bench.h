@@ -416,6 +416,9 @@ struct batch_ctx {
 /* results.c */
 void record_row(const char *section, uint64_t x, const char *measure, const char *variant, const struct summary *s,
                 int batch, int ring);
+/* A paired difference's row (variant "paired"): the median, the bounds of
+ * its 95 % interval as min and max, the pairs as reps; ring 0. */
+void record_paired_row(const char *section, uint64_t x, const char *measure, const struct paired *p, int batch);
 int result_count(void);
 const struct result_row *result_at(int i);
 void record_skip(const char *section, const char *what, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -452,6 +455,7 @@ const char *size_text(uint64_t size, char *buf, size_t len);
 /* stats.c */
 struct paired summarize_paired(const double *lib, const double *raw, double *diff, int n);
 enum verdict paired_verdict(const struct paired *p);
+enum verdict paired_verdict_within(const struct paired *p, double bound_us);
 struct summary summarize(double *v, int n, int frames_per_rep);
 
 /* args.c */

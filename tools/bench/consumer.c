@@ -356,18 +356,13 @@ static void record_consumer(struct bench *b)
      * pairs, as import_overhead's; the target at each size. */
     for (int i = 0; i < nresults; i++) {
         const struct paired *p = &results[i].lib;
-        struct summary o = {.have = p->have, .median = p->median, .min = p->lo, .max = p->hi, .reps = p->pairs,
-                            .frames_per_rep = 1};
         char measure[64];
         struct target_spec lib_spec = {"i", measure, (uint64_t)results[i].n * results[i].pitch,
                                        "zero-copy minus raw at most 2 us a rep"};
         snprintf(measure, sizeof measure, "consumer_overhead_%ux%u", results[i].n, results[i].n);
-        record_row("i", lib_spec.x, measure, "paired", &o, 1, 0);
+        record_paired_row("i", lib_spec.x, measure, p, 1);
         if (p->have)
-            lib_target[i] = record_target(b, &lib_spec, true, NULL, p->pairs, p->median,
-                                          p->hi <= 2.0  ? VERDICT_MET
-                                          : p->lo > 2.0 ? VERDICT_MISSED
-                                                        : VERDICT_UNCLEAR);
+            lib_target[i] = record_target(b, &lib_spec, true, NULL, p->pairs, p->median, paired_verdict_within(p, 2.0));
     }
     if (at) {
         double ratio = at->s[W_ZERO].median / at->s[W_FLOOR].median;

@@ -535,15 +535,13 @@ static void record_ffmpeg_frames(struct bench *b)
     for (int i = 0; i < nresults; i++) {
         const struct ffmpeg_result *r = &results[i];
         uint64_t bytes = (uint64_t)r->width * (uint64_t)r->height * 3 / 2;
-        struct summary o = {.have = r->lib.have, .median = r->lib.median, .min = r->lib.lo, .max = r->lib.hi,
-                            .reps = r->lib.pairs, .frames_per_rep = 1};
         char measure[80];
         for (int w = 0; w < J_COUNT; w++) {
             snprintf(measure, sizeof measure, "ffmpeg_nv12_%dx%d%s", r->width, r->height, way_measure[w]);
             record_row("j", bytes, measure, way_variant[w], &r->s[w], 1, 0);
         }
         snprintf(measure, sizeof measure, "ffmpeg_nv12_%dx%d_overhead", r->width, r->height);
-        record_row("j", bytes, measure, "paired", &o, 1, 0);
+        record_paired_row("j", bytes, measure, &r->lib, 1);
         for (int ord = 0; ord < 2; ord++)
             for (int j = 0; j < IN_FLIGHT; j++) {
                 snprintf(measure, sizeof measure, "ffmpeg_nv12_%dx%d_in_flight_%s", r->width, r->height,

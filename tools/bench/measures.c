@@ -249,14 +249,12 @@ static void record_size(struct bench *b, struct size_result *res)
                  {"c", M_CACHED, V_CLMEM}, {"d", M_WAIT, V_CLMEM},  {"f", M_WAIT, V_RAW},
                  {"e", M_SEM, V_CLMEM},    {"f", M_SEM, V_RAW}};
     const struct paired *p = &res->import_overhead;
-    struct summary o = {.have = p->have, .median = p->median, .min = p->lo, .max = p->hi, .reps = p->pairs,
-                        .frames_per_rep = 1};
     struct target_spec spec = {"f", "import_overhead", res->size, "clmem - raw at most 1 us or 2 % of the raw import"};
 
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
         record_row(order[i].section, res->size, measure_name[order[i].m], variant_name[order[i].v],
                    &res->s[order[i].m][order[i].v], measure_batch(order[i].m), 0);
-    record_row("f", res->size, "import_overhead", "paired", &o, 0, 0);
+    record_paired_row("f", res->size, "import_overhead", p, 0);
     if (p->have)
         res->overhead_target = record_target(b, &spec, true, NULL, p->pairs, p->median, paired_verdict(p));
 }

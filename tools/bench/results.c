@@ -38,6 +38,13 @@ void record_row(const char *section, uint64_t x, const char *measure, const char
     r->ring = ring;
 }
 
+void record_paired_row(const char *section, uint64_t x, const char *measure, const struct paired *p, int batch)
+{
+    struct summary s = {.have = p->have, .median = p->median, .min = p->lo, .max = p->hi, .reps = p->pairs,
+                        .frames_per_rep = 1};
+    record_row(section, x, measure, "paired", &s, batch, 0);
+}
+
 int result_count(void)
 {
     return nrows;

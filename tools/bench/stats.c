@@ -53,15 +53,22 @@ struct paired summarize_paired(const double *lib, const double *raw, double *dif
     return p;
 }
 
-/* met: the whole interval is within the target; missed: all of it is
+/* met: the whole interval is within bound_us; missed: all of it is
  * above; otherwise the samples cannot tell. */
+enum verdict paired_verdict_within(const struct paired *p, double bound_us)
+{
+    if (p->hi <= bound_us)
+        return VERDICT_MET;
+    if (p->lo > bound_us)
+        return VERDICT_MISSED;
+    return VERDICT_UNCLEAR;
+}
+
+/* The import's: within IMPORT_TARGET_US or IMPORT_TARGET_FRACTION of the
+ * raw import, whichever is larger. */
 enum verdict paired_verdict(const struct paired *p)
 {
     double target = IMPORT_TARGET_US > IMPORT_TARGET_FRACTION * p->raw_median ? IMPORT_TARGET_US
                                                                               : IMPORT_TARGET_FRACTION * p->raw_median;
-    if (p->hi <= target)
-        return VERDICT_MET;
-    if (p->lo > target)
-        return VERDICT_MISSED;
-    return VERDICT_UNCLEAR;
+    return paired_verdict_within(p, target);
 }
