@@ -3,6 +3,7 @@
  * vkDestroyDevice. */
 #include "config.h"
 #include "bridge.h"
+#include "deadline.h"
 #include "export.h"
 #include "fault.h"
 #include "import.h"
@@ -318,13 +319,6 @@ void clmem__bridge_semaphore_count(clmem_bridge *b, int delta)
 
 /* ---------------------------------------------------------------- finish */
 
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* Do what the marker callbacks would, for every dying import whose markers
  * completed: the driver may run those callbacks tens of milliseconds late
  * (NVIDIA: 20-36 ms after clFinish returned). Called without the lock. */
@@ -356,9 +350,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_
     if (!b)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
     BRIDGE_LIVE(b, "clmem_bridge_finish");
-    deadline = now_ns() + timeout_ns;
-    if (deadline < timeout_ns)
-        deadline = UINT64_MAX;
+    deadline = deadline_after(timeout_ns);
     pthread_mutex_lock(&b->lock);
     live = b->live_imports;
     sems = b->live_semaphores;
@@ -370,27 +362,21 @@ CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_
                                sems == 1 ? " is" : "s are");
     clmem_bridge_ref(b); /* see clmem__bridge_import_gone */
     for (;;) {
-        uint64_t t;
+        uint64_t left;
         poll_dying(b);
         pthread_mutex_lock(&b->lock);
         pending = b->tearing_down;
-        t = now_ns();
-        if (pending && t < deadline) {
+        left = time_left(deadline);
+        if (pending && left) {
             /* Sleep until a teardown finishes, or 1 ms, then poll again. */
-            uint64_t wait = deadline - t < 1000000u ? deadline - t : 1000000u;
-            struct timespec real, until;
-            uint64_t abs_ns;
-            clock_gettime(CLOCK_REALTIME, &real);
-            abs_ns = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec + wait;
-            until.tv_sec = (time_t)(abs_ns / 1000000000u);
-            until.tv_nsec = (long)(abs_ns % 1000000000u);
+            struct timespec until = realtime_in(left < 1000000u ? left : 1000000u);
             pthread_cond_timedwait(&b->changed, &b->lock, &until);
             pending = b->tearing_down;
         }
         pthread_mutex_unlock(&b->lock);
         if (!pending)
             break;
-        if (now_ns() >= deadline) {
+        if (!time_left(deadline)) {
             s = clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
                                 "%u dropped import%s still wait%s for device work after %llu ns; their Vulkan "
                                 "keepalives are held.",

@@ -15,6 +15,7 @@
  * vkDeviceWaitIdle, and of VMA's synchronous vmaDestroyAllocator. */
 #include "config.h"
 #include "bridge.h"
+#include "deadline.h"
 #include "export.h"
 
 #include <stdio.h>
@@ -45,13 +46,6 @@ void clmem__device_bridges_remove(clmem_bridge *b)
         *p = b->next_of_process;
     pthread_cond_broadcast(&gone);
     pthread_mutex_unlock(&lock);
-}
-
-static uint64_t now_ns(clockid_t clock)
-{
-    struct timespec t;
-    clock_gettime(clock, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 /* A reference on every listed bridge of `device` that still has one:
@@ -90,20 +84,17 @@ static bool wait_destroyed(VkDevice device, uint64_t deadline)
 
     pthread_mutex_lock(&lock);
     for (;;) {
-        uint64_t now = now_ns(CLOCK_MONOTONIC), slice, until_ns;
+        uint64_t left = time_left(deadline);
         struct timespec until;
 
         dying = false;
         for (clmem_bridge *b = bridges; b && !dying; b = b->next_of_process)
             dying = b->device == device && atomic_load(&b->refs) == 0;
-        if (!dying || now >= deadline)
+        if (!dying || !left)
             break;
         /* `gone` uses CLOCK_REALTIME: wait in slices of at most 100 ms, so
          * that a clock step cannot stretch the wait. */
-        slice = deadline - now < 100000000u ? deadline - now : 100000000u;
-        until_ns = now_ns(CLOCK_REALTIME) + slice;
-        until.tv_sec = (time_t)(until_ns / 1000000000u);
-        until.tv_nsec = (long)(until_ns % 1000000000u);
+        until = realtime_in(left < 100000000u ? left : 100000000u);
         pthread_cond_timedwait(&gone, &lock, &until);
     }
     pthread_mutex_unlock(&lock);
@@ -112,8 +103,7 @@ static bool wait_destroyed(VkDevice device, uint64_t deadline)
 
 CLMEM_EXPORT clmem_status clmem_bridge_device_finish(VkDevice device, uint64_t timeout_ns)
 {
-    uint64_t start = now_ns(CLOCK_MONOTONIC);
-    uint64_t deadline = start + timeout_ns < start ? UINT64_MAX : start + timeout_ns;
+    uint64_t deadline = deadline_after(timeout_ns);
     clmem_status s = CLMEM_OK;
     clmem_bridge **held;
     unsigned count, i;
@@ -124,8 +114,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_device_finish(VkDevice device, uint64_t t
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0,
                                "Allocating the list of the device's bridges failed.");
     for (i = 0; i < count && s == CLMEM_OK; i++) {
-        uint64_t now = now_ns(CLOCK_MONOTONIC);
-        s = clmem_bridge_finish(held[i], now < deadline ? deadline - now : 0);
+        s = clmem_bridge_finish(held[i], time_left(deadline));
         if (s != CLMEM_OK) {
             /* Say which call it was, and keep the bridge's reason. */
             char why[1024];

@@ -3,6 +3,7 @@
  * ordering's fence, then the acquire), cl_done hands it back (the release,
  * then the done signal, or the release's event for the producer). */
 #include "config.h"
+#include "deadline.h"
 #include "frame-ring.h"
 #include "export.h"
 
@@ -29,7 +30,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uin
     batch = ring->cl_taken;
     s = (uint32_t)(batch % ring->depth);
     slot = &ring->slots[s];
-    deadline = clmem__ring_deadline_after(timeout_ns);
+    deadline = deadline_after(timeout_ns);
     pthread_mutex_lock(&ring->lock);
     while (ring->submitted_batches <= batch)
         if (!clmem__ring_wait_changed(ring, deadline)) {
@@ -40,7 +41,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uin
     pthread_mutex_unlock(&ring->lock);
 
     if (ring->host_ordered && slot->fence_in_flight) {
-        uint64_t left = clmem__ring_time_left(deadline);
+        uint64_t left = time_left(deadline);
         VkResult r = b->vk.WaitForFences(b->device, 1, &slot->fence, VK_TRUE, left);
         if (r == VK_TIMEOUT)
             return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,

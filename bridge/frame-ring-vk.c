@@ -3,6 +3,7 @@
  * publishes the batches whose last frame was submitted, vk_drain ends the
  * producer's side. */
 #include "config.h"
+#include "deadline.h"
 #include "frame-ring.h"
 #include "export.h"
 #include "fault.h"
@@ -44,7 +45,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uin
                                    "(vk_submitted), so OpenCL can never hand the slot back.",
                                    (unsigned long long)(ring->vk_batch - ring->depth), (unsigned)s);
 
-        deadline = clmem__ring_deadline_after(timeout_ns);
+        deadline = deadline_after(timeout_ns);
         pthread_mutex_lock(&ring->lock);
         while (ring->vk_batch >= ring->done_batches + ring->depth)
             if (!clmem__ring_wait_changed(ring, deadline)) {
@@ -184,7 +185,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_drain(clmem_bridge_ring *ring, ui
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "Batch %llu was not reported submitted (vk_submitted) yet.",
                                (unsigned long long)ring->vk_published);
-    deadline = clmem__ring_deadline_after(timeout_ns);
+    deadline = deadline_after(timeout_ns);
     pthread_mutex_lock(&ring->lock);
     while (ring->done_batches < ring->vk_batch)
         if (!clmem__ring_wait_changed(ring, deadline)) {

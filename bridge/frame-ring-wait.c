@@ -1,35 +1,15 @@
-/* The frame ring's deadlines and host waits (frame-ring.h): what the
- * producer and the consumer wait for on the host, the ring's counters
- * under its lock and, with host ordering, the releases' events. */
+/* The frame ring's host waits (frame-ring.h), on deadline.h's monotonic
+ * deadlines: what the producer and the consumer wait for on the host, the
+ * ring's counters under its lock and, with host ordering, the releases'
+ * events. */
 #include "config.h"
+#include "deadline.h"
 #include "frame-ring.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <time.h>
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t clmem__ring_deadline_after(uint64_t timeout_ns)
-{
-    uint64_t now = now_ns();
-    return timeout_ns >= UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
-}
-
-uint64_t clmem__ring_time_left(uint64_t deadline)
-{
-    uint64_t now;
-    if (deadline == UINT64_MAX)
-        return UINT64_MAX;
-    now = now_ns();
-    return now >= deadline ? 0 : deadline - now;
-}
 
 /* One wait on the condition (lock held); false once the deadline passed. */
 bool clmem__ring_wait_changed(clmem_bridge_ring *ring, uint64_t deadline)
@@ -40,7 +20,7 @@ bool clmem__ring_wait_changed(clmem_bridge_ring *ring, uint64_t deadline)
         pthread_cond_wait(&ring->changed, &ring->lock);
         return true;
     }
-    if (now_ns() >= deadline)
+    if (clock_ns(CLOCK_MONOTONIC) >= deadline)
         return false;
     ts.tv_sec = (time_t)(deadline / 1000000000u);
     ts.tv_nsec = (long)(deadline % 1000000000u);
@@ -64,7 +44,7 @@ bool clmem__ring_wait_changed(clmem_bridge_ring *ring, uint64_t deadline)
  * Without a deadline it is clWaitForEvents. */
 clmem_status clmem__ring_wait_event(cl_event ev, uint64_t deadline, const char *what)
 {
-    uint64_t spin_until = now_ns() + 2000000u;
+    uint64_t spin_until = clock_ns(CLOCK_MONOTONIC) + 2000000u;
 
     for (;;) {
         cl_int status = CL_QUEUED;
@@ -79,7 +59,7 @@ clmem_status clmem__ring_wait_event(cl_event ev, uint64_t deadline, const char *
                                    "%s ended in an error on the device.", what);
         if (status == CL_COMPLETE)
             return CLMEM_OK;
-        left = clmem__ring_time_left(deadline);
+        left = time_left(deadline);
         if (left == UINT64_MAX) {
             clWaitForEvents(1, &ev); /* then the status says how it ended */
             continue;
@@ -87,7 +67,7 @@ clmem_status clmem__ring_wait_event(cl_event ev, uint64_t deadline, const char *
         if (left == 0)
             return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0, "%s had not completed in time.",
                                    what);
-        if (now_ns() < spin_until) {
+        if (clock_ns(CLOCK_MONOTONIC) < spin_until) {
             sched_yield();
             continue;
         }

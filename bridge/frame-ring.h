@@ -89,10 +89,6 @@ struct clmem_bridge_ring {
     uint64_t cl_returned;  /* = done_batches, without the lock */
 };
 
-/* frame-ring-wait.c: the monotonic deadline timeout_ns from now
- * (UINT64_MAX: none); what is left of one (0 once it passed). */
-uint64_t clmem__ring_deadline_after(uint64_t timeout_ns);
-uint64_t clmem__ring_time_left(uint64_t deadline);
 /* One wait on ring->changed (ring->lock held); false once the deadline
  * passed. */
 bool clmem__ring_wait_changed(clmem_bridge_ring *ring, uint64_t deadline);
