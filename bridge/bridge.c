@@ -174,15 +174,7 @@ static void bridge_destroy(clmem_bridge *b)
 
 CLMEM_EXPORT void clmem_bridge_unref(clmem_bridge *b)
 {
-    int last;
-
-    if (!b)
-        return;
-    BRIDGE_LIVE(b, "clmem_bridge_unref");
-    last = live_put(&b->refs);
-    if (last < 0)
-        live_misuse("clmem_bridge_unref", b, MARK_BRIDGE, MARK_BRIDGE);
-    if (last > 0)
+    if (b && live_unref(&b->refs, &b->live, MARK_BRIDGE, "clmem_bridge_unref", b))
         bridge_destroy(b);
 }
 

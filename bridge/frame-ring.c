@@ -272,14 +272,6 @@ CLMEM_EXPORT clmem_bridge_ring *clmem_bridge_ring_ref(clmem_bridge_ring *ring)
 
 CLMEM_EXPORT void clmem_bridge_ring_unref(clmem_bridge_ring *ring)
 {
-    int last;
-
-    if (!ring)
-        return;
-    LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_unref", ring);
-    last = live_put(&ring->refs);
-    if (last < 0)
-        live_misuse("clmem_bridge_ring_unref", ring, MARK_RING, MARK_RING);
-    if (last > 0)
+    if (ring && live_unref(&ring->refs, &ring->live, MARK_RING, "clmem_bridge_ring_unref", ring))
         ring_free(ring);
 }

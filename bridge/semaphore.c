@@ -158,15 +158,8 @@ CLMEM_EXPORT void clmem_bridge_semaphore_unref(clmem_bridge_semaphore *sem)
 {
     clmem_keepalive *vk_keepalive;
     clmem_bridge *b;
-    int last;
 
-    if (!sem)
-        return;
-    LIVE_CHECK(sem->live, MARK_SEMAPHORE, "clmem_bridge_semaphore_unref", sem);
-    last = live_put(&sem->refs);
-    if (last < 0)
-        live_misuse("clmem_bridge_semaphore_unref", sem, MARK_SEMAPHORE, MARK_SEMAPHORE);
-    if (last <= 0)
+    if (!sem || !live_unref(&sem->refs, &sem->live, MARK_SEMAPHORE, "clmem_bridge_semaphore_unref", sem))
         return;
     b = sem->bridge;
     if (sem->cl_sem)

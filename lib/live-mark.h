@@ -136,6 +136,21 @@ static inline int live_put(clmem_refcount *r)
     return old == 1u ? 1 : -1;
 }
 
+/* A whole unref of an object that is not on a hot path (a bridge, a
+ * semaphore, a ring): its mark checked, one reference dropped, an unref
+ * too many reported (it aborts); whether it was the last reference. The
+ * handle's and the anchor's unrefs keep their own shape (lib/handle.c). */
+static inline bool live_unref(clmem_refcount *refs, uint32_t *mark, uint32_t want, const char *call, const void *obj)
+{
+    int last;
+
+    LIVE_CHECK(*mark, want, call, obj);
+    last = live_put(refs);
+    if (last < 0)
+        live_misuse(call, obj, want, want);
+    return last > 0;
+}
+
 /* Is checked mode on? CLMEM_CHECK set to anything but "" or "0", read once
  * per translation unit. */
 static inline bool live_checked_mode(void)
