@@ -90,7 +90,7 @@ CLMEM_EXPORT clmem_status clmem_av_sync_create(clmem_bridge *b, AVBufferRef *dev
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0,
                                "Taking a reference on FFmpeg's device context failed.");
     }
-    atomic_init(&sync->refs, 1);
+    refcount_init(&sync->refs);
     pthread_mutex_init(&sync->lock, NULL);
     sync->bridge = clmem_bridge_ref(b);
     sync->vk = vk;
@@ -121,13 +121,13 @@ CLMEM_EXPORT clmem_av_order clmem_av_sync_get_order(const clmem_av_sync *sync)
 CLMEM_EXPORT clmem_av_sync *clmem_av_sync_ref(clmem_av_sync *sync)
 {
     if (sync)
-        atomic_fetch_add_explicit(&sync->refs, 1, memory_order_relaxed);
+        refcount_get(&sync->refs);
     return sync;
 }
 
 CLMEM_EXPORT void clmem_av_sync_unref(clmem_av_sync *sync)
 {
-    if (sync && atomic_fetch_sub_explicit(&sync->refs, 1, memory_order_acq_rel) == 1)
+    if (sync && refcount_put(&sync->refs))
         sync_free(sync);
 }
 

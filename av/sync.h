@@ -4,9 +4,9 @@
 #ifndef CLMEM_AV_SYNC_H
 #define CLMEM_AV_SYNC_H
 #include "frame-sync.h"
+#include "refcount.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 
 /* Device order's Vulkan calls, resolved once through FFmpeg's loader. */
 struct av_device_fns {
@@ -42,7 +42,7 @@ struct av_slot {
 };
 
 struct clmem_av_sync {
-    atomic_uint refs;
+    clmem_refcount refs;
     pthread_mutex_t lock; /* the slots, the command pool, the submissions */
     clmem_bridge *bridge;
     AVBufferRef *device; /* FFmpeg's device context: outlives our Vulkan objects */
