@@ -375,13 +375,13 @@ static VkSemaphore signal_from_cl(clmem_av_sync *sync, struct av_slot *slot, cl_
     return VK_NULL_HANDLE;
 }
 
-static clmem_status check_in_order(clmem_av_sync *sync, cl_command_queue queue)
+/* Asked at every acquire: a queue remembered by its address could be
+ * released and another made at the same address. */
+static clmem_status check_in_order(cl_command_queue queue)
 {
     cl_command_queue_properties props = 0;
     cl_int err;
 
-    if (queue == sync->in_order)
-        return CLMEM_OK;
     if ((err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL)) != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo", err,
                                "Asking the queue's properties failed: is it a command queue?");
@@ -389,7 +389,6 @@ static clmem_status check_in_order(clmem_av_sync *sync, cl_command_queue queue)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "Device order needs an in-order queue: the semaphore wait must come before the "
                                "acquire, and the release before the signal.");
-    sync->in_order = queue;
     return CLMEM_OK;
 }
 
@@ -407,7 +406,7 @@ clmem_status clmem__av_device_acquire_locked(clmem_av_sync *sync, const struct a
         if (sync->slots[i].state == SLOT_ACQUIRED && sync->slots[i].vkf == c->vkf)
             return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                    "The frame is acquired through this sync object already: release it first.");
-    if ((s = check_in_order(sync, queue)) != CLMEM_OK || (s = take_slot(sync, timeout_ns, &slot)) != CLMEM_OK)
+    if ((s = check_in_order(queue)) != CLMEM_OK || (s = take_slot(sync, timeout_ns, &slot)) != CLMEM_OK)
         return s;
     if (av_frame_ref(slot->frame, frame) < 0)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, "av_frame_ref", 0,

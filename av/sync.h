@@ -57,7 +57,6 @@ struct clmem_av_sync {
     VkCommandPool pool;
     VkSemaphore progress; /* timeline: signalled by every submission, at ++submitted */
     uint64_t submitted;
-    cl_command_queue in_order; /* the last queue found in order */
     uint32_t nslots;
     struct av_slot slots[CLMEM_AV_MAX_IN_FLIGHT];
 };
