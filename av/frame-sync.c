@@ -6,13 +6,12 @@
  * clmem_bridge_acquire_many(); release one clmem_bridge_release_many(),
  * clFinish, the release event's status (a query, no wait), and one
  * vkSignalSemaphore per plane (Vulkan signals one semaphore per call from
- * the host). It waited in clWaitForEvents on the release's event before;
- * clFinish is the wait clmem-bench's (g) times the bridge's plane handoff
- * with, so that (j) compares like with like. The Vulkan entry points are resolved
- * once: by libclmem-av's pool for its frames, by the sync object for its
- * calls; only frames of FFmpeg's own pool through these two calls resolve
- * them per call (about 1 us a pair through the loader on the CPU
- * machines). */
+ * the host). clFinish is the wait clmem-bench's (g) times the bridge's
+ * plane handoff with, so that (j) compares like with like. The Vulkan
+ * entry points are resolved once: by libclmem-av's pool for its frames,
+ * by the sync object for its calls; only frames of FFmpeg's own pool
+ * through these two calls resolve them per call (about 1 us a pair
+ * through the loader on the CPU machines). */
 #include "config.h"
 #include "export.h"
 #include "frame-pool.h"

@@ -430,10 +430,9 @@ clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem
 /**
  * Host order (clmem_av_order) without a sync object: hand the frame back
  * to FFmpeg. clmem_bridge_release_many() of the planes on `queue` after
- * wait_list, a host wait until it completed (clFinish(queue), as the
- * bridge's own plane handoff is timed), then for each plane
- * vkSignalSemaphore(sem, sem_value + 1) and sem_value + 1 stored in the
- * frame (under FFmpeg's frame lock where it has one), so that FFmpeg's
+ * wait_list, a host wait until it completed (clFinish(queue)), then for
+ * each plane vkSignalSemaphore(sem, sem_value + 1) and sem_value + 1
+ * stored in the frame (under FFmpeg's frame lock where it has one), so that FFmpeg's
  * next submission on the frame (a filter, a download) waits for it and
  * sees OpenCL's writes.
  *
