@@ -375,6 +375,25 @@ static double rep_stream(struct bench *b, struct ffmpeg_bench *fb, clmem_av_sync
     return (now_us() - t0) / n;
 }
 
+/* hw, downloaded into back, against the pattern with luma byte 0 raised
+ * by `bumps`: how many luma bytes and chroma rows differ. */
+static long frame_wrong(struct ffmpeg_run *r, AVFrame *back, AVFrame *hw, int bumps)
+{
+    long wrong = 0;
+
+    av_check(av_hwframe_transfer_data(back, hw, 0), "av_hwframe_transfer_data((j) check)");
+    for (int y = 0; y < r->height; y++) {
+        const uint8_t *got = back->data[0] + (size_t)y * back->linesize[0];
+        const uint8_t *want = r->pattern->data[0] + (size_t)y * r->pattern->linesize[0];
+        for (int x = 0; x < r->width; x++)
+            wrong += got[x] != (uint8_t)(want[x] + (x == 0 && y == 0 ? bumps : 0));
+    }
+    for (int y = 0; y < r->height / 2; y++)
+        wrong += memcmp(back->data[1] + (size_t)y * back->linesize[1],
+                        r->pattern->data[1] + (size_t)y * r->pattern->linesize[1], (size_t)r->width) != 0;
+    return wrong;
+}
+
 /* Each frame, downloaded, is the pattern with luma byte 0 raised once a
  * kernel. */
 static void run_check(struct bench *b, struct ffmpeg_run *r)
@@ -383,17 +402,7 @@ static void run_check(struct bench *b, struct ffmpeg_run *r)
     AVFrame *back = sw_frame(r->width, r->height);
 
     for (int w = 0; w < J_FRAMES; w++) {
-        long wrong = 0;
-        av_check(av_hwframe_transfer_data(back, r->hw[w], 0), "av_hwframe_transfer_data((j) check)");
-        for (int y = 0; y < r->height; y++) {
-            const uint8_t *got = back->data[0] + (size_t)y * back->linesize[0];
-            const uint8_t *want = r->pattern->data[0] + (size_t)y * r->pattern->linesize[0];
-            for (int x = 0; x < r->width; x++)
-                wrong += got[x] != (uint8_t)(want[x] + (x == 0 && y == 0 ? r->bumps[w] : 0));
-        }
-        for (int y = 0; y < r->height / 2; y++)
-            wrong += memcmp(back->data[1] + (size_t)y * back->linesize[1],
-                            r->pattern->data[1] + (size_t)y * r->pattern->linesize[1], (size_t)r->width) != 0;
+        long wrong = frame_wrong(r, back, r->hw[w], r->bumps[w]);
         if (wrong)
             fail(b, "(j) %dx%d %s: %ld luma bytes or chroma rows differ from the upload and %d kernels", r->width,
                  r->height, way_label[w], wrong, r->bumps[w]);
@@ -421,17 +430,7 @@ static void stream_check(struct bench *b, struct ffmpeg_run *r, AVFrame **frames
     AVFrame *back = sw_frame(r->width, r->height);
 
     for (int k = 0; k < d; k++) {
-        long wrong = 0;
-        av_check(av_hwframe_transfer_data(back, frames[k], 0), "av_hwframe_transfer_data((j) stream check)");
-        for (int y = 0; y < r->height; y++) {
-            const uint8_t *got = back->data[0] + (size_t)y * back->linesize[0];
-            const uint8_t *want = r->pattern->data[0] + (size_t)y * r->pattern->linesize[0];
-            for (int x = 0; x < r->width; x++)
-                wrong += got[x] != (uint8_t)(want[x] + (x == 0 && y == 0));
-        }
-        for (int y = 0; y < r->height / 2; y++)
-            wrong += memcmp(back->data[1] + (size_t)y * back->linesize[1],
-                            r->pattern->data[1] + (size_t)y * r->pattern->linesize[1], (size_t)r->width) != 0;
+        long wrong = frame_wrong(r, back, frames[k], 1);
         if (wrong)
             fail(b, "(j) %dx%d %s: pool frame %d: %ld luma bytes or chroma rows differ from its upload and one kernel",
                  r->width, r->height, what, k, wrong);
