@@ -331,18 +331,6 @@ struct size_run {
 
 /* ---------------------------------------------------------------- frames */
 
-#define MAX_FRAME_RESULTS 4
-
-struct frame_result {
-    const char *label;    /* "1920x1080 RGBA8" */
-    const char *key;      /* "1920x1080_rgba8" (CSV) */
-    uint64_t bytes;       /* the frame's texel bytes, every plane */
-    struct summary staged, handoff;
-};
-
-extern struct frame_result frame_results[MAX_FRAME_RESULTS];
-extern int n_frame_results;
-
 /* ------------------------------------------------------------- batches */
 
 #define MAX_BATCH 64

@@ -11,8 +11,14 @@
  *     kernel on plane 0's buffer, clmem_bridge_release of each, clFinish.
  * A format or size the device cannot make is a line saying why. */
 
-struct frame_result frame_results[MAX_FRAME_RESULTS];
-int n_frame_results;
+/* (g)'s results, for its summary table (the CSV has them as rows). */
+#define MAX_FRAME_RESULTS 4
+struct frame_result {
+    const char *label; /* "1920x1080 RGBA8" */
+    struct summary staged, handoff;
+};
+static struct frame_result frame_results[MAX_FRAME_RESULTS];
+static int n_frame_results;
 
 struct anchored_image {
     clmem_bridge_vk_image img;
@@ -184,19 +190,16 @@ static void run_frame(struct bench *b, VkFormat format, const char *fmt_name, co
     }
     if (n_frame_results < MAX_FRAME_RESULTS) {
         struct frame_result *fr = &frame_results[n_frame_results++];
-        static char labels[MAX_FRAME_RESULTS][64], keys[MAX_FRAME_RESULTS][64];
+        static char labels[MAX_FRAME_RESULTS][64];
         char measure[96];
         snprintf(labels[n_frame_results - 1], 64, "%s", label);
-        snprintf(keys[n_frame_results - 1], 64, "%ux%u_%s", w, h, fmt_key);
         fr->label = labels[n_frame_results - 1];
-        fr->key = keys[n_frame_results - 1];
-        fr->bytes = total;
         fr->staged = summarize(st, reps, 1);
         fr->handoff = summarize(zc, reps, 1);
         /* size_bytes is the frame's texel bytes; one frame per handoff, no ring */
-        snprintf(measure, sizeof measure, "frame_staged_copy_%s", fr->key);
+        snprintf(measure, sizeof measure, "frame_staged_copy_%ux%u_%s", w, h, fmt_key);
         record_row("g", total, measure, "baseline", &fr->staged, 1, 0);
-        snprintf(measure, sizeof measure, "frame_handoff_%s", fr->key);
+        snprintf(measure, sizeof measure, "frame_handoff_%ux%u_%s", w, h, fmt_key);
         record_row("g", total, measure, "clmem", &fr->handoff, 1, 0);
         printf("  (g) frame %-16s staged %10.1f us [%.1f .. %.1f]  zero-copy %9.1f us [%.1f .. %.1f]  %7.1fx  n=%d\n",
                label, fr->staged.median, fr->staged.min, fr->staged.max, fr->handoff.median, fr->handoff.min,
