@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_av_bridge_create(): a bridge on FFmpeg's Vulkan device, with the
  * OpenCL device paired by UUID when the caller brings no context, or,
  * where no OpenCL device can say its UUID, the only OpenCL device there

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What libclmem-av asks of FFmpeg's Vulkan device and frames contexts: the
  * imported software formats, the device's entry points and extensions, a
  * frame's parts, the queue families and the export types (ffmpeg-vk.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every part of libclmem-av asks of an FFmpeg Vulkan frame or device
  * context: the contexts behind an AVBufferRef, the Vulkan entry points
  * through FFmpeg's get_proc_addr, and which software formats are imported

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_av_frame_import(): an AVVkFrame's planes into OpenCL through the
  * bridge's image import, one handle per plane with its row pitch. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libclmem-av's frame pool, which clmem_av_frames_setup() gives a Vulkan
  * frames context: each plane a linear VkImage bound to a dedicated
  * allocation of its own, exportable as the frames context's export types.

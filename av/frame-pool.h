@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libclmem-av's frame pool (frame-pool.c says why it exists): linear frames,
  * each plane in a dedicated allocation of its own. */
 #ifndef CLMEM_AV_POOL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_av_frame_acquire() and clmem_av_frame_release(): host order, and
  * what both orders check of a frame and its planes.
  *

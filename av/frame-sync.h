@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What acquire and release share, in both orders: the frame and its
  * planes checked against each other, FFmpeg's locks, and host order
  * (frame-sync.c); device order is sync-device.c's. */

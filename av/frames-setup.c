@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_av_frames_setup(): a Vulkan frames context whose frames OpenCL
  * reads as rows and shares right: linear, each plane in a dedicated
  * allocation, from libclmem-av's pool (frame-pool.c says why its own).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which frame's plane each buffer clmem_av_frame_import() made shows.
  *
  * A clmem_av_frame_planes holds handles, and nothing in a handle says

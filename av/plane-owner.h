@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which frame's plane each buffer clmem_av_frame_import() made shows, so
  * that acquire and release refuse planes of another frame
  * (plane-owner.c). */

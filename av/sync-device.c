@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device order (clmem-av.h, clmem_av_order): a frame handed between
  * FFmpeg's Vulkan work and OpenCL's with no host wait, the way OpenCL's
  * CTS (test_vulkan) and FFmpeg's own CUDA interop do it, through binary

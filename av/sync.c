@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_av_sync: the order of frame handoffs on one bridge, chosen once
  * (clmem-av.h says what each order does and costs). Host order is
  * frame-sync.c's, device order sync-device.c's; this file makes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sync object (clmem-av.h, clmem_av_sync): what sync.c makes and
  * dispatches, and what device order (sync-device.c) keeps per frame in
  * flight. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the Vulkan keepalives an import holds until OpenCL destroyed
  * its cl_mem: each distinct anchor once, however often it is passed (the
  * import and every cache hit pass theirs). An open-addressing set of

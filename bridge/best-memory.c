@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The easy call is the fast call: which device extensions to enable for
  * sharing (clmem_bridge_device_extensions) and which memory to allocate so
  * that the bridge shares it best (clmem_bridge_best_memory). Without them

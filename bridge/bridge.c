@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bridge object: creation (entry points, pairing, capabilities), its
  * references, and clmem_bridge_finish, which an application calls before
  * vkDestroyDevice. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the bridge object. It owns what the imports of one VkDevice
  * into one cl_context share: the entry points of both APIs, the capability
  * answer, the host mappings, the import cache, and the count of imports

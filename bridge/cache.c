@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE /* glibc: pthread_rwlockattr_setkind_np */
 #include "config.h"
 #include "cache.h"

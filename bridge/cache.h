@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: a bridge's import cache. Importing the same Vulkan memory again
  * returns a new handle on the live import (same cl_mem, same anchor)
  * instead of a new driver import. The cache holds no reference: an entry

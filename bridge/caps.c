@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which sharing paths and semaphore modes work for a bridge's (Vulkan,
  * OpenCL) device pair, worked out once at creation. Each check asks both
  * sides, and on each side both the extension list and the handle-type

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: what works on a bridge's device pair, worked out once when the
  * bridge is made. Every question "can path X / semaphore mode Y work
  * here" is answered from this one record: clmem_bridge_caps(),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bridge's bounded waits (clmem_bridge_finish(),
  * clmem_bridge_device_finish(), the frame ring) count in nanoseconds of
  * CLOCK_MONOTONIC, which no clock step moves. pthread_cond_timedwait() on

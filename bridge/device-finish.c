@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_bridge_device_finish: what an application calls before
  * vkDestroyDevice, keyed by the VkDevice rather than by a bridge, so that
  * it works after the application dropped every bridge (the last unref of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fd numbers that NVIDIA's semaphore imports spoil for memory imports
  * (fd-numbers.h says what the driver does). A bitmap of the numbers the
  * bridge's semaphore fds had, process-wide like the driver's own state. */

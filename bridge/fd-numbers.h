@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fd numbers that NVIDIA's semaphore imports spoil for memory imports.
  *
  * On the H200 (NVIDIA 580), a memory fd imported into OpenCL at a number

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The image format table (formats.h says who reads it). One row per
  * VkFormat: its planes' OpenCL formats and sizes, and what it offers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the one table of image formats the bridge shares. Every
  * question "what is this VkFormat to OpenCL" is answered here: the
  * cl_image_format and texel size of each plane, the plane count and

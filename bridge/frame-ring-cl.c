@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The frame ring's OpenCL consumer (frame-ring.h): cl_next takes the next
  * published batch (the wait on its ready semaphore, or on the host
  * ordering's fence, then the acquire), cl_done hands it back (the release,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The frame ring's Vulkan producer (frame-ring.h): vk_next hands out the
  * frames of a batch once OpenCL handed its slot back, vk_submitted
  * publishes the batches whose last frame was submitted, vk_drain ends the

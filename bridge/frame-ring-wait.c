@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The frame ring's host waits (frame-ring.h), on deadline.h's monotonic
  * deadlines: what the producer and the consumer wait for on the host, the
  * ring's counters under its lock and, with host ordering, the releases'

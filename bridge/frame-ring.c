@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The frame ring's object (frame-ring.h, which says how the ring works):
  * the checks of clmem_bridge_ring_create, the claim on its frames and
  * semaphores, and the references that free it. */

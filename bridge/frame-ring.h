@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the frame ring (clmem-bridge.h, "frame ring"): N imported frames in
  * D = N / K slots of K frames, each slot with a ready and a done binary
  * semaphore, handed between a Vulkan producer and an OpenCL consumer a

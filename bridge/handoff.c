@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Ownership handoff between Vulkan and OpenCL, one code path for every
  * path and every count: the import's path does the enqueue (path-fd.c: the
  * extension's acquire/release, one call for all the fd-path buffers of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: vkMapMemory mappings for the host-mapped path. Vulkan allows
  * one mapping of a VkDeviceMemory at a time, so imports of the same memory
  * (other ranges, other flags, and other bridges of the same VkDevice) share

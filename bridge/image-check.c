@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_bridge_image_live_check: is an optimal-tiling image of this format,
  * imported from its fd as an OpenCL image, laid out as OpenCL expects? The
  * extension leaves that to the driver (an empty

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_bridge_import_vk_image and clmem_bridge_check_image: images into
  * OpenCL, one plane per handle.
  *

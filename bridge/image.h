@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: what the image files share. vk-image.c makes images and
  * answers "can Vulkan make this image"; image.c imports planes and answers
  * clmem_bridge_check_image; image-check.c runs the optimal-tiling live

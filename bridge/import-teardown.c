@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The teardown of an import, after its last handle went. The Vulkan
  * keepalives may be dropped only when all three hold:
  *  (a) every command enqueued before the last unref on every queue a

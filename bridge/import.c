@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Importing Vulkan memory into OpenCL: the checks every import passes, the
  * import record and its anchor, the choice of path, and the steps after
  * OpenCL holds the memory (sub-buffer, destructor callback, handle). The

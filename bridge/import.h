@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: one import of Vulkan memory into OpenCL, shared by the handles
  * made from it (cache hits and clmem_bridge_handle_for_queue make more).
  * Its anchor is the handles' keepalive. When the anchor's last reference

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocations a bridge made itself (own-memory.h): a small chained hash
  * table under one lock, consulted by each new import of Vulkan memory (not
  * by cache hits) and changed by the bridge's allocate and free calls. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the allocations a bridge made itself (clmem_bridge_vk_buffer_create,
  * clmem_bridge_vk_image_create), by VkDeviceMemory, with the allocationSize
  * Vulkan was asked for, so that an import of that memory can check the

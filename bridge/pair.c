@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_bridge_pair: find the OpenCL device that is this Vulkan device, by
  * deviceUUID (cl_khr_device_uuid). Driver UUIDs differ between the two
  * APIs even for one vendor's driver, so they are never compared. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fd paths (cl_khr_external_memory): opaque fd and dma-buf. Vulkan
  * exports the allocation as an fd (or the caller brings one), OpenCL
  * imports it with clCreateBufferWithProperties, and ownership moves with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The host-mapped path: Vulkan's host-visible, host-coherent memory is
  * mapped (vkMapMemory, shared per allocation: host-map.c) and wrapped with
  * CL_MEM_USE_HOST_PTR. That flag promises the host and device views agree

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Vulkan binary semaphores on OpenCL queues: device ordering through
  * cl_khr_external_semaphore (opaque fd, sync fd), and the same calls with
  * the host in the middle where OpenCL lacks the extensions. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: an imported semaphore (semaphore.c), for the frame ring
  * (frame-ring.c), which hands the VkSemaphore to the producer and, with
  * host ordering, submits its waits itself on the producer's thread. */

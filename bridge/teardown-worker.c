@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The teardown thread (teardown-worker.h): a queue of imports whose last
  * handle went, and one thread that starts their teardowns in order. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the thread that starts imports' teardowns, so that the last
  * clmem_handle_unref of an import does not pay for them. Starting a
  * teardown enqueues a marker, a flush and an event callback on every

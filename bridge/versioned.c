@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The size rule of the versioned structs, in a file of its own because two
  * neighbours use it, bridge.c (clmem_bridge_info) and frame-ring.c
  * (clmem_bridge_ring_info), and both must say the same thing:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_bridge_vk_buffer_create: the exportable buffer allocation every
  * interop program writes, with the dedicated-allocation rules honoured:
  * dedicated when Vulkan requires or prefers it for the buffer, or reports

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_bridge_vk_image_create: an exportable 2D VkImage of a format the
  * bridge shares, bound to memory of its own (dedicated when Vulkan requires
  * or prefers it, or reports the export type dedicated-only), described by a

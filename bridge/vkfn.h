@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the Vulkan entry points a bridge calls, loaded once through the
  * application's vkGetInstanceProcAddr (or the loader's) and kept in the
  * bridge, so that programs loading Vulkan themselves (volk, their own

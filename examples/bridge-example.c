@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One handoff there and back: Vulkan writes a pattern into memory it shares
  * with OpenCL, hands it over (clmem_bridge_acquire), an OpenCL kernel
  * inverts every byte in place, OpenCL hands it back (clmem_bridge_release),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fewest calls that share Vulkan memory with OpenCL: a bridge, the
  * memory it shares best, one import, OpenCL writing it between acquire and
  * release, and the end before vkDestroyDevice. Vulkan does not touch the

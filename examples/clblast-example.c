@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CLBlast's SGEMM on matrices that Vulkan wrote, with padded rows, through
  * clmem handles: no copy on the fd paths and on CPU devices. Built with
  * `pkg-config --cflags --libs clmem-bridge clblast`. */

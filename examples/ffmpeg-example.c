@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ffmpeg-example: an OpenCL kernel on FFmpeg's Vulkan frames, no copy.
  *
  * Software NV12 frames of 1920x1080 are uploaded into a Vulkan frames pool

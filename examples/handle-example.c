@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A decoder hands a frame to a compute stage through a clmem_handle. */
 #include <clmem.h>
 #include <stdio.h>

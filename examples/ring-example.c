@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Frames in flight: Vulkan writes frames, OpenCL reads them, through a
  * clmem_bridge_ring of 3 slots of 4 frames. Each batch of 4 frames costs
  * one semaphore signal and one wait each way, so on a GPU the context

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Frames from Vulkan in another process to OpenCL in this one, with no
  * copy: the consumer's side (examples/xproc-producer.c is the other).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Frames from Vulkan in this process to OpenCL in another, with no copy:
  * the producer's side (examples/xproc-consumer.c is the other).
  *

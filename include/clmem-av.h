@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file clmem-av.h
  * @brief clmem-av.h - FFmpeg's Vulkan frames into OpenCL without copying them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file clmem-bridge.h
  * @brief clmem-bridge.h - share Vulkan memory with OpenCL without copying it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file clmem-ipc.h
  * @brief clmem-ipc.h - hand Vulkan frames from one process to OpenCL in

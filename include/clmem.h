@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file clmem.h
  * @brief clmem.h - pass OpenCL memory between libraries safely.

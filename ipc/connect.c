@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Making the connection: a listening socket at a path, accepting one peer,
  * connecting to one. AF_UNIX SOCK_SEQPACKET, close-on-exec; who may connect
  * is the path's directory's and the umask's business, which are the

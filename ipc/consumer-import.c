@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The producer's frames into the consumer's bridge, one import per plane,
  * on one of two paths:
  *  - opaque fd: a duplicate of the allocation's fd per plane goes to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The release point: when the caller's last handle of a frame goes, the
  * frame's planes are released on the consumer's queue after everything
  * enqueued there before, and once that release completed the producer is

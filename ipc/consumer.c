@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The consumer's end (clmem-ipc.h): the handshake that imports the
  * producer's frames once, next() that turns each READY into acquired plane
  * handles, and destroy(). The release point is consumer-release.c's, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the consumer's object, shared by its three files:
  *   consumer.c          creation, the handshake, next(), destroy();
  *   consumer-import.c   the producer's frames into the bridge (the paths);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The producer's end (clmem-ipc.h): the frames it offers, the handshake
  * that sends their fds and descriptions once, and the per-frame loop:
  * next() gives a frame Vulkan may write, ready() hands it over once the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The conversation's rules (proto.h): what each side accepts from the
  * other, and when. Pure bookkeeping over the parsed messages of wire.c; the
  * fds it is handed are its own to keep or close. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the conversation's rules for one side, kept apart from the
  * sockets and the devices so that the fuzz harness (t/fuzz-ipc.c) can drive
  * them with any bytes. clmem__ipc_proto_receive() decides whether a parsed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* When frames lent to a consumer that is gone come back (reclaim.h).
  *
  * What a dead consumer leaves running was measured on the H200

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: THE point where frames lent to a consumer that is gone come
  * back to the producer (clmem-ipc.h, "When lent frames come back"). Every
  * rule about that wait is here (reclaim.c says why), and its one knob is

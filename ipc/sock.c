@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Messages in and out of the socket (sock.h). Receiving is where the
  * kernel's view of a message is checked: that it was not cut short
  * (MSG_TRUNC), that its control data was not (MSG_CTRUNC), that it carried

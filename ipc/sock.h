@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: one message in or out of the socket, with its fds and the
  * sender's credentials, and the clock every wait is measured on. The
  * checks that need the kernel's word (truncation, control data, how many

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Vulkan entry points and device facts of both sides (vk.h). */
 #include "config.h"
 #include "vk.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the Vulkan entry points and facts the two sides need, loaded
  * through the application's vkGetInstanceProcAddr (or the loader's): the
  * UUIDs for the HELLO, the memory types, and what each side calls on its

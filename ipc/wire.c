@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The protocol's messages as bytes (wire.h describes the layout). Parsing
  * is the first line of defence against a peer: it sees raw bytes and the
  * number of fds the kernel delivered with them, and refuses any message

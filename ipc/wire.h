@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the messages of the clmem-ipc protocol, as bytes on the wire
  * and as a checked struct. Nothing here does I/O or keeps state: encoding
  * writes bytes, parsing reads bytes someone else sent and refuses anything

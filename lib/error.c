@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-thread last-error record (see "last error" in clmem.h).
  * Written only on failure, so successful calls pay nothing for it. */
 #define _GNU_SOURCE /* strerrorname_np */

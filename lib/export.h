@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: marks the definitions that form the public ABI. Everything else
  * is hidden (-fvisibility=hidden); the version script (clmem.sym) is the
  * second guard, and t/exported-symbols checks that the two agree.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the fault-injection seam. The shipped libraries are built
  * without CLMEM_FAULT_INJECTION and every FAULT() is the constant false.
  * The test-only library (t/libclmem-fault.la) is built from the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_handle_wrap_checked: clmem_handle_wrap after asking OpenCL whether
  * the arguments make sense together. What the Rust original leaves to the
  * caller as undefined behaviour becomes a typed error here. */

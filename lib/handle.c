@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_handle: an immutable, refcounted (cl_mem, queue, row pitch,
  * anchor) value. It borrows the OpenCL objects; only the anchor is held. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the two halves of clmem_handle_wrap, shared with the checked
  * variant so both validate arguments and allocate the same way. */
 #ifndef CLMEM_HANDLE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal, shared by libclmem and libclmem-bridge (never installed): the
  * anchor's layout, and the three operations only the bridge needs, which
  * clmem.h does not offer users. They are inline on the struct, so neither

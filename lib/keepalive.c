@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Keep-alive anchors: refcounted objects whose last release runs a
  * callback exactly once. Chains and the OpenCL anchor are anchors whose
  * callback drops what they hold; they live in one allocation each. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal, shared by libclmem and libclmem-bridge: the mark that says a
  * refcounted object is alive, the one-line report that ends a program
  * which used one after its last unref, and the checked mode.

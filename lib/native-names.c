@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The names of the native codes an error message prints: a cl_int error
  * and a VkResult by the name their headers give them, so that a message
  * says "VK_ERROR_FORMAT_NOT_SUPPORTED (-11)" and not "Vulkan code -11".

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the names of native codes, for the messages of the last-error
  * record (error.c). */
 #ifndef CLMEM_NATIVE_NAMES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the atomic reference count shared by anchors and handles.
  * Taking a reference is a relaxed increment (the taker already holds one,
  * so nothing needs ordering); dropping one is an acquire-release decrement,

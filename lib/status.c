@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_status_str and clmem_status_name: one distinct sentence, and the
  * enumerator's name, per status. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_version: the package version the library was built as. */
 #include "config.h"
 #include "clmem.h"

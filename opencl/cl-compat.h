@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared on purpose by the bridge, the tools and the tests (opencl/ holds
  * what they all need of OpenCL): the OpenCL extension names that differ
  * between header releases. Debian 12's OpenCL headers (2023.02) call the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared on purpose by the bridge and clmem-bench (whose raw variant makes
  * the bridge's extension calls itself): the OpenCL extension entry points,
  * and how they are resolved for one platform: with

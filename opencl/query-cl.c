@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The device queries of query-cl.h, for the bridge and clmem-info. They
  * need no Vulkan, so clmem-info links them (opencl/opencl.am) in every
  * configuration. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared on purpose by the bridge and clmem-info, so that clmem-info asks
  * OpenCL the bridge's way: what OpenCL says about its devices. Small
  * wrappers that turn the two-call size/data queries into one call each. No

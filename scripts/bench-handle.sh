@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Cost of the handle's hot path, counted by valgrind rather than timed:
 #   instructions per clmem_handle_ref + unref pair (callgrind), and
 #   heap allocations per clmem_handle_wrap (memcheck's heap summary).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/bench-plot.sh CSV [PNG]: plot a clmem-bench CSV with gnuplot, for
 # a CSV that came from a machine without gnuplot (clmem-bench plots by
 # itself when gnuplot is on PATH). Log-log: time against buffer size for

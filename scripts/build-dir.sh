@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by scripts/check-*.sh: source_dir BUILDDIR sets $src to the source
 # tree a separate build directory configures from. configure refuses a
 # build directory when the sources are configured in place ("source

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The ABI is kept on purpose: each installed library's ABI, as libabigail's
 # abidw writes it, is stored in abi/NAME.abi, and this script fails when a
 # build breaks it without announcing the break.

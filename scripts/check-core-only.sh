@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # libclmem alone, as a user without Vulkan (or with --disable-bridge) builds
 # it: configure --disable-bridge in a build directory of its own
 # (build-core/, ignored by git), then the whole `make check` and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The careless program of t/bridge-device-finish, run N times (default 20):
 # a kernel held back by a user event that opens 1.5 s later; the bridge
 # dropped first, then the last handle while the kernel is pending and the

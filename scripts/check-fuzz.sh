@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Fuzz clmem_handle_wrap, clmem_handle_wrap_checked and
 # clmem_bridge_import_fd with libFuzzer (t/fuzz-wrap.c), with ASan and UBSan,
 # for FUZZ_SECONDS (default 60) seconds; then, where libclmem-ipc is built,

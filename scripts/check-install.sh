@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Installs into a temporary prefix, as a user of a release would: the
 # tarball from `make dist`, the README's quick start in it (./configure,
 # make: built for the default prefix), then ./configure --prefix=DIR and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The test suite under the sanitizers, each in a build directory of its own
 # beside the sources (build-asan/, build-tsan/; ignored by git):
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The whole `make check` suite under valgrind memcheck, in a build directory
 # of its own (build-valgrind/, ignored by git).
 #

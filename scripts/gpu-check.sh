@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The whole build and test suite on the lent GPU machine, in one go (it
 # starts bare and goes back after 30 s idle): configure, build, make check
 # (at most CHECK_SECONDS, default 480, so that a hung test still leaves its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The libclmem-av tests' fixture (av-fixture.h). */
 #include "av-fixture.h"
 #include "tap.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the libclmem-av tests share: FFmpeg's Vulkan device (optionally
  * with the validation layer, counting its errors), the bridge and OpenCL
  * fixture on it, frames contexts set up by clmem_av_frames_setup(),

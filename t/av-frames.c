@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libclmem-av (issue 18): FFmpeg's own Vulkan frames into OpenCL.
  *
  * On FFmpeg's Vulkan device (lavapipe on the CPU machines, the GPU on the

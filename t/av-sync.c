@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libclmem-av's orders (clmem-av.h, clmem_av_order and clmem_av_sync):
  *
  *  - frames in flight: a stream of NV12 frames through D = 1, 2 and 4

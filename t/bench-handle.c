@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Benchmark of the handle's hot path (not a test; see scripts/bench-handle.sh).
  *
  *   bench-handle             times 10,000,000 clmem_handle_ref + unref pairs,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The easy call is the fast call: clmem_bridge_device_extensions lists
  * exactly the sharing extensions the device offers, and
  * clmem_bridge_best_memory names the first path the bridge's capabilities

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The import cache, which is per bridge: the same memory imported again
  * through one bridge is the live import (same cl_mem, same anchor), a
  * different range or flags is a new import, an entry goes with its last

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Being done with a VkDevice after the last unref (clmem_bridge_device_finish).
  *
  * The careless program, in a child process (t/child.h) so that a crash is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every bad input to the bridge gets its own status and changes nothing:
  * no fd, no cl_mem, no reference is left behind (checked at the end
  * through the fd count, the contexts' reference counts and a counting

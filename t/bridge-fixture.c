@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge-fixture.h"
 #include "tap.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fixture for the bridge tests: a Vulkan context (vkctx/vkctx.h), a
  * Vulkan anchor that really frees its buffer and memory and records when,
  * an event-order log, and the round trip every path is tested with.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The host-mapped path on every OpenCL device of the machine: Vulkan
  * writes, an OpenCL kernel transforms in place, Vulkan sees the result;
  * and the Vulkan memory is freed only after the last handle and its

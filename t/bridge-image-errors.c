@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Images: bad input (t/image-fixture.h says how the image tests work).
  * Misaligned planes, planes past the format's, formats the bridge does not
  * share, the view's pitch rule, optimal tiling asked for as a buffer or on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Images: the formats. The bridge's format table against the test's own
  * (t/image-fixture.h says how the image tests work); the image kernel on
  * plain OpenCL images, exact for every format the device has, so that a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Images: plane handles behave like buffer handles (t/image-fixture.h
  * says how the image tests work): each plane its own import, the cache,
  * handle_for_queue, handle_path, the acquire and release rules, finish

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Images: optimal tiling (t/image-fixture.h says how the image tests
  * work). Where it is offered (the opaque-fd path, after a live check on
  * the bridge) and where not, each refusal with its status and reason; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Images: round trips, pixel-exact, of every format on every path the
  * machine has (t/image-fixture.h says how a round trip goes): linear
  * images through their plane buffers and through image views, optimal-

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Vulkan keepalive outlives the import's last handle until the device
  * work enqueued before it has completed (clmem_bridge_import_vk, rule (a)):
  * a kernel of at least 50 ms runs on a second queue, through a handle made

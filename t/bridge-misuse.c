@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Misuse of the bridge's objects, and what the bridge can tell about the
  * memory it is given.
  *

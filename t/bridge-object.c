@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bridge object itself (clmem_bridge_*): creation from good and bad
  * clmem_bridge_info, the application's own Vulkan loader, a pair whose
  * OpenCL device is not the Vulkan device, two bridges in one process, and

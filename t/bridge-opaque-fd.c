@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The opaque-fd path (VK_KHR_external_memory_fd +
  * cl_khr_external_memory_opaque_fd) on the OpenCL device paired with the
  * Vulkan device by UUID. Runs on the NVIDIA machine; elsewhere it skips,

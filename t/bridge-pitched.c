@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_bridge_import_vk_pitched: a buffer import whose handles carry a row
  * pitch. Bad pitches get CLMEM_ERR_INVALID_VALUE (a NULL argument
  * CLMEM_ERR_NULL_POINTER, a zero size CLMEM_ERR_ZERO_SIZE), each with its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The frame ring with its producer and consumer on two threads, as an
  * application runs it: the Vulkan thread calls vk_next / vkQueueSubmit /
  * vk_submitted, the OpenCL thread cl_next / kernels / cl_done, and neither

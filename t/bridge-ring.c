@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Frames in flight (issue 10), on one thread:
  *  - clmem_bridge_acquire_many / release_many: count 0, a NULL entry,
  *    handles of another bridge, an already acquired handle in the list

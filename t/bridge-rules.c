@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The rules clmem-bridge.h and clmem.h state, each checked against what the
  * library does, so that the header and the code cannot part ways
  * (issue 16). One section per rule, named by the header paragraph it

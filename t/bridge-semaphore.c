@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Vulkan -> OpenCL -> Vulkan ping-pong ordered only by semaphores, every
  * value checked. Iteration i: Vulkan logs the shared word (what OpenCL made
  * of the previous value) and writes i, then signals `ready`; OpenCL waits

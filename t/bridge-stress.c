@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fd and object accounting under load: 10 000 host-mapped
  * import/acquire/release/unref cycles (and as many on the opaque-fd path
  * where it exists: the H200) on a bridge without an import cache

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* 8 threads on one bridge at once (host-mapped path, import cache on), in
  * two phases. Run under ThreadSanitizer by scripts/check-sanitizers.sh.
  *

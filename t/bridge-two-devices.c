@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Two devices in one process (issue 19): the case that breaks choosing a
  * device by name is two identical GPUs, so every claim is proven by UUID.
  *  - each Vulkan device pairs with the OpenCL device of its own deviceUUID,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Running one case of a test program in a child process (child.h). */
 #define _GNU_SOURCE
 #include "child.h"

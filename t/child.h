@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One case of a test program, run in a child process: the program runs
  * itself again (its own executable, found through /proc/self/exe) with
  * the case's name as its only argument, so that the child starts from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "cl-fixture.h"
 #include "tap.h"
 

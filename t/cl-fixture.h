@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test fixture: a real OpenCL platform, device, context and in-order queue.
  * CLMEM_TEST_CL_PLATFORM (a substring of the platform name) picks one;
  * otherwise the first platform with a device is used. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tools/clmem-bench --quick --json runs to the end on this machine, exits 0
 # (every correctness check passed) and writes a CSV row for each measure
 # and variant at each size, for each 1920x1080 image frame it could make,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # clmem-info --json against its documented schema: the JSON OUTPUT section
 # of man/clmem-info.1. Every key that section names is in the output, with
 # a value of the type it gives, wherever the output has an object for it;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tools/clmem-info runs, in text and JSON, exits 0 on this machine, proves
 # the host-mapped path live (buffers and RGBA8 image planes), and on PoCL reports the opaque-fd path as
 # unsupported for the right reason (PoCL has no cl_khr_external_memory_opaque_fd).

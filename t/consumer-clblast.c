@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CLBlast, an OpenCL BLAS someone else wrote, on Vulkan memory through
  * handles: SGEMM on padded matrices imported with their row pitch
  * (clmem_bridge_import_vk_pitched), ld = row_pitch / sizeof(float), on the

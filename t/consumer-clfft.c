@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clFFT, an OpenCL FFT library someone else wrote, on Vulkan memory through
  * handles: a 2D real-to-complex transform of an R32F plane with padded rows
  * in a VkBuffer, imported with its row pitch

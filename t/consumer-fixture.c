@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "consumer-fixture.h"
 #include "tap.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the consumer tests (t/consumer-clblast.c, t/consumer-clfft.c) share:
  * Vulkan writing and reading a buffer through host-visible staging, the
  * shared-best path choice, a gate (a user event another thread opens

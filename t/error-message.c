@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The last-error message: a native code by its name and number
  * ("VK_ERROR_FORMAT_NOT_SUPPORTED (-11)", "CL_INVALID_VALUE (-30)",
  * "EMFILE (errno 24)"), its number alone where no header names it, and an

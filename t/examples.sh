@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs the examples the README quotes and checks what they print. The
 # bridge and ring examples run again under the Khronos validation layer
 # (errors, warnings and performance warnings reported, synchronisation

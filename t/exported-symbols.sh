@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The dynamic symbols libclmem defines are exactly the names in the global:
 # sections of lib/clmem.sym, and all of them carry the clmem_ prefix; the
 # same for libclmem-bridge against bridge/clmem-bridge.sym when configure

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "fake-cl.h"
 
 struct _cl_icd_dispatch fake_dispatch;

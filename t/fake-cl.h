@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fake OpenCL objects for tests that need a driver call to fail or to be
  * observed. An ICD object is any pointer whose first member is the
  * dispatch table, so the real ICD loader routes calls on these objects to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A FAKE, for tests only: a stand-in for NVIDIA's
  * cl_khr_external_memory_opaque_fd import on the CPU machines.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The table of the fault-injection test (t/fault-injection.c runs it):
  * each row is a failure point of the library, a sequence of calls that
  * reaches it, and what a call that fails there must report. Adding a point

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fault-injection seam's counters, for t/libclmem-fault.la only: the
  * clmem_fault_hit() that lib/fault.h's FAULT() calls when the library is
  * built with -DCLMEM_FAULT_INJECTION, and the control functions of

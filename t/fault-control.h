@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test-only control of the fault-injection seam (lib/fault.h).
  *
  * Only t/libclmem-fault.la has these functions: it is libclmem and

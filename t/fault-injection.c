@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fault injection: every failure point of the bridge's creation, imports
  * (of buffers, and of images: plane buffers, image views, optimal-tiling
  * images), handles for more queues, handoff (of one handle, and of many

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the three files of the fault-injection test share: the shape of a
  * row of the table (t/fault-cases.c), the machine the rows run on, and the
  * calls of the interpreter that runs a row's sequence of operations

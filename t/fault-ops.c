@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The interpreter of the fault-injection table (t/fault-cases.c): one run
  * of a row's sequence on a bridge of its own, its operations done one by
  * one (do_op) with the row's point armed, the failing call's report judged

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "fd-count.h"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Open-file-descriptor accounting for leak tests: take a snapshot of
  * /proc/self/fd before, compare after. */
 #ifndef CLMEM_FD_COUNT_H

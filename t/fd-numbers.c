@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bridge/fd-numbers.c on its own: a memory fd whose number a semaphore fd
  * had is moved to a number none had, the same file, its old number closed
  * and no duplicate left behind; other fds are handed back as they are; and

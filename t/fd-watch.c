@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fd-watch.h: the bridge's exported fds, marked at export with this
  * process as their owner and found again by it. */
 #define _GNU_SOURCE

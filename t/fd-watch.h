@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which of the fds the bridge exported are still open.
  *
  * Counting /proc/self/fd cannot tell the bridge's fds from a driver's own:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer harness for what a peer sends: bytes become a conversation of
  * messages, each with 0 to 5 fds, parsed (ipc/wire.c) and, when they parse,
  * judged by one side's rules of conversation (ipc/proto.c), exactly as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer harness: bytes become arguments for clmem_handle_wrap,
  * clmem_handle_wrap_checked and clmem_bridge_import_fd, and every result
  * is checked against what clmem.h and clmem-bridge.h promise. Any broken

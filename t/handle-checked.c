@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_handle_wrap_checked: every rejection, and that success is the same
  * borrowed wrap as clmem_handle_wrap. */
 #include "clmem.h"

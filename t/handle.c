@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_handle_wrap and the handle's reference counting: the handle borrows
  * mem and queue and holds one reference on its anchor. */
 #include "clmem.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_bridge_acquire_many() and clmem_bridge_release_many() take the
  * handle arrays callers have, without a cast: an array of handles
  * (clmem_handle *[]), a pointer to its first element (clmem_handle **),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem.h on its own in strict C99 (-std=c99 -pedantic -Werror -Wall
  * -Wextra, see t/tests.am): it must bring in everything it uses and not
  * lean on GNU or C11 features. Building this is the test; running it only

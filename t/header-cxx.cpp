@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // clmem.h on its own in C++11 (-std=c++11 -pedantic -Werror -Wall, see
 // t/tests.am): it must compile as C++ and give its functions C linkage. A
 // missing extern "C" shows up here as an undefined reference at link time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "image-fixture.h"
 #include "fd-count.h"
 #include "tap.h"

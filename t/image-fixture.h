@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fixture for the image tests, t/bridge-image-*.c (one program per topic:
  * formats, round trips, plane handles, bad input, optimal tiling).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-ipc.h on its own in strict C99 (-std=c99 -pedantic -Werror -Wall
  * -Wextra, see ipc/ipc.am): it must bring in everything it uses. Building
  * this is the test; running it checks that the declarations link and that

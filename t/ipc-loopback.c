@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libclmem-ipc in one process, producer and consumer on the two ends of a
  * socketpair: every argument rule of the calls (a table walked by one
  * loop; on every error the socket stays the caller's), a stream of frames

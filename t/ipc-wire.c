@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The protocol's parser (ipc/wire.c) and its rules of conversation
  * (ipc/proto.c) on their own, no device and no socket: a table of
  * malformed messages, each a valid message with one field changed, walked

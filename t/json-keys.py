@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A tool's JSON output against the JSON OUTPUT section of its manual page.
 
 Usage: json-keys.py PAGE JSON RC TOOL FIRST

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Keepalive anchors: reference counting, the release callback, chains and
  * the OpenCL anchor (clmem_keepalive_new_cl); and the two internal
  * operations only libclmem-bridge uses, clmem__keepalive_try_ref and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The manual pages (man/*.1, man/*.7, installed by make install) pass
 # `mandoc -T lint` (Debian's mandoc package) with no message at all, down
 # to the STYLE level, except two kinds, which say what this machine's

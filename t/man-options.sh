@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Every option a tool's --help lists is documented in its manual page, as
 # an item of the page's OPTIONS section (".It Fl \-name ..."), and every
 # long option the page documents there is one --help lists. The options

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Misuse of the core objects is reported at the call, in one line, and the
  * program stops there (SIGABRT) rather than going on with a corrupt heap:
  * an unref too many of a handle or an anchor, a use after the last unref,

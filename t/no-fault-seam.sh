@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The shipped libraries carry no fault-injection seam: FAULT() is the
 # constant false there (lib/fault.h), so neither libclmem nor
 # libclmem-bridge may define or even reference clmem_fault_hit, shared or

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The examples README.md and docs/guide.md quote are the example programs,
 # byte for byte, so the code people copy is the code the tests build and
 # run (t/examples.sh). In each page, the C block after a line

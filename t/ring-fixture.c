@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "ring-fixture.h"
 #include "tap.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fixture for the frame-ring tests (t/bridge-ring.c, t/bridge-ring-threads.c):
  * a ring of imported frames whose every word is checked in both
  * directions. Frame sequence q: Vulkan first logs what OpenCL made of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "spin-kernel.h"
 #include "tap.h"
 

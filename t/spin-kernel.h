@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A kernel that keeps an OpenCL device busy for a measured time, for the
  * tests whose rule must hold against work that is still running (not
  * only against work held behind a user event, which some drivers treat

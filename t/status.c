@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem_status_str, clmem_status_name and the last-error record. */
 #include "config.h"
 #include "clmem.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small TAP producer for the tests: each program prints its own plan,
  * automake's tap-driver.sh reads it. */
 #ifndef CLMEM_TAP_H

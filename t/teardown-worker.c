@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bridge/teardown-worker.c on its own, with the start of a teardown
  * replaced by a recorder (no driver needed): the hand-over returns while
  * the thread is still busy with an earlier import (a start held back by a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Handles and anchors shared between threads: the reference counts stay
  * exact and the release callback runs exactly once, after the last unref.
  * A lost update (a non-atomic count) shows up as an early or missing

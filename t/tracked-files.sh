@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # No tracked file is a build output. A libtool wrapper script or an object
 # committed by mistake is found by a later build in place of what it should
 # have built (issue 12: a stale examples/bridge-example ran in a build

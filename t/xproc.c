@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The cross-process examples as two real processes (fork + exec of
  * examples/xproc-producer.c and examples/xproc-consumer.c, built with the
  * fd watch: ipc/ipc.am), and this test as a hostile peer of each:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the tools write for other programs to read: JSON and XML text
  * (output.h). */
 #include "config.h"

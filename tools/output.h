@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What clmem-info and clmem-bench write for other programs to read: JSON
  * (a small streaming writer) and XML text (clmem-bench's SVG plots), both
  * valid UTF-8 whatever the drivers' strings hold. Not installed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Vulkan context's one-shot transfer commands (vkctx.h): a fill, a
  * buffer copy and the copies between buffers and images, each recorded,
  * submitted and waited for on the context's queue, its writes made

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vkctx.h"
 
 #include <stdatomic.h>

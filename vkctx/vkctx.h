@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A Vulkan context for clmem's tools and tests (not installed): instance,
  * physical device, device with the external-memory extensions the device
  * offers (and the samplerYcbcrConversion feature where it has it, for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cl-call-shim (build: cc -std=gnu11 -O2 -shared -fPIC -o /tmp/cl-call-shim.so docs/probes/cl-call-shim.c -ldl;
  * run: LD_PRELOAD=/tmp/cl-call-shim.so PROGRAM ...): counts and times the
  * OpenCL calls a program makes on the import and teardown paths, by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gate_probe: which OpenCL enqueue calls return at once, and which wait on
  * the host, while earlier commands on the same in-order queue are (a) held
  * behind a user event that another thread completes 300 ms later, or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* img-diff-probe (build: cc -std=c11 -O1 -o /tmp/img-diff-probe docs/probes/img-diff-probe.c -lvulkan -lOpenCL):
  * raw Vulkan + OpenCL, no library. An image round trip (Vulkan uploads a
  * LINEAR VkImage, OpenCL imports its memory through an opaque fd and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* How late a host wait returns after an OpenCL event completes, three
  * ways: the frame ring's old poll (sched_yield for 200 us, then
  * nanosleep(20 us) steps), its current one (yield for 2 ms, then 50 us

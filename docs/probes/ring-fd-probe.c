@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ring-fd-probe (build: cc -std=c11 -O1 -o /tmp/ring-fd-probe docs/probes/ring-fd-probe.c -lvulkan -lOpenCL -lpthread;
  * run: /tmp/ring-fd-probe PASSES): raw Vulkan + OpenCL, no library. Makes,
  * pass after pass, the objects a frame ring of 3 makes: 3 exportable

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* subbuf_probe: does running CLBlast's SGEMM on sub-buffers of imported
  * Vulkan memory cost more than running it on the imported buffers
  * themselves? Raw calls only, no clmem.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* xdeath_probe: what happens to the other side when one process of a
  * Vulkan -> OpenCL cross-process pair dies with GPU work in flight?
  * Raw calls only, no clmem. fork() first, before any driver loads.

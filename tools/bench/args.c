@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: the command line: --help and the options. */
 #include "bench.h"
 

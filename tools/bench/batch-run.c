@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: the batch run measured: the clmem variant through the ring,
  * the raw variant through the same driver calls, block by block. */
 #include "bench.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: the batch run (--batches, frames in flight through a
  * clmem_bridge_ring): its frames, semaphores and staging, made and torn down. */
 #include "bench.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal to clmem-bench: the state every part of the bench shares, and
  * the functions one file gives the others. One concept a file:
  *   main.c        the run: sizes, frames, batches, output, teardown

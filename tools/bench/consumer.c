@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: (i) a consumer library in the pipeline. Vulkan holds A and B
  * (written by Vulkan before the reps), CLBlast computes C = A B, Vulkan gets
  * C back; square float matrices of n x n with rows padded to a multiple of

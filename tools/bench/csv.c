@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: the CSV. Its first lines, each "# key: value", say what the
  * run ran on and how it was started; then the column names and a row for
  * every row recorded (results.c), in the order measured. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: (j) FFmpeg's Vulkan frames into OpenCL, through libclmem-av.
  * NV12 frames of 1920x1080 and 3840x2160 (320x180 and 640x360 with --quick
  * on a CPU device), in a pool set up with clmem_av_frames_setup(), on a

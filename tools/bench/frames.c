@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: (g) image frames. */
 #include "bench.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: what the run ran on and how it was started: the date, the
  * host, the CPU, the Vulkan and OpenCL devices and their drivers, and the
  * command line. The text header, the CSV's first lines and the JSON all

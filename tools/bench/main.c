@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clmem-bench: what handing Vulkan memory to OpenCL through clmem-bridge
  * costs, against what programs do without it (a staged copy) and against

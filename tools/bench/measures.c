@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: the measures of one size, (a) to (f): the staged copy, the
  * imports and the two handoffs, clmem and raw interleaved. */
 #include "bench.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: the devices: Vulkan, the OpenCL device, the bridges, the path,
  * the raw entry points and the memory limits. */
 #include "bench.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: the raw-call variant, what a program that calls the
  * extensions itself does: exactly the driver calls bridge/import.c,
  * bridge/handoff.c, bridge/semaphore.c and opencl/clext.h make, and no

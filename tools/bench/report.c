@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: the text: the header, the tables of medians and ratios, the
  * batch table. */
 #include "bench.h"

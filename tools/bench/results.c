@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: every row measured, in the order measured, and every part
  * that did not run with its reason. The CSV (csv.c), the JSON (json.c) and
  * the plots (svg.c) are written from here: a measure that records its rows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: (k) how the bridge's costs grow with the work: live
  * imports, re-imports, threads, queues and handles per call.
  *

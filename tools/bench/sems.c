@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: the semaphores of (e): the library's imports, and the raw variant's
  * in the same mode. */
 #include "bench.h"

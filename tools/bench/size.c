@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: one size's buffers, imports and command buffers, made before
  * its measures and torn down after them, and the check of the frames. */
 #include "bench.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: the names of the measures and variants, and the statistics of samples. */
 #include "bench.h"
 

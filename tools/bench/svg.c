@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: the plots, written as SVG with no other program: a log-log
  * chart of lines with min..max bars, from the rows recorded (results.c).
  * One chart of time against buffer size for (a) to (f), and after a batch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: targets and their verdicts.
  *
  * Every target was set on an NVIDIA H200 (with NVIDIA's Vulkan and OpenCL

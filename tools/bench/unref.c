@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: (h) what clmem_handle_unref costs while device work on the
  * memory is still pending.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: the clock, waiting for a teardown, the error exits and checks, the watchdog, size text. */
 #include "bench.h"
 

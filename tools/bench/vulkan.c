@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench: the Vulkan buffers and command buffers every variant uses. */
 #include "bench.h"
 

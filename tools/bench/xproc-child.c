@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench (x): the consumer process. It is clmem-bench run again
  * (posix_spawn of /proc/self/exe with XPROC_CHILD_OPTION, the mode and the
  * fd of its end of a socketpair), so that it loads its drivers itself, as

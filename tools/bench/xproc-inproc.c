@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench (x): the same frames in one process, what the cross-process
  * measures are held against: (e)'s one-frame handoff with the bench's two
  * semaphores, and a clmem_bridge_ring of the four frames, batch 1. */

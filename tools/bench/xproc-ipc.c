@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench (x): the producer's side through libclmem-ipc, the consumer
  * being a second clmem-bench process (xproc-child.c). */
 #include "xproc.h"

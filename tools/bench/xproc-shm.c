@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench (x): what programs do today without sharing, the producer's
  * side: each frame copied out of Vulkan into a /dev/shm file whose fd the
  * consumer got once; its messages, which the consumer process

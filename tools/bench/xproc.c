@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-bench (x): frames across processes through libclmem-ipc, against
  * the same frames in one process and against a copy through /dev/shm.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal to clmem-bench's (x) (tools/bench/xproc*.c): frames across
  * processes through libclmem-ipc. One concept a file:
  *   xproc.c          the frames, the run and the report

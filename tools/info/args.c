@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-info: --help and the command line. */
 #include "config.h"
 

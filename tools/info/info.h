@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-info's internal header: the records the probes and the live
  * checks fill in and both printers read (everything is gathered first and
  * printed at the end, so text and JSON come from the same records), and

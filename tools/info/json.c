@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-info --json: the report as JSON (the keys: clmem-info(1), JSON
  * OUTPUT; t/clmem-info-json.sh checks them). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-info: one live round trip on a sharing path: Vulkan fills a
  * buffer, OpenCL transforms it in place, Vulkan reads it back and every
  * word is checked. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-info: every image format the bridge shares, checked live on a
  * supported path: plane buffers, image2d views and optimal tiling. */
 #include "config.h"

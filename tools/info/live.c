@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-info: the checks of one (Vulkan device, OpenCL device) pair: its
  * bridge, every path live (live-buffer.c), every image format on them
  * (live-image.c) and the semaphore modes. */

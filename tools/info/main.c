@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clmem-info: what this machine can share between Vulkan and OpenCL.
  *

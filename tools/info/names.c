@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-info: small helpers and the names it prints for OpenCL's values. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-info: the OpenCL platforms and devices, and what each offers for
  * sharing memory. The queries that libclmem-bridge answers too are asked
  * the bridge's way: opencl/query-cl.c (opencl/libclmem-opencl.la). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-info: the Vulkan physical devices, how each pairs with an OpenCL
  * device, and the checks of every pair (live.c) one device at a time. */
 #include "config.h"

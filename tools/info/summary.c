@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-info: the Summary, which counts every row the report holds by what
  * it says: the path rows, the semaphore rows, each way of each image line,
  * and a bridge whose clmem_bridge_finish failed. The text and the JSON

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clmem-info: the report as text. */
 #include "config.h"
 
