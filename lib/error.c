@@ -5,9 +5,12 @@
 #include "config.h"
 #include "clmem.h"
 #include "export.h"
+#include "error-private.h"
 #include "native-names.h"
 
+#include <ctype.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -88,6 +91,54 @@ CLMEM_EXPORT clmem_status clmem_error_set(clmem_status status, clmem_api api, co
         snprintf(e->message, sizeof e->message, "%.*s", CLMEM_ERROR_TEXT - 1, e->explanation);
     else
         snprintf(e->message, sizeof e->message, "%s", clmem_status_str(status));
+    return status;
+}
+
+/* Does the sentence begin with an ordinary capitalised word ("The",
+ * "A", "Nobody")? After "clmem_x: " it reads on in lower case. A name keeps
+ * its case: one in capitals or mixed case ("OpenCL", "VkDevice",
+ * "CL_MEM_READ_ONLY", "FFmpeg") fails the test by itself, and the proper
+ * nouns that look like ordinary words are listed. */
+static bool starts_with_common_word(const char *s)
+{
+    static const char *const names[] = {"Vulkan", "Linux", "Debian", "Mesa"};
+    size_t n = 1;
+
+    if (!isupper((unsigned char)s[0]))
+        return false;
+    while (isalpha((unsigned char)s[n])) {
+        if (!islower((unsigned char)s[n]))
+            return false;
+        n++;
+    }
+    if (s[n] == '_' || isdigit((unsigned char)s[n]))
+        return false;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == n && strncmp(s, names[i], n) == 0)
+            return false;
+    return n > 1 || s[0] == 'A';
+}
+
+CLMEM_EXPORT clmem_status clmem__error_in(const char *function, clmem_status status)
+{
+    struct last_error *e = &last_error;
+    char named[sizeof e->message];
+    size_t len;
+
+    if (status == CLMEM_OK || !function)
+        return status;
+    /* A failure that recorded nothing (a path that returns a status its
+     * callee set without a sentence) still gets one: the status's own. */
+    if (e->status != status || !e->message[0])
+        clmem_error_set(status, CLMEM_API_NONE, NULL, 0, "%s", clmem_status_str(status));
+    len = strnlen(function, 160);
+    if (strncmp(e->message, function, len) == 0 && e->message[len] == ':' && e->message[len + 1] == ' ')
+        return status;
+    /* The name goes first; the sentence is cut at the end if it must be. */
+    snprintf(named, sizeof named, "%.160s: %.*s", function, (int)(sizeof named - len - 3), e->message);
+    if (starts_with_common_word(named + len + 2))
+        named[len + 2] = (char)tolower((unsigned char)named[len + 2]);
+    memcpy(e->message, named, sizeof e->message);
     return status;
 }
 
