@@ -14,6 +14,15 @@
 # (BENCH_ARGS, at most BENCH_SECONDS; NO_BENCH=1 skips it), its CSV to
 # $OUT/bench.csv.
 set -u
+# Headers found through CPATH are searched as -I directories, so a
+# third-party header there (CLBlast 1.5.3's clblast_c.h has a non-prototype
+# declaration) fails the --enable-werror build below; as C_INCLUDE_PATH
+# they are system directories, whose warnings GCC leaves alone.
+if [ -n "${CPATH:-}" ]; then
+    export C_INCLUDE_PATH="$CPATH${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}"
+    export CPLUS_INCLUDE_PATH="$CPATH${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}"
+    unset CPATH
+fi
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 jobs=$(nproc)
