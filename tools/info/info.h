@@ -95,6 +95,16 @@ struct vk_dev {
 
 enum row_status { ROW_OK, ROW_FAILED, ROW_UNSUPPORTED };
 
+/* A row's status from the call that checked it: a missing feature or
+ * another device is "unsupported"; any other failure means the check
+ * itself broke. */
+static inline enum row_status check_status(clmem_status s)
+{
+    return s == CLMEM_OK ? ROW_OK
+           : s == CLMEM_ERR_UNSUPPORTED || s == CLMEM_ERR_DEVICE_MISMATCH ? ROW_UNSUPPORTED
+                                                                         : ROW_FAILED;
+}
+
 /* A semaphore mode as the pair's bridge answered it (not run live). */
 struct sem_rec {
     const char *mode;
@@ -229,9 +239,6 @@ struct anchor_state {
  * and check every pair of one with an OpenCL device. */
 void run_vulkan(struct report *r);
 
-/* live.c: a missing feature or another device is "unsupported"; any other
- * status means the check itself broke. */
-enum row_status check_status(clmem_status s);
 /* live.c: the pair's bridge, its paths live, its images and semaphores. */
 void check_pair(struct report *r, struct vkctx *ctx, int vk, int cl);
 

@@ -35,15 +35,6 @@ static int add_bridge(struct report *r, int vk, int cl)
     return r->n_bridges++;
 }
 
-/* A missing feature or another device is "unsupported"; any other status
- * means the check itself broke. */
-enum row_status check_status(clmem_status s)
-{
-    return s == CLMEM_OK ? ROW_OK
-           : s == CLMEM_ERR_UNSUPPORTED || s == CLMEM_ERR_DEVICE_MISMATCH ? ROW_UNSUPPORTED
-                                                                         : ROW_FAILED;
-}
-
 /* What the bridge worked out at creation about the semaphore modes that
  * need an OpenCL extension (host ordering always works). Not run live. */
 static void check_semaphores(struct report *r, struct bridge_rec *br, const clmem_bridge *b)
