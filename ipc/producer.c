@@ -596,6 +596,9 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_ready(clmem_ipc_producer *p, uint32
     m.u.handoff.sequence = p->proto.next_sequence;
     enum send_result r = clmem__ipc_send(p->sock, &m, -1, clmem__ipc_deadline(IPC_SEND_WAIT_NS));
     if (r == SEND_GONE) {
+        /* The consumer closed its end, maybe after a BYE still unread:
+         * what is left in the socket says how the connection ended. */
+        (void)pump(p, 0);
         connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
         return BAD("%s: the consumer is gone (the connection closed); frame %u stays the producer's.", what, index);
     }
