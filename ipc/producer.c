@@ -319,17 +319,42 @@ static clmem_status check_consumer_hello(clmem_ipc_producer *p, const struct ipc
                            "be shared there.", theirs, mine, p->vk.device_name);
 }
 
+/* A send found the consumer's end closed. What it sent before closing is
+ * still in the socket, and may say why (ERROR) or that it ended (BYE):
+ * read it all before concluding that the consumer is gone. */
+static clmem_status closed_during_handshake(clmem_ipc_producer *p)
+{
+    for (;;) {
+        struct ipc_msg m;
+        int fd;
+        pid_t pid;
+        enum recv_result r = clmem__ipc_recv(p->sock, 0, "consumer", &m, &fd, &pid);
+        if (r == RECV_BAD)
+            return drop(p, clmem_error_status());
+        if (r != RECV_MESSAGE)
+            break;
+        if (fd >= 0)
+            close(fd); /* a message the handshake no longer takes: only ERROR and BYE matter now */
+        if (m.type == IPC_ERROR)
+            return refused(p, &m.u.error);
+        if (m.type == IPC_BYE) {
+            connection_over(p, CLMEM_IPC_STATE_ENDED, true);
+            return BAD("The consumer said BYE during the handshake.");
+        }
+    }
+    clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                    "The consumer closed the connection before the handshake ended.");
+    connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
+    return CLMEM_ERR_INVALID_VALUE;
+}
+
 static clmem_status send_or_drop(clmem_ipc_producer *p, const struct ipc_msg *m, int fd, uint64_t deadline)
 {
     enum send_result r = clmem__ipc_send(p->sock, m, fd, deadline);
     if (r == SEND_OK)
         return CLMEM_OK;
-    if (r == SEND_GONE) {
-        clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                        "The consumer closed the connection before the handshake ended.");
-        connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
-        return CLMEM_ERR_INVALID_VALUE;
-    }
+    if (r == SEND_GONE)
+        return closed_during_handshake(p);
     return drop(p, clmem_error_status());
 }
 
