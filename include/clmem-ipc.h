@@ -80,12 +80,15 @@
  *  - otherwise when the consumer's process has exited: a pidfd of the pid
  *    the kernel attached to its messages (SCM_CREDENTIALS) is readable only
  *    once every fd of the process, the GPU driver's included, is closed.
- *    The end of the connection alone is not enough: a killed process's
- *    socket can close before its GPU work has stopped writing;
- *  - where the consumer's process cannot be watched (no credentials came, a
- *    consumer in this very process, another pid namespace, or a kernel
- *    without pidfd_open), clmem_ipc_producer_info::reclaim_delay_ns after
- *    the connection ended (default CLMEM_IPC_RECLAIM_DELAY_DEFAULT_NS).
+ *    Where none of its messages came with credentials (sent before
+ *    clmem_ipc_producer_create() asked for them), the process is the one
+ *    that connected the socket (SO_PEERCRED). The end of the connection
+ *    alone is not enough: a killed process's socket can close before its
+ *    GPU work has stopped writing;
+ *  - where the consumer's process cannot be watched (neither names a
+ *    process, a consumer in this very process, another pid namespace, or
+ *    a kernel without pidfd_open), clmem_ipc_producer_info::reclaim_delay_ns
+ *    after the connection ended (default CLMEM_IPC_RECLAIM_DELAY_DEFAULT_NS).
  * A consumer that ends the connection but keeps running keeps the frames
  * it was lent until it exits: it still holds their memory, and its queues
  * may still be writing them (docs/driver-notes.md has how long a killed

@@ -94,6 +94,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_create(const clmem_ipc_producer_inf
     p->state = CLMEM_IPC_STATE_NEW;
     clmem__ipc_proto_init(&p->proto, IPC_ROLE_PRODUCER);
     clmem__ipc_reclaim_init(&p->reclaim, in.reclaim_delay_ns ? in.reclaim_delay_ns : CLMEM_IPC_RECLAIM_DELAY_DEFAULT_NS);
+    clmem__ipc_reclaim_connected(&p->reclaim, p->sock);
     *out = p;
     return CLMEM_OK;
 }
