@@ -11,11 +11,13 @@
  *  - the reclaim of a consumer whose messages came without credentials (it
  *    sent them before the producer existed): its frames stay lent while its
  *    process runs, and come back once it exited (SO_PEERCRED names it).
+ * Each of the last two leaves no fd open (the sockets, the pidfd).
  * The fake peers here write the protocol's bytes by hand (as t/xproc does),
  * so that the test does not share the library's encoder. */
 #define _GNU_SOURCE
 #include "bridge-fixture.h"
 #include "clmem-ipc.h"
+#include "fd-count.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -214,6 +216,13 @@ static void clean_end(int attempt)
 
 /* ------------------------------------------------------------ a start that fails on the peer's end */
 
+static void no_fd_left(const struct fd_snapshot *before, const char *what)
+{
+    char list[512];
+    fd_describe_new(before, list, sizeof list);
+    tap_ok(!strcmp(list, "none"), "%s: no fd left open (new: %s)", what, list);
+}
+
 /* The fake peer's messages are all written, and its end closed, before
  * start runs: start's first send finds the socket closed. */
 static int peer_wrote_and_closed(const uint8_t *const *msgs, const size_t *lens, int n)
@@ -258,6 +267,9 @@ static void start_on_peer_end(void)
     uint8_t h_producer[64], h_consumer[64], err[224];
     const uint8_t *msgs[2] = {NULL, NULL};
     size_t lens[2] = {0, 0};
+    struct fd_snapshot before;
+
+    fd_snapshot_take(&before);
 
     hello(h_producer, ROLE_PRODUCER, 1, 1);
     hello(h_consumer, ROLE_CONSUMER, 0, 0);
@@ -279,6 +291,7 @@ static void start_on_peer_end(void)
     msgs[1] = err, lens[1] = error_msg(err, CLMEM_ERR_UNSUPPORTED, "the test's consumer has no path");
     producer_start_after("sent HELLO and ERROR, then closed", msgs, lens, 2, CLMEM_ERR_UNSUPPORTED,
                          CLMEM_IPC_STATE_DROPPED, "The consumer refused: the test's consumer has no path");
+    no_fd_left(&before, "the starts that failed");
 }
 
 /* ------------------------------------------------------------ a consumer that sent before the producer existed */
@@ -343,8 +356,10 @@ static void reclaim_without_credentials(void)
     int told[2], go[2];
     char byte;
     struct sockaddr_un a = {.sun_family = AF_UNIX};
+    struct fd_snapshot before;
     uint32_t i;
 
+    fd_snapshot_take(&before);
     if (!mkdtemp(dir))
         tap_bail("mkdtemp: %s", strerror(errno));
     snprintf(path, sizeof path, "%s/s", dir);
@@ -402,6 +417,7 @@ static void reclaim_without_credentials(void)
     tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "  ... the fake consumer exited 0 (status 0x%x)", status);
     close(told[0]);
     clmem_ipc_producer_destroy(p);
+    no_fd_left(&before, "  ... and once the producer is destroyed");
 }
 
 int main(void)
