@@ -80,12 +80,15 @@
  *  - otherwise when the consumer's process has exited: a pidfd of the pid
  *    the kernel attached to its messages (SCM_CREDENTIALS) is readable only
  *    once every fd of the process, the GPU driver's included, is closed.
- *    The end of the connection alone is not enough: a killed process's
- *    socket can close before its GPU work has stopped writing;
- *  - where the consumer's process cannot be watched (no credentials came, a
- *    consumer in this very process, another pid namespace, or a kernel
- *    without pidfd_open), clmem_ipc_producer_info::reclaim_delay_ns after
- *    the connection ended (default CLMEM_IPC_RECLAIM_DELAY_DEFAULT_NS).
+ *    Where none of its messages came with credentials (sent before
+ *    clmem_ipc_producer_create() asked for them), the process is the one
+ *    that connected the socket (SO_PEERCRED). The end of the connection
+ *    alone is not enough: a killed process's socket can close before its
+ *    GPU work has stopped writing;
+ *  - where the consumer's process cannot be watched (neither names a
+ *    process, a consumer in this very process, another pid namespace, or
+ *    a kernel without pidfd_open), clmem_ipc_producer_info::reclaim_delay_ns
+ *    after the connection ended (default CLMEM_IPC_RECLAIM_DELAY_DEFAULT_NS).
  * A consumer that ends the connection but keeps running keeps the frames
  * it was lent until it exits: it still holds their memory, and its queues
  * may still be writing them (docs/driver-notes.md has how long a killed
@@ -464,8 +467,12 @@ clmem_status clmem_ipc_producer_add_image(clmem_ipc_producer *p, const clmem_bri
  *                                   refused: "), e.g. an offset its device
  *                                   cannot import.
  * @par On error
- *      The connection is dropped (state DROPPED; TIMEOUT included), no fd
- *      is left open, and the producer can only be destroyed.
+ *      The connection is over and the state says how: PEER_GONE where the
+ *      consumer closed it without a word (it exited, or was killed right
+ *      after connecting), ENDED where it said BYE, DROPPED otherwise (it
+ *      refused or broke the protocol, it did not answer in time, or
+ *      vkGetMemoryFdKHR failed). No fd is left open, and the producer can
+ *      only be destroyed.
  * @par Blocks
  *      Up to timeout_ns, on the consumer's messages; the consumer's answer
  *      comes after its driver imports.
@@ -718,9 +725,12 @@ clmem_status clmem_ipc_consumer_create(const clmem_ipc_consumer_info *info, clme
  * @retval CLMEM_ERR_VULKAN, CLMEM_ERR_OPENCL, CLMEM_ERR_NO_MEMORY
  *                                   An import failed (the raw code).
  * @par On error
- *      The connection is dropped (state DROPPED), every fd received is
- *      closed and every import made so far dropped; the consumer can only
- *      be destroyed.
+ *      The connection is over and the state says how: PEER_GONE where the
+ *      producer closed it without a word (it exited or died), ENDED where
+ *      it said BYE, DROPPED otherwise (it refused, broke the protocol, did
+ *      not send everything in time, or an import failed). Every fd received
+ *      is closed and every import made so far dropped; the consumer can
+ *      only be destroyed.
  * @par Blocks
  *      Up to timeout_ns on the producer's messages, and on the imports.
  * @ingroup ipc_consumer

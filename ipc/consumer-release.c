@@ -81,9 +81,10 @@ static void release_batch(struct clmem_ipc_consumer *c, struct consumer_frame **
         m.u.handoff.index = batch[i]->index;
         m.u.handoff.sequence = batch[i]->sequence;
         enum send_result r = clmem__ipc_send(c->sock, &m, -1, clmem__ipc_deadline(IPC_SEND_WAIT_NS));
-        if (r == SEND_GONE)
-            connection_lost(c, CLMEM_IPC_STATE_PEER_GONE);
-        else if (r == SEND_BAD) {
+        /* SEND_GONE leaves the state alone: the producer closed its end,
+         * maybe after a BYE still unread in the socket. next() reads
+         * every message left before the end, and says which end it was. */
+        if (r == SEND_BAD) {
             shutdown(c->sock, SHUT_RDWR);
             connection_lost(c, CLMEM_IPC_STATE_DROPPED);
         }

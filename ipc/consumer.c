@@ -197,15 +197,40 @@ static clmem_status handshake_receive(struct clmem_ipc_consumer *c, uint64_t dea
     }
 }
 
+/* A send found the producer's end closed. What it sent before closing is
+ * still in the socket, and may say why (ERROR) or that it ended (BYE):
+ * read it all before concluding that the producer is gone. */
+static clmem_status closed_during_handshake(struct clmem_ipc_consumer *c)
+{
+    for (;;) {
+        struct ipc_msg m;
+        int fd;
+        pid_t pid;
+        enum recv_result r = clmem__ipc_recv(c->sock, 0, "producer", &m, &fd, &pid);
+        if (r == RECV_BAD)
+            return drop(c, clmem_error_status());
+        if (r != RECV_MESSAGE)
+            break;
+        if (fd >= 0)
+            close(fd); /* a message the handshake no longer takes: only ERROR and BYE matter now */
+        if (m.type == IPC_ERROR)
+            return peer_error(c, &m.u.error);
+        if (m.type == IPC_BYE) {
+            atomic_store(&c->state, CLMEM_IPC_STATE_ENDED);
+            return BAD("The producer said BYE during the handshake.");
+        }
+    }
+    atomic_store(&c->state, CLMEM_IPC_STATE_PEER_GONE);
+    return BAD("The producer closed the connection during the handshake.");
+}
+
 static clmem_status send_or_drop(struct clmem_ipc_consumer *c, const struct ipc_msg *m, uint64_t deadline)
 {
     enum send_result r = clmem__ipc_send(c->sock, m, -1, deadline);
     if (r == SEND_OK)
         return CLMEM_OK;
-    if (r == SEND_GONE) {
-        atomic_store(&c->state, CLMEM_IPC_STATE_PEER_GONE);
-        return BAD("The producer closed the connection during the handshake.");
-    }
+    if (r == SEND_GONE)
+        return closed_during_handshake(c);
     return drop(c, clmem_error_status());
 }
 

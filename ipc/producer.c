@@ -94,6 +94,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_create(const clmem_ipc_producer_inf
     p->state = CLMEM_IPC_STATE_NEW;
     clmem__ipc_proto_init(&p->proto, IPC_ROLE_PRODUCER);
     clmem__ipc_reclaim_init(&p->reclaim, in.reclaim_delay_ns ? in.reclaim_delay_ns : CLMEM_IPC_RECLAIM_DELAY_DEFAULT_NS);
+    clmem__ipc_reclaim_connected(&p->reclaim, p->sock);
     *out = p;
     return CLMEM_OK;
 }
@@ -319,17 +320,42 @@ static clmem_status check_consumer_hello(clmem_ipc_producer *p, const struct ipc
                            "be shared there.", theirs, mine, p->vk.device_name);
 }
 
+/* A send found the consumer's end closed. What it sent before closing is
+ * still in the socket, and may say why (ERROR) or that it ended (BYE):
+ * read it all before concluding that the consumer is gone. */
+static clmem_status closed_during_handshake(clmem_ipc_producer *p)
+{
+    for (;;) {
+        struct ipc_msg m;
+        int fd;
+        pid_t pid;
+        enum recv_result r = clmem__ipc_recv(p->sock, 0, "consumer", &m, &fd, &pid);
+        if (r == RECV_BAD)
+            return drop(p, clmem_error_status());
+        if (r != RECV_MESSAGE)
+            break;
+        if (fd >= 0)
+            close(fd); /* a message the handshake no longer takes: only ERROR and BYE matter now */
+        if (m.type == IPC_ERROR)
+            return refused(p, &m.u.error);
+        if (m.type == IPC_BYE) {
+            connection_over(p, CLMEM_IPC_STATE_ENDED, true);
+            return BAD("The consumer said BYE during the handshake.");
+        }
+    }
+    clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
+                    "The consumer closed the connection before the handshake ended.");
+    connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
+    return CLMEM_ERR_INVALID_VALUE;
+}
+
 static clmem_status send_or_drop(clmem_ipc_producer *p, const struct ipc_msg *m, int fd, uint64_t deadline)
 {
     enum send_result r = clmem__ipc_send(p->sock, m, fd, deadline);
     if (r == SEND_OK)
         return CLMEM_OK;
-    if (r == SEND_GONE) {
-        clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                        "The consumer closed the connection before the handshake ended.");
-        connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
-        return CLMEM_ERR_INVALID_VALUE;
-    }
+    if (r == SEND_GONE)
+        return closed_during_handshake(p);
     return drop(p, clmem_error_status());
 }
 
@@ -596,6 +622,9 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_ready(clmem_ipc_producer *p, uint32
     m.u.handoff.sequence = p->proto.next_sequence;
     enum send_result r = clmem__ipc_send(p->sock, &m, -1, clmem__ipc_deadline(IPC_SEND_WAIT_NS));
     if (r == SEND_GONE) {
+        /* The consumer closed its end, maybe after a BYE still unread:
+         * what is left in the socket says how the connection ended. */
+        (void)pump(p, 0);
         connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
         return BAD("%s: the consumer is gone (the connection closed); frame %u stays the producer's.", what, index);
     }

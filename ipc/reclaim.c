@@ -17,9 +17,15 @@
  *    pidfd of the pid the kernel attached to its messages (SCM_CREDENTIALS,
  *    which also names the right process for a socketpair(), where
  *    SO_PEERCRED names the one that made the pair) becomes readable;
- *  - where the process cannot be watched (no credentials arrived, the
- *    consumer is this very process, the kernel has no pidfd_open, or the
- *    pid is not visible from here: another pid namespace), delay_ns after
+ *  - where no message came with credentials (a consumer that sent them
+ *    before the producer turned SO_PASSCRED on, without it on its own
+ *    socket), a pidfd of the process that connected the socket
+ *    (SO_PEERCRED, known from the connection on, whatever the messages
+ *    carry), opened when the producer is made;
+ *  - where the process cannot be watched (no credentials arrived and
+ *    SO_PEERCRED names none, the consumer is this very process, the
+ *    kernel has no pidfd_open, or the pid is not visible from here:
+ *    another pid namespace), delay_ns after
  *    the end of the connection: 250 ms by default, some twenty times the
  *    longest the measured kernels wrote after an early EOF.
  * A consumer that closes the connection and lives on keeps its frames
@@ -29,12 +35,35 @@
 #include "reclaim.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 void clmem__ipc_reclaim_init(struct reclaim *r, uint64_t delay_ns)
 {
-    *r = (struct reclaim){.delay_ns = delay_ns, .pidfd = -1};
+    *r = (struct reclaim){.delay_ns = delay_ns, .pidfd = -1, .connected_pidfd = -1};
+}
+
+/* A pidfd of pid, or -1: for this process (a consumer in this process: its
+ * exit is ours), or where the kernel has no pidfd_open (the delay alone
+ * then). pidfd_open's fds are close-on-exec (the kernel sets O_CLOEXEC). */
+static int open_pidfd(pid_t pid)
+{
+    if (pid == getpid())
+        return -1;
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    return -1;
+#endif
+}
+
+void clmem__ipc_reclaim_connected(struct reclaim *r, int sock)
+{
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0)
+        r->connected_pidfd = open_pidfd(cred.pid);
 }
 
 void clmem__ipc_reclaim_peer(struct reclaim *r, pid_t pid)
@@ -42,12 +71,14 @@ void clmem__ipc_reclaim_peer(struct reclaim *r, pid_t pid)
     if (r->pid || pid <= 0)
         return;
     r->pid = pid;
-    if (pid == getpid())
-        return; /* a consumer in this process: its exit is ours */
-#ifdef SYS_pidfd_open
-    r->pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* -1 where the kernel has none: the delay alone then */
-    /* pidfd_open's fds are close-on-exec (the kernel sets O_CLOEXEC). */
-#endif
+    r->pidfd = open_pidfd(pid);
+}
+
+/* The pidfd the reclaim waits on: the pid the messages named, where one
+ * came; else the process that connected the socket. */
+static int watched_pidfd(const struct reclaim *r)
+{
+    return r->pid ? r->pidfd : r->connected_pidfd;
 }
 
 void clmem__ipc_reclaim_ended(struct reclaim *r, uint64_t now_ns, bool bye)
@@ -62,7 +93,7 @@ void clmem__ipc_reclaim_ended(struct reclaim *r, uint64_t now_ns, bool bye)
 static bool has_exited(struct reclaim *r, uint64_t now_ns)
 {
     if (!r->exited) {
-        struct pollfd p = {.fd = r->pidfd, .events = POLLIN};
+        struct pollfd p = {.fd = watched_pidfd(r), .events = POLLIN};
         if (poll(&p, 1, 0) == 1) {
             r->exited = true;
             r->exited_ns = now_ns;
@@ -75,19 +106,22 @@ uint64_t clmem__ipc_reclaim_due(struct reclaim *r, uint64_t now_ns)
 {
     if (r->bye)
         return r->ended_ns;
-    if (r->pidfd < 0)
+    if (watched_pidfd(r) < 0)
         return r->ended_ns + r->delay_ns;
     return has_exited(r, now_ns) ? r->exited_ns : UINT64_MAX;
 }
 
 int clmem__ipc_reclaim_fd(const struct reclaim *r)
 {
-    return r->ended && !r->bye && !r->exited ? r->pidfd : -1;
+    return r->ended && !r->bye && !r->exited ? watched_pidfd(r) : -1;
 }
 
 void clmem__ipc_reclaim_close(struct reclaim *r)
 {
     if (r->pidfd >= 0)
         close(r->pidfd);
+    if (r->connected_pidfd >= 0)
+        close(r->connected_pidfd);
     r->pidfd = -1;
+    r->connected_pidfd = -1;
 }

@@ -13,6 +13,7 @@ struct reclaim {
     uint64_t delay_ns; /* clmem_ipc_producer_info::reclaim_delay_ns: the wait when the process cannot be watched */
     pid_t pid;         /* the consumer's, from SCM_CREDENTIALS; 0 while unknown */
     int pidfd;         /* a pidfd of it, or -1 (unknown pid, our own pid, no pidfd on this kernel) */
+    int connected_pidfd; /* a pidfd of the process that connected the socket (SO_PEERCRED), or -1 */
     bool ended;        /* the connection ended */
     bool bye;          /* ... with the consumer's BYE: it holds nothing */
     uint64_t ended_ns, exited_ns;
@@ -20,6 +21,11 @@ struct reclaim {
 };
 
 void clmem__ipc_reclaim_init(struct reclaim *r, uint64_t delay_ns);
+
+/* The connected socket, at the producer's creation: a pidfd of the
+ * process at its other end (SO_PEERCRED), for a consumer whose messages
+ * never carry credentials. */
+void clmem__ipc_reclaim_connected(struct reclaim *r, int sock);
 
 /* The consumer's pid, as the kernel gave it with a message. The first one
  * counts: a pidfd is opened for it (unless it is this process's own). */
