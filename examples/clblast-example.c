@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* CLBlast's SGEMM on matrices that Vulkan wrote, with padded rows, through
  * clmem handles: no copy on the fd paths and on CPU devices. Built with
- * `pkg-config --cflags --libs clmem-bridge clblast`. */
+ * `pkg-config --cflags --libs clmem-bridge clblast` and -lm (fabs, fmax). */
 #include <clmem-bridge.h>
 #include <clblast_c.h>
 #include <math.h>

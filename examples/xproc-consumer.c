@@ -5,7 +5,8 @@
  *   xproc-consumer SOCKET [--path best|opaque-fd|host-mapped]
  *                         [--spin-frame N [--spin-iterations M]] [--hold-frame N]
  *
- * It connects to SOCKET and takes frames until the producer ends the
+ * It connects to SOCKET, trying for up to 10 s while nobody listens there
+ * (xproc-producer SOCKET is the other side: man clmem-ipc), and takes frames until the producer ends the
  * stream. On each frame's planes an OpenCL kernel checks every byte
  * against the pattern the producer wrote and changes it (b ^ 0x5a); then
  * the frame's handles are dropped, which gives it back to the producer once
@@ -19,7 +20,8 @@
  * valid across the producer's death.
  *
  * Exit status: 0 every check passed; 1 a check failed; 3 the connection
- * failed (the sentence is printed; everything is still torn down); 2 usage;
+ * failed, nobody listening at SOCKET within 10 s included (the sentence is
+ * printed; everything is still torn down); 2 usage;
  * 77 no Vulkan or OpenCL. Built with nothing but
  * `pkg-config --cflags --libs clmem-ipc`. */
 #include <clmem-ipc.h>
@@ -30,6 +32,10 @@
 #include <unistd.h>
 
 #define TIMEOUT_NS UINT64_C(10000000000)
+
+static const char usage[] =
+    "usage: %s SOCKET [--path best|opaque-fd|host-mapped] [--spin-frame N [--spin-iterations M]] [--hold-frame N]\n"
+    "Connects to the xproc-producer listening at SOCKET and checks every byte of every frame it sends.\n";
 
 #ifdef CLMEM_XPROC_FD_WATCH
 /* The test's build (ipc/ipc.am): the fds the producer exported are marked
@@ -132,16 +138,18 @@ int main(int argc, char **argv)
             spin_iterations = (cl_uint)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--hold-frame") && i + 1 < argc)
             hold_frame = atol(argv[++i]);
-        else if (argv[i][0] != '-' && !socket_path)
+        else if (!strcmp(argv[i], "--help")) {
+            printf(usage, argv[0]);
+            return 0;
+        } else if (argv[i][0] != '-' && !socket_path)
             socket_path = argv[i];
         else {
-            fprintf(stderr, "usage: %s SOCKET [--path P] [--spin-frame N [--spin-iterations M]] [--hold-frame N]\n",
-                    argv[0]);
+            fprintf(stderr, usage, argv[0]);
             return 2;
         }
     }
     if (!socket_path) {
-        fprintf(stderr, "usage: %s SOCKET [--path P] [--spin-frame N] [--hold-frame N]\n", argv[0]);
+        fprintf(stderr, usage, argv[0]);
         return 2;
     }
 
@@ -200,8 +208,9 @@ int main(int argc, char **argv)
     long frames = 0;
     int status = 0;
     if (clmem_ipc_connect(socket_path, TIMEOUT_NS, &sock) != CLMEM_OK) {
-        fprintf(stderr, "consumer: %s\n", clmem_error_message());
-        return 3;
+        fprintf(stderr, "consumer: the connection failed: %s\n", clmem_error_message());
+        status = 3;
+        goto teardown;
     }
     clmem_ipc_consumer_info info = {.size = sizeof info, .bridge = bridge, .instance = instance,
                                     .physical_device = pd, .queue = cl.queue, .path = path, .socket_fd = sock};
@@ -263,6 +272,7 @@ int main(int argc, char **argv)
                 clmem_ipc_state_name(end));
         status = 1;
     }
+teardown:
     clFinish(cl.queue);
     cl_uint bad = 0;
     clEnqueueReadBuffer(cl.queue, cl.bad, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);

@@ -4,9 +4,12 @@
  *
  *   xproc-producer SOCKET [--frames N] [--expect-consumer-death]
  *
- * It listens at SOCKET, offers three frames in one exportable allocation
+ * Run it, then xproc-consumer SOCKET (another terminal, or this one with
+ * the producer in the background: man clmem-ipc). It listens at SOCKET
+ * (a socket file left there by a producer that was killed is replaced),
+ * waits up to 10 s for the consumer, offers three frames in one exportable allocation
  * (an RGBA8 image whose rows are padded, an NV12 image and a plain buffer),
- * and sends N frames: for each, Vulkan copies a pattern into a free frame
+ * and sends N frames (64 unless told): for each, Vulkan copies a pattern into a free frame
  * (vkCmdCopyBuffer from a staging buffer), and clmem_ipc_producer_ready()
  * hands it over once the copy's fence signalled. The consumer's kernel
  * checks every byte and changes it (b ^ 0x5a); when a frame comes back the
@@ -19,9 +22,10 @@
  * back (CLOCK_MONOTONIC, for the test that killed the consumer), and exits 0.
  *
  * Exit status: 0 every check passed; 1 a check or a call failed; 3 the
- * connection failed (the sentence is printed; everything is still torn
- * down); 2 usage; 77 no Vulkan device with VK_KHR_external_memory_fd. Built with nothing
- * but `pkg-config --cflags --libs clmem-ipc`. */
+ * connection failed, or the consumer went away (the sentence is printed;
+ * everything is still torn down); 2 usage; 77 no Vulkan device with
+ * VK_KHR_external_memory_fd. Built with nothing but
+ * `pkg-config --cflags --libs clmem-ipc`. */
 #include <clmem-ipc.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -49,6 +53,10 @@ static double now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
+
+static const char usage[] = "usage: %s SOCKET [--frames N] [--expect-consumer-death]\n"
+                            "Listens at SOCKET for one xproc-consumer and sends it N frames (64 unless told),\n"
+                            "checking every byte when each comes back.\n";
 
 static int fail(const char *what)
 {
@@ -137,6 +145,19 @@ static bool copy(struct vk *v, VkBuffer src, VkDeviceSize src_off, VkBuffer dst,
     return !wait || vkWaitForFences(v->device, 1, &v->fence, VK_TRUE, TIMEOUT_NS) == VK_SUCCESS;
 }
 
+static void vk_destroy(struct vk *v, VkBuffer staging, VkDeviceMemory staging_mem, VkBuffer frame_buf,
+                       VkDeviceMemory frame_mem)
+{
+    vkDestroyFence(v->device, v->fence, NULL);
+    vkDestroyCommandPool(v->device, v->pool, NULL);
+    vkDestroyBuffer(v->device, staging, NULL);
+    vkFreeMemory(v->device, staging_mem, NULL);
+    vkDestroyBuffer(v->device, frame_buf, NULL);
+    vkFreeMemory(v->device, frame_mem, NULL);
+    vkDestroyDevice(v->device, NULL);
+    vkDestroyInstance(v->instance, NULL);
+}
+
 /* Frame i's planes: offsets from the frame's start, sizes, pitches, row bytes. */
 struct layout {
     uint32_t planes;
@@ -166,15 +187,18 @@ int main(int argc, char **argv)
             frames = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--expect-consumer-death"))
             expect_death = true;
-        else if (argv[i][0] != '-' && !path)
+        else if (!strcmp(argv[i], "--help")) {
+            printf(usage, argv[0]);
+            return 0;
+        } else if (argv[i][0] != '-' && !path)
             path = argv[i];
         else {
-            fprintf(stderr, "usage: %s SOCKET [--frames N] [--expect-consumer-death]\n", argv[0]);
+            fprintf(stderr, usage, argv[0]);
             return 2;
         }
     }
     if (!path || frames < 1) {
-        fprintf(stderr, "usage: %s SOCKET [--frames N] [--expect-consumer-death]\n", argv[0]);
+        fprintf(stderr, usage, argv[0]);
         return 2;
     }
 
@@ -230,13 +254,19 @@ int main(int argc, char **argv)
 
     /* The connection: a socket at PATH, one consumer. */
     int listen_fd, sock;
-    if (clmem_ipc_listen(path, &listen_fd) != CLMEM_OK)
-        return fail("clmem_ipc_listen");
-    clmem_status st = clmem_ipc_accept(listen_fd, TIMEOUT_NS, &sock);
-    close(listen_fd);
-    unlink(path);
-    if (st != CLMEM_OK)
-        return fail("clmem_ipc_accept");
+    clmem_status st = clmem_ipc_listen(path, &listen_fd);
+    if (st == CLMEM_OK) {
+        printf("producer: listening at %s\n", path);
+        fflush(stdout);
+        st = clmem_ipc_accept(listen_fd, TIMEOUT_NS, &sock);
+        close(listen_fd);
+        unlink(path);
+    }
+    if (st != CLMEM_OK) {
+        fprintf(stderr, "producer: the connection failed: %s\n", clmem_error_message());
+        vk_destroy(&v, staging, staging_mem, frame_buf, frame_mem);
+        return 3;
+    }
     clmem_ipc_producer_info info = {.size = sizeof info, .instance = v.instance,
                                     .get_instance_proc_addr = GET_INSTANCE_PROC_ADDR, .physical_device = v.pd,
                                     .device = v.device, .socket_fd = sock};
@@ -352,6 +382,10 @@ teardown:;
         fprintf(stderr, "producer: the Vulkan queue did not complete a copy after the run\n");
         status = status ? status : 1;
     }
+    if (status == 0 && !expect_death && end != CLMEM_IPC_STATE_OPEN) {
+        fprintf(stderr, "producer: the consumer went away\n");
+        status = 3;
+    }
     if (status == 3) {
         printf("producer: the connection is %s after %d frames (%u not back)\n", clmem_ipc_state_name(end), sent, lent);
     } else if (expect_death) {
@@ -361,24 +395,16 @@ teardown:;
             fprintf(stderr, "producer: want the consumer gone (peer-gone) and every frame back\n");
             status = status ? status : 1;
         }
-    } else {
+    } else if (status == 0 && sent == frames && checked == sent) {
         printf("producer: %d frames sent, %d checked when they came back, every byte as the consumer's kernel left "
-               "it%s\n", sent, checked, wrong ? " (NOT: see above)" : "");
-        if (sent != frames || checked != sent || end != CLMEM_IPC_STATE_OPEN) {
-            fprintf(stderr, "producer: sent %d of %d frames, checked %d; the connection is %s\n", sent, frames,
-                    checked, clmem_ipc_state_name(end));
-            status = status ? status : 1;
-        }
+               "it\n", sent, checked);
+    } else {
+        fprintf(stderr, "producer: sent %d of %d frames, checked %d when they came back%s\n", sent, frames, checked,
+                wrong ? ", some bytes wrong (see above)" : "");
+        status = status ? status : 1;
     }
 
-    vkDestroyFence(v.device, v.fence, NULL);
-    vkDestroyCommandPool(v.device, v.pool, NULL);
-    vkDestroyBuffer(v.device, staging, NULL);
-    vkFreeMemory(v.device, staging_mem, NULL);
-    vkDestroyBuffer(v.device, frame_buf, NULL);
-    vkFreeMemory(v.device, frame_mem, NULL);
-    vkDestroyDevice(v.device, NULL);
-    vkDestroyInstance(v.instance, NULL);
+    vk_destroy(&v, staging, staging_mem, frame_buf, frame_mem);
 #ifdef CLMEM_XPROC_FD_WATCH
     char list[512];
     unsigned open_fds = fd_watch_open(list, sizeof list);

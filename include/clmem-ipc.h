@@ -191,8 +191,15 @@ extern "C" {
  *
  * AF_UNIX, SOCK_SEQPACKET, close-on-exec. The socket file is made with the
  * process's umask: who may connect is decided by the permissions of the
- * directory it is in and by that umask, which are the caller's. An existing
- * file at `path` is not removed (EADDRINUSE).
+ * directory it is in and by that umask, which are the caller's.
+ *
+ * A socket file at `path` that nobody listens on is removed and bound
+ * again: a process that ended without unlinking its socket (killed, say)
+ * does not keep the path from being used. Whether anybody listens is
+ * asked by connecting to it: ECONNREFUSED means nobody does. A process that
+ * listens there keeps the path (CLMEM_ERR_INVALID_VALUE, "a process listens
+ * on ... already"), and sees a connection that closes at once. Any other
+ * file at `path` is never removed (the sentence says to remove it).
  *
  * @param path          The socket's path (at most 107 bytes).
  * @param[out] fd_out   The listening fd, the caller's to close (and the
@@ -200,9 +207,10 @@ extern "C" {
  * @retval CLMEM_OK                *fd_out listens.
  * @retval CLMEM_ERR_NULL_POINTER  path or fd_out is NULL.
  * @retval CLMEM_ERR_INVALID_VALUE path is empty or too long, or bind()
- *                                 refused it (in use, no such directory, no
- *                                 permission: the errno is the native code,
- *                                 CLMEM_API_SYSTEM).
+ *                                 refused it (a process listens there, a
+ *                                 file that is not a socket is there, no
+ *                                 such directory, no permission: the errno
+ *                                 is the native code, CLMEM_API_SYSTEM).
  * @retval CLMEM_ERR_NO_MEMORY     Out of fds or memory (the errno).
  * @retval CLMEM_ERR_UNSUPPORTED   socket() or listen() failed otherwise
  *                                 (the errno).
@@ -256,7 +264,12 @@ clmem_status clmem_ipc_accept(int listen_fd, uint64_t timeout_ns, int *fd_out);
  *                                 listening (the errno: EACCES for a path
  *                                 the caller may not use, ENOTSOCK,
  *                                 EPROTOTYPE).
- * @retval CLMEM_ERR_TIMEOUT       Nobody listened there within timeout_ns.
+ * @retval CLMEM_ERR_TIMEOUT       Nobody listened there within timeout_ns:
+ *                                 the sentence says "timed out after" the
+ *                                 timeout (in s or ms), and the native code
+ *                                 is connect()'s last errno (ENOENT: no
+ *                                 file there; ECONNREFUSED: nobody listens
+ *                                 on it), CLMEM_API_SYSTEM.
  * @retval CLMEM_ERR_NO_MEMORY     Out of fds or memory (the errno).
  * @par On error
  *      *fd_out is -1 and nothing is left open.

@@ -10,8 +10,11 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +26,18 @@ static clmem_status from_errno(int err, clmem_status path_status, const char *ca
     clmem_status st = err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS ? CLMEM_ERR_NO_MEMORY
                                                                                         : path_status;
     return clmem_error_set(st, CLMEM_API_SYSTEM, call, err, "%s: %s failed: %s.", what, call, strerror(err));
+}
+
+/* A timeout for a sentence, in the largest unit that holds it whole: "10 s",
+ * "200 ms", else milliseconds with decimals ("0.25 ms"). */
+static void duration_text(uint64_t ns, char *out, size_t size)
+{
+    if (ns >= 1000000000u && ns % 1000000000u == 0)
+        snprintf(out, size, "%llu s", (unsigned long long)(ns / 1000000000u));
+    else if (ns % 1000000u == 0)
+        snprintf(out, size, "%llu ms", (unsigned long long)(ns / 1000000u));
+    else
+        snprintf(out, size, "%.6g ms", (double)ns / 1e6);
 }
 
 static clmem_status make_address(const char *path, struct sockaddr_un *a, const char *what)
@@ -37,6 +52,41 @@ static clmem_status make_address(const char *path, struct sockaddr_un *a, const 
                                sizeof a->sun_path - 1);
     memcpy(a->sun_path, path, n);
     return CLMEM_OK;
+}
+
+/* A file is at `path` (bind() said EADDRINUSE). When it is a socket that
+ * nobody listens on (connect() is refused: ECONNREFUSED), it was left by a
+ * process that ended without unlinking it: remove it, and CLMEM_OK. Any
+ * other file, or a socket somebody listens on, stays, with the sentence. */
+static clmem_status remove_stale_socket(const char *path, const struct sockaddr_un *a)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
+        return CLMEM_OK; /* gone meanwhile: bind again */
+    if (!S_ISSOCK(sb.st_mode))
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "bind", EADDRINUSE,
+                               "clmem_ipc_listen: \"%s\" exists and is not a socket: remove it, or choose another "
+                               "path.", path);
+    /* Non-blocking, so that a listener whose backlog is full answers EAGAIN
+     * rather than making this wait. */
+    int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (probe < 0)
+        return from_errno(errno, CLMEM_ERR_UNSUPPORTED, "socket", "clmem_ipc_listen");
+    int err = connect(probe, (const struct sockaddr *)a, sizeof *a) == 0 ? 0 : errno;
+    close(probe);
+    if (err == ECONNREFUSED) {
+        if (unlink(path) != 0 && errno != ENOENT)
+            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "unlink", errno,
+                                   "clmem_ipc_listen: nobody listens on the socket \"%s\", and removing it failed: "
+                                   "%s.", path, strerror(errno));
+        return CLMEM_OK;
+    }
+    if (err == 0 || err == EAGAIN || err == EINPROGRESS)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "bind", EADDRINUSE,
+                               "clmem_ipc_listen: a process listens on \"%s\" already: choose another path.", path);
+    return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "connect", err,
+                           "clmem_ipc_listen: the socket \"%s\" is in the way, and connecting to it to see whether "
+                           "anybody listens failed: %s; remove it if no program uses it.", path, strerror(err));
 }
 
 CLMEM_EXPORT clmem_status clmem_ipc_listen(const char *path, int *fd_out)
@@ -55,7 +105,15 @@ CLMEM_EXPORT clmem_status clmem_ipc_listen(const char *path, int *fd_out)
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return from_errno(errno, CLMEM_ERR_UNSUPPORTED, "socket", "clmem_ipc_listen");
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    bool bound = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    if (!bound && errno == EADDRINUSE) {
+        if ((st = remove_stale_socket(path, &a)) != CLMEM_OK) {
+            close(fd);
+            return st;
+        }
+        bound = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    }
+    if (!bound) {
         int err = errno;
         close(fd);
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "bind", err,
@@ -130,10 +188,12 @@ CLMEM_EXPORT clmem_status clmem_ipc_connect(const char *path, uint64_t timeout_n
                                        : CLMEM_ERR_INVALID_VALUE,
                                    CLMEM_API_SYSTEM, "connect", err, "clmem_ipc_connect: connect(\"%s\") failed: %s.",
                                    path, strerror(err));
-        if (clmem__ipc_now_ns() >= deadline)
-            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, "connect", err,
-                                   "clmem_ipc_connect: nobody listened at \"%s\" within the timeout (%s).", path,
-                                   strerror(err));
+        if (clmem__ipc_now_ns() >= deadline) {
+            char after[64];
+            duration_text(timeout_ns, after, sizeof after);
+            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_SYSTEM, "connect", err,
+                                   "clmem_ipc_connect: nobody listened at \"%s\": timed out after %s.", path, after);
+        }
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }

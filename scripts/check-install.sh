@@ -6,7 +6,8 @@
 # make install in the same tree, which must relink the libraries for DIR
 # rather than fail. Then builds and runs the bridge example (or, without
 # the bridge, the handle example), and the FFmpeg example where
-# libclmem-av was built, with nothing but pkg-config. Run from a
+# libclmem-av was built, and the CLBlast example where CLBlast is found,
+# with nothing but pkg-config. Run from a
 # configured tree.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,6 +41,14 @@ if pkg-config --exists clmem-av; then
     cc -std=gnu11 -Wall -Werror -o ffmpeg-example "$src/examples/ffmpeg-example.c" $(pkg-config --cflags --libs clmem-av)
     ./ffmpeg-example
     echo "check-install: ffmpeg example built with pkg-config clmem-av $(pkg-config --modversion clmem-av) and ran"
+fi
+# The CLBlast example, where pkg-config finds CLBlast, with the link line
+# docs/guide.md gives (-lm for fabs and fmax).
+if pkg-config --exists clmem-bridge clblast; then
+    cc -std=gnu11 -Wall -Werror -o clblast-example "$src/examples/clblast-example.c" \
+        $(pkg-config --cflags --libs clmem-bridge clblast) -lm
+    ./clblast-example
+    echo "check-install: clblast example built with pkg-config clmem-bridge clblast and -lm, and ran"
 fi
 # libclmem-ipc, where configure built it: its two examples through
 # pkg-config clmem-ipc alone, run as two processes.

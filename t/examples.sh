@@ -6,10 +6,14 @@
 # validation on), which must stay silent, as docs/vulkan-sync.md promises;
 # and built with t/fake-nvidia-import.c (t/fakefd-*-example), so that their
 # ownership transfers to and from VK_QUEUE_FAMILY_EXTERNAL run on an
-# exported buffer on the CPU machines too.
+# exported buffer on the CPU machines too. And the process pair, run as
+# clmem-ipc(7) says, printing what it says they print; a stale socket file
+# (its producer killed before anyone connected) replaced by the next
+# producer; a consumer with nobody listening; and their --help.
 b=${top_builddir:-.}
+s=${top_srcdir:-.}
 run() { "$b/libtool" --mode=execute "$@"; }
-echo 1..11
+echo 1..15
 out=$(run "$b/examples/handle-example" 2>&1); rc=$?
 if [ $rc -eq 0 ] && echo "$out" | grep -q "consumer got 7680-byte rows"; then
     echo "ok 1 - handle-example runs: $out"
@@ -22,7 +26,7 @@ built=${CLMEM_BRIDGE_BUILT:-}
 bridge_points="2 bridge-example;3 bridge-example under the validation layer;4 fakefd-bridge-example;5 ring-example"
 bridge_points="$bridge_points;6 ring-example under the validation layer;7 fakefd-ring-example"
 if [ "$built" != yes ]; then
-    echo "$bridge_points;8 ffmpeg-example;9 clblast-example;10 bridge-minimal;11 bridge-minimal under the validation layer" |
+    echo "$bridge_points;8 ffmpeg-example;9 clblast-example;10 bridge-minimal;11 bridge-minimal under the validation layer;12 xproc pair as clmem-ipc(7) says;13 xproc pair after a stale socket;14 xproc-consumer with nobody listening;15 xproc --help" |
         tr ';' '\n' | while read -r n what; do
         if [ -z "$built" ]; then
             echo "not ok $n - $what: CLMEM_BRIDGE_BUILT is unset (run through make check)"
@@ -158,4 +162,79 @@ if [ "$layer" = yes ]; then
     check 11 "bridge-minimal under the validation layer, silent" "$minimal_ok" "$minimal_ok" "$out" $rc
 else
     echo "ok 11 - bridge-minimal under the validation layer # SKIP $layer"
+fi
+
+# The process pair (libclmem-ipc), where configure built it: the commands
+# of clmem-ipc(7)'s EXAMPLES, with the examples of this build tree.
+ipc=${CLMEM_IPC_BUILT:-"CLMEM_IPC_BUILT is unset (run through make check)"}
+if [ "$ipc" != yes ]; then
+    for p in "12 xproc pair as clmem-ipc(7) says" "13 xproc pair after a stale socket" \
+        "14 xproc-consumer with nobody listening" "15 xproc --help"; do
+        echo "ok ${p%% *} - ${p#* } # SKIP $ipc"
+    done
+    exit 0
+fi
+producer=$b/examples/xproc-producer
+consumer=$b/examples/xproc-consumer
+# pair N WHAT SOCKET: the manual's two commands, the producer in the
+# background; passes when both exit 0 and print every line the manual
+# says they print (its socket path and sharing path are this run's).
+pair() {
+    run "$producer" "$3" --frames 16 >"$tmp/producer.out" 2>&1 &
+    pid=$!
+    run "$consumer" "$3" >"$tmp/consumer.out" 2>&1
+    crc=$?
+    wait $pid
+    prc=$?
+    out=$(cat "$tmp/producer.out" "$tmp/consumer.out")
+    missing=
+    # What clmem-ipc(7) says they print: its lines "producer: ..." and
+    # "consumer: ...", as patterns.
+    sed -n 's/^\(producer\|consumer\): /&/p' "$s/man/clmem-ipc.7" | sed 's/[][\.*^$]/\\&/g' |
+        sed 's/listening at .*/listening at .*/; s/the host-mapped path/the [a-z-]* path/' >"$tmp/want"
+    while read -r line; do
+        echo "$out" | grep -q -- "^$line\$" || missing="$missing [$line]"
+    done <"$tmp/want"
+    if [ $prc -eq 0 ] && [ $crc -eq 0 ] && [ -s "$tmp/want" ] && [ -z "$missing" ]; then
+        echo "ok $1 - $2: both exit 0, printing the $(wc -l <"$tmp/want") lines clmem-ipc(7) shows"
+    else
+        echo "not ok $1 - $2: producer exited $prc, consumer $crc; lines of clmem-ipc(7) missing:$missing"
+        echo "$out" | sed 's/^/# /'
+    fi
+}
+pair 12 "the xproc pair, as clmem-ipc(7) runs it" "$tmp/xproc.sock"
+
+# A producer killed before anyone connected leaves its socket file; the
+# next producer at the path replaces it.
+# (libtool itself in the background, not run(): $! is then the process
+# that becomes the producer, libtool's last step being an exec.)
+"$b/libtool" --mode=execute "$producer" "$tmp/stale.sock" >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ ! -S "$tmp/stale.sock" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+if [ -S "$tmp/stale.sock" ]; then
+    pair 13 "a producer killed before anyone connected left its socket file; the next pair at that path" \
+        "$tmp/stale.sock"
+else
+    echo "not ok 13 - the killed producer left no socket file at $tmp/stale.sock to test with"
+fi
+
+# Nobody listening: the consumer tries for 10 s, then exits 3 saying it
+# timed out, naming connect()'s errno.
+out=$(run "$consumer" "$tmp/nobody.sock" 2>&1); rc=$?
+if [ $rc -eq 3 ] && echo "$out" | grep -q 'timed out after 10 s' && echo "$out" | grep -E -q 'ENOENT|ECONNREFUSED'; then
+    echo "ok 14 - a consumer with nobody listening exits 3: $out"
+else
+    echo "not ok 14 - a consumer with nobody listening exited $rc, want 3, \"timed out after 10 s\" and the errno's name: $out"
+fi
+
+# --help: the usage, on stdout, exit 0.
+pout=$(run "$producer" --help 2>/dev/null); prc=$?
+cout=$(run "$consumer" --help 2>/dev/null); crc=$?
+if [ $prc -eq 0 ] && [ $crc -eq 0 ] && echo "$pout" | grep -q '^usage: .*SOCKET' && echo "$cout" | grep -q '^usage: .*SOCKET'; then
+    echo "ok 15 - xproc-producer --help and xproc-consumer --help print their usage and exit 0"
+else
+    echo "not ok 15 - --help: producer exited $prc, consumer $crc:" $pout $cout
 fi
