@@ -7,7 +7,7 @@
 # output may be picked up (issue 12: a stale bridge-example wrapper was).
 #
 # Usage: scripts/check-core-only.sh   (a failing step exits non-zero; the
-# test logs are in build-core/t/*.log and build-core/test-suite.log)
+# test logs are in build-core/t/*/*.log and build-core/test-suite.log)
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
