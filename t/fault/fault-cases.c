@@ -2,7 +2,7 @@
 /* The table of the fault-injection test (t/fault/fault-injection.c runs it):
  * each row is a failure point of the library, a sequence of calls that
  * reaches it, and what a call that fails there must report. Adding a point
- * is one row. The sequences are lists of operations that t/fault/fault-ops.c
+ * is one row. The sequences are lists of operations that t/fault/fault-run.c
  * interprets (t/fault/fault-injection.h says what each does).
  *
  * The image sequences share a Vulkan image (clmem_bridge_vk_image_create,

@@ -7,10 +7,11 @@
  * through it, and each failure must be reported as documented and lose
  * nothing.
  *
- * The test is three files: this driver; t/fault/fault-cases.c, the table of
- * cases (a point, a sequence of calls that reaches it, the status and the
- * call a failure there reports); and t/fault/fault-ops.c, the interpreter that
- * runs a sequence and judges one run. For each row of the table:
+ * The test is this driver; t/fault/fault-cases.c, the table of cases (a
+ * point, a sequence of calls that reaches it, the status and the call a
+ * failure there reports); and the interpreter that runs a sequence and
+ * judges one run: t/fault/fault-run.c, with the operations in groups
+ * (t/fault/fault-ops-*.c; t/fault/fault-run.h lists them). For each row of the table:
  *  1. a dry run with nothing armed counts the passes through the point;
  *  2. for n = 1..passes, twice (RETRY: disarm and repeat the failed call,
  *     then finish the sequence; DROP: let go of everything at once, then
@@ -364,7 +365,7 @@ int main(void)
         }
     for (int i = 0; i < NQUEUES; i++)
         clFinish(e.queues[i]);
-    usleep(100000); /* let the driver's own references go (see t/fault/fault-ops.c's refs_settle) */
+    usleep(100000); /* let the driver's own references go (see t/fault/fault-run.c's refs_settle) */
     e.context_refs = cl_context_refcount(e.f.context);
     for (int i = 0; i < NQUEUES; i++)
         e.queue_refs[i] = cl_queue_refcount(e.queues[i]);

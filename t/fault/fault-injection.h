@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* What the three files of the fault-injection test share: the shape of a
- * row of the table (t/fault/fault-cases.c), the machine the rows run on, and the
+/* What the files of the fault-injection test share: the shape of a row of
+ * the table (t/fault/fault-cases.c), the machine the rows run on, and the
  * calls of the interpreter that runs a row's sequence of operations
- * (t/fault/fault-ops.c) for the driver (t/fault/fault-injection.c, which says what is
- * checked). */
+ * (t/fault/fault-run.c) for the driver (t/fault/fault-injection.c, which
+ * says what is checked). */
 #ifndef CLMEM_T_FAULT_INJECTION_H
 #define CLMEM_T_FAULT_INJECTION_H
 #include "t/lib/bridge-fixture.h"
@@ -26,7 +26,7 @@
 /* ------------------------------------------------------------ sequences */
 
 /* The operations a sequence is made of (t/fault/fault-cases.c writes them with
- * the macros there; t/fault/fault-ops.c's do_op runs them). A slot is a place
+ * the macros there; t/fault/fault-run.c's do_op runs them). A slot is a place
  * in the run that holds a handle (or a semaphore, or a bridge). */
 enum op_kind {
     OP_END,

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The interpreter of the fault-injection table (t/fault/fault-cases.c): one run
- * of a row's sequence on a bridge of its own, its operations done one by
- * one (do_op) with the row's point armed, the failing call's report judged
- * against the row (check_failure), the retry or the drop and the next
- * call, and then what the run left behind (run_end, fault_run_case).
- * t/fault/fault-injection.c says what is checked and why; t/fault/fault-injection.h
- * what each operation does. */
-#include "fault-injection.h"
+/* One run of a fault-injection row (t/fault/fault-cases.c): its sequence on
+ * a bridge of its own, its operations done one by one (do_op, which hands
+ * each to its group's file: t/fault/fault-run.h lists them) with the row's
+ * point armed, the failing call's report judged against the row
+ * (check_failure), the retry or the drop and the next call, and then what
+ * the run left behind (run_end, fault_run_case).
+ * t/fault/fault-injection.c says what is checked and why;
+ * t/fault/fault-injection.h what each operation does. */
+#include "fault-run.h"
 #include "t/lib/fault-control.h"
 #include "t/lib/fd-count.h"
 #include "t/lib/tap.h"
@@ -16,26 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-#define NSLOTS 20  /* handles (and fds) a run can hold: MANY pieces, or the other sequences' 4 */
-#define NSEMS 4    /* semaphores a run can hold: a ring of 2 slots */
-#define RING_FRAMES 8 /* frames a ring sequence hands out */
-#define NPROBES 64 /* probe anchors a run can hand out: sequence, retry and next call (MANY twice) */
-/* What an out-parameter holds before a call, so that "set to NULL" shows. */
-#define JUNK_HANDLE ((clmem_handle *)(uintptr_t)0x1)
-#define JUNK_SEMAPHORE ((clmem_bridge_semaphore *)(uintptr_t)0x1)
-#define JUNK_BRIDGE ((clmem_bridge *)(uintptr_t)0x1)
-#define JUNK_RING ((clmem_bridge_ring *)(uintptr_t)0x1)
-#define JUNK_EVENT ((cl_event)(uintptr_t)0x1)
-
-/* The run's image has optimal tiling (else linear) in exactly the
- * sequences that need an optimal-tiling import. */
-static bool seq_optimal(const struct sequence *seq)
-{
-    return seq->needs == NEEDS_OPTIMAL_IMAGE;
-}
 
 /* ------------------------------------------- what a run is checked against */
 
@@ -67,7 +49,7 @@ void fault_take_fd_baseline(struct fault_env *e)
 }
 
 /* A counting anchor, for the semaphore sequences. */
-static void count_release(void *user)
+void count_release(void *user)
 {
     atomic_fetch_add((atomic_int *)user, 1);
 }
@@ -104,64 +86,8 @@ static int refs_settle(struct fault_env *e)
 
 static const char *const mode_names[] = {"dry run", "retry", "drop"};
 
-struct run;
-
-/* A Vulkan keepalive of one import call, handed out in call order. It
- * holds a reference on the caller's anchor on the memory (r->ka), as an
- * application's keepalive would, and records whether OpenCL had destroyed
- * the import's cl_mem when the bridge let go of it. */
-struct probe {
-    struct run *r;
-    clmem_keepalive *ka;   /* the caller's reference until the import call returned; then NULL */
-    bool used;             /* handed to an import call */
-    bool watched;          /* the import succeeded: its cl_mem's destruction is watched */
-    atomic_int released;
-    atomic_int destroyed;  /* the watched cl_mem's destructor callbacks (the test's own) */
-    atomic_int destroyed_at_release;
-};
-
-/* Everything one run of a sequence holds. */
-struct run {
-    struct fault_env *e;
-    const struct fault_case *c;
-    const struct sequence *seq;
-    clmem_bridge *b;               /* the run's own bridge (none for the bridge-creation rows) */
-    bool finish_failed;            /* a finish of this run failed: later ones only check */
-    cl_uint ctx_before_create;     /* the context's reference count right before bridge_create */
-    struct vk_owned o;             /* the Vulkan memory the imports share (an image's: o.memory, o.released) */
-    clmem_bridge_vk_image image;   /* the image sequences' VkImage, owned by the caller's anchor (r->ka) */
-    clmem_keepalive *ka;           /* the caller's reference on its anchor on the memory */
-    clmem_keepalive *sem_ka;       /* the caller's reference on its anchor on the semaphores */
-    atomic_int sem_releases;       /* that anchor's releases */
-    struct probe probes[NPROBES];
-    int probes_used;
-    int vk_sem_count;
-    VkSemaphore vk_sems[NSEMS];
-    clmem_bridge_semaphore *sems[NSEMS];
-    bool sem_signalled[NSEMS];     /* the test signalled it, and no wait of the ring's was submitted since */
-    int failed_slot;               /* the ops on a run of slots: the slot whose call failed */
-    bool acquired_each[NSLOTS];    /* OP_ACQUIRE_EACH: acquired */
-    cl_event event;                /* the event of the call that failed, as it left it */
-    /* the ring sequences' */
-    clmem_bridge_ring *ring;
-    clmem_bridge_ring_frame ring_frames[RING_FRAMES]; /* handed out by vk_next, in order */
-    int frames_out, frames_signalled;                  /* handed out; signalled by the test */
-    clmem_bridge_ring_batch batches[RING_FRAMES];      /* taken by cl_next, in order */
-    int batches_taken, batches_done;
-    clmem_bridge *bridges[2];      /* the bridge-creation sequence's own */
-    clmem_handle *h[NSLOTS];
-    int fd[NSLOTS];                /* the caller's fd for OP_IMPORT_FD; -1 when none */
-    struct stat fd_stat[NSLOTS];   /* to tell it from another file that got the same number */
-    VkBuffer vk_buffer;
-    clmem_bridge_vk_memory vk_memory;
-    clmem_bridge_vk_image vk_image; /* OP_VK_IMAGE_CREATE's */
-    /* what the failing call said, and what was wrong */
-    char report[400];
-    char problems[2048];
-};
-
-static void problem(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void problem(struct run *r, const char *fmt, ...)
+void problem(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void problem(struct run *r, const char *fmt, ...)
 {
     size_t used = strlen(r->problems);
     va_list ap;
@@ -196,7 +122,7 @@ static void CL_CALLBACK probe_mem_destroyed(cl_mem mem, void *user)
 
 /* The next probe for an import call (made in run_begin, with nothing
  * armed: the test's own anchors must not meet the "anchor_alloc" point). */
-static struct probe *probe_take(struct run *r)
+struct probe *probe_take(struct run *r)
 {
     struct probe *p;
 
@@ -211,7 +137,7 @@ static struct probe *probe_take(struct run *r)
  * holds its own), and a successful import's cl_mem is watched. Our
  * destructor callback is registered after the bridge's, so OpenCL runs it
  * first (callbacks run in reverse order of registration). */
-static void probe_after_import(struct run *r, struct probe *p, clmem_status s, const clmem_handle *h)
+void probe_after_import(struct run *r, struct probe *p, clmem_status s, const clmem_handle *h)
 {
     if (s == CLMEM_OK && h && h != JUNK_HANDLE) {
         cl_int err = clSetMemObjectDestructorCallback(clmem_handle_mem(h), probe_mem_destroyed, p);
@@ -226,7 +152,7 @@ static void probe_after_import(struct run *r, struct probe *p, clmem_status s, c
 
 /* ---------------------------------------------------------- operations */
 
-static const char *op_name(struct op op)
+const char *op_name(struct op op)
 {
     static const char *const names[] = {
         "end",               "import_vk",          "import_fd",         "handle_for_queue",
@@ -300,33 +226,10 @@ static bool op_reports(enum op_kind k)
            k != OP_VK_IMAGE_DESTROY && k != OP_DROP_PIECES && k != OP_RING_UNREF;
 }
 
-/* The test's own export of the Vulkan memory, for clmem_bridge_import_fd. */
-static int export_fd(struct run *r, int slot)
-{
-    struct fault_env *e = r->e;
-    PFN_vkGetMemoryFdKHR get_fd = (PFN_vkGetMemoryFdKHR)vkGetDeviceProcAddr(e->vk.device, "vkGetMemoryFdKHR");
-    VkMemoryGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
-                                 .memory = r->o.memory.memory,
-                                 .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
-    int fd = -1;
-
-    if (!get_fd || get_fd(e->vk.device, &info, &fd) != VK_SUCCESS || fstat(fd, &r->fd_stat[slot]) != 0)
-        tap_bail("the test's own vkGetMemoryFdKHR failed");
-    return fd;
-}
-
-/* Still open, and still the same file (not another that reused the number). */
-static bool fd_is_callers(const struct run *r, int slot)
-{
-    struct stat st;
-    return fstat(r->fd[slot], &st) == 0 && st.st_dev == r->fd_stat[slot].st_dev &&
-           st.st_ino == r->fd_stat[slot].st_ino;
-}
-
 /* clmem_bridge_finish on the run's bridge, which must return CLMEM_OK.
  * Once one has failed (a stranded import), later ones only check, so that
  * a broken run does not wait out every timeout. */
-static void finish(struct run *r, const char *when)
+void finish(struct run *r, const char *when)
 {
     clmem_status s;
 
@@ -340,7 +243,7 @@ static void finish(struct run *r, const char *when)
 
 /* The event a successful call gave: there must be one; waited for and
  * released, so that the next op starts on a quiet queue. */
-static void event_done(struct run *r, cl_event ev, struct op op)
+void event_done(struct run *r, cl_event ev, struct op op)
 {
     cl_int err;
 
@@ -353,336 +256,39 @@ static void event_done(struct run *r, cl_event ev, struct op op)
     clReleaseEvent(ev);
 }
 
-/* The batch ops keep the ring's semaphores in step from outside, which the
- * test does for host ordering only: there the ring's own submission waits
- * on every ready[s] the test signalled once vk_submitted succeeded, and
- * done[s] is never used. (A device-ordered run would need to know which
- * side consumed each signal after a failure.) */
-static void need_host_ordering(const struct run *r, struct op op)
-{
-    if (r->seq->sem_mode != CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
-        tap_bail("%s in \"%s\": the ring's batch ops are for host-ordered semaphores only", op_name(op),
-                 r->seq->name);
-}
-
-static int sem_slot_of(const struct run *r, VkSemaphore vk_sem)
-{
-    for (int i = 0; i < r->vk_sem_count; i++)
-        if (r->vk_sems[i] == vk_sem)
-            return i;
-    tap_bail("the ring handed out a semaphore the test never imported");
-}
-
-/* Vulkan's side of the frames handed out since the last call: one empty
- * submission with the waits and signals they carry (the test writes
- * nothing into them; the ring orders the handoff, not the data). Once per
- * frame: a retried vk_submitted does not signal again. */
-static void ring_signal(struct run *r)
-{
-    VkSemaphore waits[RING_FRAMES], signals[RING_FRAMES];
-    VkPipelineStageFlags stages[RING_FRAMES];
-    uint32_t nwait = 0, nsignal = 0;
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO};
-
-    for (int i = r->frames_signalled; i < r->frames_out; i++) {
-        const clmem_bridge_ring_frame *f = &r->ring_frames[i];
-        if (f->wait_semaphore) {
-            stages[nwait] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-            waits[nwait++] = f->wait_semaphore;
-        }
-        if (f->signal_semaphore) {
-            r->sem_signalled[sem_slot_of(r, f->signal_semaphore)] = true;
-            signals[nsignal++] = f->signal_semaphore;
-        }
-    }
-    r->frames_signalled = r->frames_out;
-    if (!nwait && !nsignal)
-        return;
-    si.waitSemaphoreCount = nwait;
-    si.pWaitSemaphores = waits;
-    si.pWaitDstStageMask = stages;
-    si.signalSemaphoreCount = nsignal;
-    si.pSignalSemaphores = signals;
-    if (vkQueueSubmit(r->e->vk.queue, 1, &si, VK_NULL_HANDLE) != VK_SUCCESS)
-        tap_bail("the test's own vkQueueSubmit of the frames' semaphores failed");
-}
-
-/* Waits on `n` semaphores, submitted and waited for (each had a signal). */
-static void submit_waits(struct run *r, const VkSemaphore *sems, uint32_t n)
-{
-    VkPipelineStageFlags stages[NSEMS];
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                       .waitSemaphoreCount = n,
-                       .pWaitSemaphores = sems,
-                       .pWaitDstStageMask = stages};
-
-    for (uint32_t i = 0; i < n; i++)
-        stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-    if (n && (vkQueueSubmit(r->e->vk.queue, 1, &si, VK_NULL_HANDLE) != VK_SUCCESS ||
-              vkQueueWaitIdle(r->e->vk.queue) != VK_SUCCESS))
-        tap_bail("the test's own wait on %u semaphores failed", n);
-}
-
-/* The ring goes (both sides stopped: OpenCL's queue finished, Vulkan's
- * idle, as the header asks); then a ready semaphore the test signalled
- * that no wait of the ring's consumed is waited on, so that the next call
- * finds every semaphore unsignalled. */
-static void ring_drop(struct run *r)
-{
-    VkSemaphore pending[NSEMS];
-    uint32_t n = 0;
-
-    if (r->ring) {
-        for (int i = 0; i < NQUEUES; i++)
-            clFinish(r->e->queues[i]);
-        vkQueueWaitIdle(r->e->vk.queue);
-        clmem_bridge_ring_unref(r->ring);
-        r->ring = NULL;
-    }
-    for (int i = 0; i < NSEMS; i++) {
-        if (r->sem_signalled[i])
-            pending[n++] = r->vk_sems[i];
-        r->sem_signalled[i] = false;
-    }
-    submit_waits(r, pending, n);
-    r->frames_out = r->frames_signalled = r->batches_taken = r->batches_done = 0;
-}
-
+/* One operation of a sequence, done by its group's file. */
 static clmem_status do_op(struct run *r, struct op op)
 {
-    struct fault_env *e = r->e;
-    VkDeviceSize offset = op.range == SUB ? e->align : 0;
-    VkDeviceSize size = op.range == SUB ? SUB_SIZE : r->o.memory.allocation_size;
-    cl_command_queue queue = e->queues[op.queue];
-    struct probe *p;
-    clmem_status s;
-
     switch (op.kind) {
-    case OP_END: break;
-    case OP_IMPORT:
-        p = probe_take(r);
-        r->h[op.slot] = JUNK_HANDLE;
-        s = clmem_bridge_import_vk(r->b, &r->o.memory, offset, size, r->seq->path, p->ka, queue, CL_MEM_READ_WRITE,
-                                   &r->h[op.slot]);
-        probe_after_import(r, p, s, r->h[op.slot]);
-        return s;
-    case OP_IMPORT_FD:
-        if (r->fd[op.slot] < 0)
-            r->fd[op.slot] = export_fd(r, op.slot);
-        p = probe_take(r);
-        r->h[op.slot] = JUNK_HANDLE;
-        s = clmem_bridge_import_fd(r->b, r->fd[op.slot], CLMEM_BRIDGE_PATH_OPAQUE_FD, r->o.memory.allocation_size,
-                                   offset, size, p->ka, queue, CL_MEM_READ_WRITE, &r->h[op.slot]);
-        probe_after_import(r, p, s, r->h[op.slot]);
-        if (s == CLMEM_OK)
-            r->fd[op.slot] = -1; /* the import's now */
-        return s;
-    case OP_FOR_QUEUE:
-        r->h[op.slot] = JUNK_HANDLE;
-        return clmem_bridge_handle_for_queue(r->h[op.src], queue, &r->h[op.slot]);
-    case OP_IMPORT_IMAGE:
-        p = probe_take(r);
-        r->h[op.slot] = JUNK_HANDLE;
-        s = clmem_bridge_import_vk_image(r->b, &r->image, 0, r->seq->path, p->ka, queue, CL_MEM_READ_WRITE,
-                                         op.flags, &r->h[op.slot]);
-        probe_after_import(r, p, s, r->h[op.slot]);
-        return s;
-    case OP_ACQUIRE: return clmem_bridge_acquire(r->b, r->h[op.slot], 0, NULL, NULL);
-    case OP_RELEASE: {
-        cl_event done = NULL;
-        cl_int err;
-        s = clmem_bridge_release(r->b, r->h[op.slot], 0, NULL, &done);
-        if (s == CLMEM_OK) {
-            if ((err = clWaitForEvents(1, &done)) != CL_SUCCESS)
-                problem(r, "waiting for the release's event failed: %d", err);
-            clReleaseEvent(done);
-        }
-        return s;
-    }
-    case OP_DROP:
-        clmem_handle_unref(r->h[op.slot]);
-        r->h[op.slot] = NULL;
-        return CLMEM_OK;
-    case OP_FINISH:
-        finish(r, "after the drops");
-        return CLMEM_OK; /* judged there: a failed finish is a problem, never the row's status */
-    case OP_VK_CREATE:
-        r->vk_buffer = (VkBuffer)(uintptr_t)1;
-        memset(&r->vk_memory, 0xa5, sizeof r->vk_memory);
-        return clmem_bridge_vk_buffer_create(r->b, ALLOC_SIZE, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                 VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                             0, &r->vk_buffer, &r->vk_memory);
-    case OP_VK_DESTROY:
-        clmem_bridge_vk_buffer_destroy(r->b, r->vk_buffer, &r->vk_memory);
-        r->vk_buffer = VK_NULL_HANDLE;
-        memset(&r->vk_memory, 0, sizeof r->vk_memory);
-        return CLMEM_OK;
-    case OP_SEM_IMPORT:
-        for (int i = op.slot; i < op.slot + op.count; i++) {
-            if (r->sems[i])
-                continue; /* imported before the failure that is being retried */
-            r->failed_slot = i;
-            r->sems[i] = JUNK_SEMAPHORE;
-            s = clmem_bridge_semaphore_import(r->b, e->vk.queue, r->vk_sems[i], r->seq->sem_mode, r->sem_ka,
-                                              &r->sems[i]);
-            if (s != CLMEM_OK)
-                return s;
-        }
-        return CLMEM_OK;
-    case OP_SEM_DROP:
-        for (int i = op.slot; i < op.slot + op.count; i++) {
-            clmem_bridge_semaphore_unref(r->sems[i]);
-            r->sems[i] = NULL;
-        }
-        return CLMEM_OK;
-    case OP_BRIDGE_CREATE: {
-        clmem_bridge_info info = {.size = sizeof info,
-                                  .instance = e->vk.instance,
-                                  .physical_device = e->vk.physical_device,
-                                  .device = e->vk.device,
-                                  .get_instance_proc_addr = op.slot ? e->vk.get_instance_proc_addr : NULL,
-                                  .context = e->f.context,
-                                  .cl_device = op.slot ? NULL : e->f.device,
-                                  .flags = op.slot ? CLMEM_BRIDGE_NO_IMPORT_CACHE : 0};
-        r->bridges[op.slot] = JUNK_BRIDGE;
-        r->ctx_before_create = cl_context_refcount(e->f.context);
-        return clmem_bridge_create(&info, &r->bridges[op.slot]);
-    }
+    case OP_END: return CLMEM_OK;
+    case OP_BRIDGE_CREATE:
     case OP_BRIDGE_UNREF:
-        clmem_bridge_unref(r->bridges[op.slot]);
-        r->bridges[op.slot] = NULL;
-        return CLMEM_OK;
-    case OP_VK_IMAGE_CREATE:
-        memset(&r->vk_image, 0xa5, sizeof r->vk_image);
-        return clmem_bridge_vk_image_create(r->b, IMAGE_FORMAT, (VkExtent2D){IMAGE_W, IMAGE_H},
-                                            VK_IMAGE_TILING_LINEAR, IMAGE_USAGE,
-                                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                            0, &r->vk_image);
-    case OP_VK_IMAGE_DESTROY:
-        clmem_bridge_vk_image_destroy(r->b, &r->vk_image);
-        memset(&r->vk_image, 0, sizeof r->vk_image);
-        return CLMEM_OK;
+    case OP_IMPORT:
+    case OP_IMPORT_FD:
+    case OP_IMPORT_IMAGE:
     case OP_IMPORT_PIECES:
-        for (int i = op.slot; i < op.slot + op.count; i++) {
-            if (r->h[i])
-                continue; /* imported before the failure that is being retried */
-            r->failed_slot = i;
-            p = probe_take(r);
-            r->h[i] = JUNK_HANDLE;
-            s = clmem_bridge_import_vk(r->b, &r->o.memory, (VkDeviceSize)i * e->piece, e->piece, r->seq->path, p->ka,
-                                       queue, CL_MEM_READ_WRITE, &r->h[i]);
-            probe_after_import(r, p, s, r->h[i]);
-            if (s != CLMEM_OK)
-                return s;
-        }
-        return CLMEM_OK;
+    case OP_FOR_QUEUE:
+    case OP_DROP:
     case OP_DROP_PIECES:
-        for (int i = op.slot; i < op.slot + op.count; i++) {
-            clmem_handle_unref(r->h[i]);
-            r->h[i] = NULL;
-            r->acquired_each[i] = false;
-        }
-        return CLMEM_OK;
+    case OP_FINISH: return fault_do_import_op(r, op);
+    case OP_ACQUIRE:
+    case OP_RELEASE:
     case OP_ACQUIRE_EACH:
-        for (int i = op.slot; i < op.slot + op.count; i++) {
-            if (r->acquired_each[i])
-                continue;
-            r->failed_slot = i;
-            if ((s = clmem_bridge_acquire(r->b, r->h[i], 0, NULL, NULL)) != CLMEM_OK)
-                return s;
-            r->acquired_each[i] = true;
-        }
-        return CLMEM_OK;
     case OP_ACQUIRE_MANY:
-    case OP_RELEASE_MANY: {
-        cl_event ev = JUNK_EVENT;
-        clmem_handle *const *hs = &r->h[op.slot]; /* the array converts without a cast */
-        s = op.kind == OP_ACQUIRE_MANY ? clmem_bridge_acquire_many(r->b, (cl_uint)op.count, hs, queue, 0, NULL, &ev)
-                                       : clmem_bridge_release_many(r->b, (cl_uint)op.count, hs, queue, 0, NULL, &ev);
-        if (s != CLMEM_OK) {
-            r->event = ev; /* judged by check_failure */
-            return s;
-        }
-        event_done(r, ev, op);
-        for (int i = op.slot; op.kind == OP_RELEASE_MANY && i < op.slot + op.count; i++)
-            r->acquired_each[i] = false;
-        return CLMEM_OK;
-    }
-    case OP_RING_CREATE: {
-        uint32_t depth = (uint32_t)(op.count / op.batch);
-        clmem_bridge_ring_info info = {.size = sizeof info,
-                                       .frame_count = (uint32_t)op.count,
-                                       .batch_size = (uint32_t)op.batch,
-                                       .frames = r->h,
-                                       .ready = r->sems,
-                                       .done = r->sems + depth,
-                                       .queue = queue};
-        if (op.count > NSLOTS || 2 * depth > NSEMS)
-            tap_bail("%s: more frames or semaphores than a run holds", op_name(op));
-        r->ring = JUNK_RING;
-        s = clmem_bridge_ring_create(r->b, &info, &r->ring);
-        if (s == CLMEM_OK)
-            r->frames_out = r->frames_signalled = r->batches_taken = r->batches_done = 0;
-        return s;
-    }
+    case OP_RELEASE_MANY: return fault_do_handoff_op(r, op);
+    case OP_SEM_IMPORT:
+    case OP_SEM_DROP:
+    case OP_RING_CREATE:
     case OP_VK_NEXT:
-        need_host_ordering(r, op);
-        if (r->frames_out == RING_FRAMES)
-            tap_bail("a ring sequence took more than %d frames; raise RING_FRAMES", RING_FRAMES);
-        s = clmem_bridge_ring_vk_next(r->ring, op.flags, SETTLE_NS, &r->ring_frames[r->frames_out]);
-        if (s == CLMEM_OK)
-            r->frames_out++;
-        return s;
     case OP_VK_SUBMITTED:
-        need_host_ordering(r, op);
-        if (!r->frames_out)
-            tap_bail("%s before any vk_next", op_name(op));
-        ring_signal(r);
-        s = clmem_bridge_ring_vk_submitted(r->ring, &r->ring_frames[r->frames_out - 1]);
-        if (s == CLMEM_OK) /* every batch reported is published: the ring's wait on its ready[s] is submitted */
-            memset(r->sem_signalled, 0, sizeof r->sem_signalled);
-        return s;
-    case OP_CL_NEXT: {
-        cl_event ev = JUNK_EVENT;
-        need_host_ordering(r, op);
-        s = clmem_bridge_ring_cl_next(r->ring, SETTLE_NS, 0, NULL, &r->batches[r->batches_taken], &ev);
-        if (s != CLMEM_OK) {
-            r->event = ev;
-            return s;
-        }
-        r->batches_taken++;
-        event_done(r, ev, op);
-        return CLMEM_OK;
-    }
-    case OP_CL_DONE: {
-        cl_event ev = JUNK_EVENT;
-        need_host_ordering(r, op);
-        if (r->batches_done == r->batches_taken)
-            tap_bail("%s with no batch taken", op_name(op));
-        s = clmem_bridge_ring_cl_done(r->ring, &r->batches[r->batches_done], 0, NULL, &ev);
-        if (s != CLMEM_OK) {
-            r->event = ev;
-            return s;
-        }
-        r->batches_done++;
-        event_done(r, ev, op);
-        return CLMEM_OK;
-    }
-    case OP_VK_DRAIN: {
-        VkSemaphore waits[NSEMS];
-        uint32_t n = 0;
-        need_host_ordering(r, op);
-        s = clmem_bridge_ring_vk_drain(r->ring, SETTLE_NS, NSEMS, waits, &n);
-        if (s == CLMEM_OK && n != 0) {
-            problem(r, "vk_drain of a host-ordered ring gave %u semaphores to wait on, want none", n);
-            submit_waits(r, waits, n < NSEMS ? n : NSEMS);
-        }
-        return s;
-    }
-    case OP_RING_UNREF:
-        ring_drop(r);
-        return CLMEM_OK;
+    case OP_CL_NEXT:
+    case OP_CL_DONE:
+    case OP_VK_DRAIN:
+    case OP_RING_UNREF: return fault_do_ring_op(r, op);
+    case OP_VK_CREATE:
+    case OP_VK_DESTROY:
+    case OP_VK_IMAGE_CREATE:
+    case OP_VK_IMAGE_DESTROY: return fault_do_vk_op(r, op);
     }
     return CLMEM_OK;
 }
@@ -933,72 +539,6 @@ static int semaphores_used(const struct sequence *seq)
     return n;
 }
 
-/* The image sequences' VkImage: IMAGE_FORMAT (or `format`) with the
- * sequence's tiling, exportable for its path, in memory of the path's
- * properties where Vulkan has such a type for it, else any (a CPU device
- * has no device-local type; the live check falls back the same way). */
-static clmem_status image_make(struct fault_env *e, clmem_bridge *b, clmem_bridge_path path, bool optimal, VkFormat format,
-                               clmem_bridge_vk_image *out)
-{
-    VkImageTiling tiling = optimal ? VK_IMAGE_TILING_OPTIMAL : VK_IMAGE_TILING_LINEAR;
-    clmem_status s = clmem_bridge_vk_image_create(b, format, (VkExtent2D){IMAGE_W, IMAGE_H}, tiling, IMAGE_USAGE,
-                                                  path_memory_props(path), path_export_types(&e->vk, path), out);
-    if (s == CLMEM_ERR_UNSUPPORTED && path != CLMEM_BRIDGE_PATH_HOST_MAPPED)
-        s = clmem_bridge_vk_image_create(b, format, (VkExtent2D){IMAGE_W, IMAGE_H}, tiling, IMAGE_USAGE, 0,
-                                         path_export_types(&e->vk, path), out);
-    return s;
-}
-
-/* The caller's anchor on the image: its release frees the image and its
- * memory, as an application's would, and drops its bridge reference. May
- * run on a driver thread or inside clmem_bridge_finish. */
-static void image_owned_release(void *user)
-{
-    struct run *r = user;
-    clmem_bridge *b = r->o.bridge;
-
-    clmem_bridge_vk_image_destroy(b, &r->image);
-    r->o.bridge = NULL;
-    atomic_fetch_add(&r->o.released, 1);
-    clmem_bridge_unref(b);
-}
-
-/* The live check an optimal-tiling import needs, on the run's bridge, and
- * its own import finished, so that nothing of it runs inside the sequence. */
-static void image_live_check(struct fault_env *e, clmem_bridge *b)
-{
-    clmem_status s = clmem_bridge_image_live_check(b, e->optimal_format, CLMEM_BRIDGE_PATH_OPAQUE_FD, e->vk.queue,
-                                                   e->vk.queue_family, e->f.queue);
-    if (s != CLMEM_OK)
-        tap_bail("the live check of optimal-tiling %s passed on the first bridge but returned %s on a run's: %s",
-                 clmem_bridge_image_format_name(e->optimal_format), clmem_status_name(s), clmem_error_message());
-    if ((s = clmem_bridge_finish(b, SETTLE_NS)) != CLMEM_OK)
-        tap_bail("clmem_bridge_finish after the live check returned %s: %s", clmem_status_name(s),
-                 clmem_error_message());
-}
-
-static clmem_keepalive *image_owned_new(struct run *r)
-{
-    struct fault_env *e = r->e;
-    clmem_keepalive *ka;
-    clmem_status s;
-
-    memset(&r->o, 0, sizeof r->o);
-    r->o.vk = &e->vk;
-    atomic_init(&r->o.released, 0);
-    if (seq_optimal(r->seq))
-        image_live_check(e, r->b);
-    s = image_make(e, r->b, r->seq->path, seq_optimal(r->seq), seq_optimal(r->seq) ? e->optimal_format : IMAGE_FORMAT,
-                   &r->image);
-    if (s != CLMEM_OK)
-        tap_bail("clmem_bridge_vk_image_create for %s failed: %s", r->seq->name, clmem_error_message());
-    r->o.memory = r->image.memory; /* for the checks on the memory */
-    r->o.bridge = clmem_bridge_ref(r->b);
-    if (!(ka = clmem_keepalive_new(image_owned_release, r)))
-        tap_bail("clmem_keepalive_new failed");
-    return ka;
-}
-
 /* A run's resources, made with nothing armed: fresh Vulkan memory, the
  * caller's anchor on it and the probes for the imports; a VkSemaphore and
  * a counting anchor for the semaphores. */
@@ -1177,37 +717,4 @@ void fault_warm_up(struct fault_env *e, const struct fault_case *c)
     run_end(&r);
     if (r.problems[0])
         tap_bail("the warm-up run of %s failed: %s", c->seq->name, r.problems);
-}
-
-
-/* ------------------------------------------ the driver's trial imports */
-
-/* One import of plane 0 (as image_flags asks) of an image made as the
- * image sequences make theirs, on b; dropped and finished. CLMEM_OK, or
- * the failing call's status, with its message in why. */
-clmem_status fault_image_trial(struct fault_env *e, clmem_bridge *b, clmem_bridge_path path, bool optimal,
-                               VkFormat format, uint32_t image_flags, char *why, size_t why_len)
-{
-    clmem_bridge_vk_image image;
-    clmem_handle *h = NULL;
-    clmem_keepalive *ka;
-    atomic_int released;
-    clmem_status s = image_make(e, b, path, optimal, format, &image);
-
-    if (s != CLMEM_OK) {
-        snprintf(why, why_len, "clmem_bridge_vk_image_create: %s", clmem_error_message());
-        return s;
-    }
-    atomic_init(&released, 0);
-    if (!(ka = clmem_keepalive_new(count_release, &released)))
-        tap_bail("clmem_keepalive_new failed");
-    s = clmem_bridge_import_vk_image(b, &image, 0, path, ka, e->f.queue, CL_MEM_READ_WRITE, image_flags, &h);
-    if (s != CLMEM_OK)
-        snprintf(why, why_len, "clmem_bridge_import_vk_image: %s", clmem_error_message());
-    clmem_keepalive_unref(ka);
-    clmem_handle_unref(h);
-    if (clmem_bridge_finish(b, SETTLE_NS) != CLMEM_OK || atomic_load(&released) != 1)
-        tap_bail("a trial image import on the first bridge was not let go: %s", clmem_error_message());
-    clmem_bridge_vk_image_destroy(b, &image);
-    return s;
 }
