@@ -115,8 +115,11 @@ static void test_success_keeps_error(struct cl_fixture *f, cl_mem mem)
 static void test_null_handle(void)
 {
     tap_ok(clmem_handle_ref(NULL) == NULL, "clmem_handle_ref(NULL) returns NULL");
+    clmem_error_set(CLMEM_ERR_ZERO_SIZE, CLMEM_API_NONE, NULL, 0, "left here by the test");
     clmem_handle_unref(NULL);
-    tap_ok(true, "clmem_handle_unref(NULL) does nothing");
+    tap_is_int(clmem_error_status(), CLMEM_ERR_ZERO_SIZE,
+               "clmem_handle_unref(NULL) does nothing: the last error is left as it was");
+    clmem_error_clear();
     tap_ok(clmem_handle_mem(NULL) == NULL, "clmem_handle_mem(NULL) is NULL");
     tap_ok(clmem_handle_queue(NULL) == NULL, "clmem_handle_queue(NULL) is NULL");
     tap_is_int(clmem_handle_row_pitch(NULL), 0, "clmem_handle_row_pitch(NULL) is 0");

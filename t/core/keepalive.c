@@ -130,8 +130,12 @@ static void test_new_ref_unref(void)
     clmem_keepalive_unref(ka);
 
     tap_ok(clmem_keepalive_ref(NULL) == NULL, "clmem_keepalive_ref(NULL) returns NULL");
+    release_calls = 0;
+    clmem_error_set(CLMEM_ERR_ZERO_SIZE, CLMEM_API_NONE, NULL, 0, "left here by the test");
     clmem_keepalive_unref(NULL);
-    tap_ok(true, "clmem_keepalive_unref(NULL) does nothing");
+    tap_ok(release_calls == 0 && clmem_error_status() == CLMEM_ERR_ZERO_SIZE,
+           "clmem_keepalive_unref(NULL) does nothing: no release runs, the last error is left as it was");
+    clmem_error_clear();
     tap_ok(clmem__keepalive_try_ref(NULL) == NULL, "clmem__keepalive_try_ref(NULL) returns NULL");
 }
 
