@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 19's run on a machine with two identical GPUs (the device tool's
+# The two-device run on a machine with two identical GPUs (the device tool's
 # nvidia-h200-x2), in one call: build; clmem-info's devices, UUIDs and
 # pairs; clmem-bench's header with CLMEM_VK_DEVICE set to the second
 # device's index and to its UUID (the header prints both, as the names are

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* libclmem-av (issue 18): FFmpeg's own Vulkan frames into OpenCL.
+/* libclmem-av: FFmpeg's own Vulkan frames into OpenCL.
  *
  * On FFmpeg's Vulkan device (lavapipe on the CPU machines, the GPU on the
  * H200): frames pools set up by clmem_av_frames_setup() for NV12, P010,

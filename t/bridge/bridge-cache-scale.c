@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The import cache and the handoff check as they grow (issue 20): many
+/* The import cache and the handoff check as they grow: many
  * live keys that differ only in their size each hit their own import; a
  * hit's Vulkan keepalive is held once, until the import's teardown, and a
  * hit with an anchor already held allocates nothing; 8 threads importing,

@@ -31,8 +31,8 @@ static const uint64_t MS = 1000000; /* nanoseconds */
 
 /* What the unref checks assert: an unref that waited for the kernel would
  * take at least as long as the kernel is held (the gate's delay, or its
- * calibrated run time), so each must return in under half of that. The
- * issue's 1 ms is a speed target and lives in clmem-bench's (h) measure:
+ * calibrated run time), so each must return in under half of that. A
+ * 1 ms unref is a speed target and lives in clmem-bench's (h) measure:
  * as a test bound it failed CI once (1.1 ms on a loaded machine, with a
  * preemption), which says nothing about waiting. Each time is printed. */
 static double unref_limit_ms(int gate_ms, double kernel_ms)

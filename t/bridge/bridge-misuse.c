@@ -86,7 +86,7 @@ static void handle_as_bridge(void)
     clmem_bridge_unref((clmem_bridge *)h);
 }
 
-/* The case: a handle the bridge made, dropped twice. */
+/* A handle the bridge made, dropped twice. */
 static void bridge_handle_unref_twice(void)
 {
     struct setup s;

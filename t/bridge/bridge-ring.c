@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Frames in flight (issue 10), on one thread:
+/* Frames in flight, on one thread:
  *  - clmem_bridge_acquire_many / release_many: count 0, a NULL entry,
  *    handles of another bridge, an already acquired handle in the list
  *    (the call fails and nothing changes: no state, nothing enqueued),

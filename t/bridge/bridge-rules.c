@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The rules clmem-bridge.h and clmem.h state, each checked against what the
- * library does, so that the header and the code cannot part ways
- * (issue 16). One section per rule, named by the header paragraph it
- * checks:
+ * library does, so that the header and the code cannot part ways. One
+ * section per rule, named by the header paragraph it checks:
  *  - clmem_bridge_finish(): imports made with a NULL keepalive are waited
  *    for too; after CLMEM_OK their cl_mem is destroyed;
  *  - clmem_bridge_unref(): the last reference dropped before finish, with
@@ -432,7 +431,8 @@ static void check_error_order(clmem_bridge *b, struct vkctx *vk, struct cl_fixtu
     foreign = v.memory;
     foreign.device = (VkDevice)(uintptr_t)0x10; /* another VkDevice: compared, never called */
 
-    /* Step 3 before step 4: the issue's case. */
+    /* Step 3 before step 4: a format with no optimal tiling on this bridge,
+     * with another context's queue (docs/bad-input.md, row 65). */
     s = clmem_bridge_image_live_check(b, VK_FORMAT_R8_UNORM, CLMEM_BRIDGE_PATH_BEST, vk->queue, vk->queue_family,
                                       other->queue);
     tap_ok(s == CLMEM_ERR_CONTEXT_MISMATCH,

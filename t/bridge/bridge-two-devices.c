@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Two devices in one process (issue 19): the case that breaks choosing a
+/* Two devices in one process: the case that breaks choosing a
  * device by name is two identical GPUs, so every claim is proven by UUID.
  *  - each Vulkan device pairs with the OpenCL device of its own deviceUUID,
  *    not another one of the same name;

@@ -65,9 +65,9 @@ void bridge_test_open(struct bridge_test *t, const char *name, unsigned watchdog
  * releases its own OpenCL objects (kernels, queues) first. */
 void bridge_test_close(struct bridge_test *t);
 
-/* clmem_bridge_finish(b, 10 s): what a test calls where it used to expect
- * the Vulkan anchor to drop inside the last clmem_handle_unref. Returns its
- * status (the message is in clmem_error_message()). */
+/* clmem_bridge_finish(b, 10 s): what a test calls before it checks that
+ * the Vulkan anchor dropped (the last clmem_handle_unref starts the
+ * import's teardown; finish waits for it). Returns its status (the message is in clmem_error_message()). */
 clmem_status bridge_settle(clmem_bridge *b);
 
 /* A UUID as 32 lower-case hex digits, and whether a message names it: in

@@ -9,8 +9,8 @@
 # the list a reviewer reads. The lists are read from the .sym files at run
 # time, so a new symbol needs no edit here.
 #
-# Also: the two anchor operations that left libclmem's ABI in 0.2
-# (clmem_keepalive_try_ref and clmem_keepalive_user_data, now inline in
+# Also: the two anchor operations libclmem exported before 0.2
+# (clmem_keepalive_try_ref and clmem_keepalive_user_data, inline in
 # lib/keepalive-private.h for the bridge) are not exported, nor is 0.1's
 # spelling clmem_handle_keep_alive. The exact-match point would catch them
 # only while the .sym file is right; this one holds even if someone puts

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # No tracked file is a build output. A libtool wrapper script or an object
 # committed by mistake is found by a later build in place of what it should
-# have built (issue 12: a stale examples/bridge-example ran in a build
-# without the bridge). Checks what git tracks, so it needs a git checkout;
+# have built (a tracked examples/bridge-example wrapper would run in a
+# build without the bridge). Checks what git tracks, so it needs a git checkout;
 # a release tarball has no history to check and skips. (The bracketed
 # letters keep the patterns from matching this file.)
 : "${top_srcdir:=.}"
