@@ -67,7 +67,8 @@ void bridge_test_close(struct bridge_test *t);
 
 /* clmem_bridge_finish(b, 10 s): what a test calls before it checks that
  * the Vulkan anchor dropped (the last clmem_handle_unref starts the
- * import's teardown; finish waits for it). Returns its status (the message is in clmem_error_message()). */
+ * import's teardown; finish waits for it). Returns its status (the
+ * message is in clmem_error_message()). */
 clmem_status bridge_settle(clmem_bridge *b);
 
 /* A UUID as 32 lower-case hex digits, and whether a message names it: in
