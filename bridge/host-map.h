@@ -6,7 +6,7 @@
  * This is the one table that is not the bridge's own: Vulkan's rule is per
  * VkDeviceMemory, and two bridges of one VkDevice (two cl_contexts) may
  * import the same memory; a table per bridge mapped it twice (the
- * validation layer's VUID-vkMapMemory-memory-00678, t/bridge-object). The
+ * validation layer's VUID-vkMapMemory-memory-00678, t/bridge/bridge-object). The
  * map and unmap calls are the importing bridge's (its vkfn table). */
 #ifndef CLMEM_HOST_MAP_H
 #define CLMEM_HOST_MAP_H

@@ -37,7 +37,7 @@ void clmem__import_get(struct bridge_import *rec)
 /* The last of the record: its driver objects go, then the bridge's count
  * of teardowns drops, so that clmem_bridge_finish returns only once no
  * callback of this import is still due and nothing of it holds the
- * context (t/bridge-errors counts the context's references after it). */
+ * context (t/bridge/bridge-errors counts the context's references after it). */
 static void record_free(struct bridge_import *rec)
 {
     clmem_bridge *b = rec->bridge;
@@ -82,7 +82,7 @@ static void after_destroyed(struct bridge_import *rec)
  * parent and, where it is another object, the cl_mem the handles carry (a
  * sub-buffer or an image made from the buffer). NVIDIA runs destructor
  * callbacks on its own thread in no promised order: the parent's callback
- * was seen before the sub-buffer's (t/fault-injection on the H200, a
+ * was seen before the sub-buffer's (t/fault/fault-injection on the H200, a
  * keepalive dropped before the handles' cl_mem was destroyed), so one
  * callback alone does not say the handles' object is gone. */
 static void CL_CALLBACK on_destroyed(cl_mem mem, void *user)
@@ -183,7 +183,7 @@ static bool event_done(cl_event ev)
  * NVIDIA's clEnqueueReleaseExternalMemObjectsKHR blocks the calling
  * thread while earlier commands on the queue wait on a user event (the
  * last unref took 100 ms and 3000 ms with a kernel gated that long:
- * t/bridge-lifetime on the H200), and on an idle queue it returns at once.
+ * t/bridge/bridge-lifetime on the H200), and on an idle queue it returns at once.
  * Runs on the acquiring queue's marker callback or in
  * clmem_bridge_finish, whichever sees the marker complete first; the
  * release's event then counts as the chain's marker. may_block is false
@@ -199,7 +199,7 @@ static void hand_back(struct bridge_import *rec, bool may_block)
      * cl_mem is never destroyed on NVIDIA. Never with a clFinish first:
      * this usually runs in an event callback, where the spec leaves
      * blocking calls undefined, and PoCL's queue stopped for good there
-     * (t/fakefd-fault-injection); the marker that started the hand-back
+     * (t/fault/fakefd-fault-injection); the marker that started the hand-back
      * has completed anyway, so the queue has nothing before it to drain. */
     if (clmem__import_release_on(rec, rec->acquired_on, 0, NULL, &rel) != CLMEM_OK)
         clmem__import_release_on(rec, rec->acquired_on, 0, NULL, &rel);
@@ -304,14 +304,14 @@ void clmem__import_anchor_release(void *user)
      * markers are ready, clmem_bridge_finish on another thread may complete
      * the teardown by polling (which does not wait for the start's count)
      * and free the record before the start's marker_done (TSan,
-     * t/bridge-threads: a use after free). */
+     * t/bridge/bridge-threads: a use after free). */
     clmem__import_get(rec);
     rec->hand_back = atomic_load(&rec->acquired);
     atomic_store(&rec->markers_pending, rec->hand_back ? 2u : 1u);
     /* What must run before the cl_mem goes stays on the caller's thread,
      * in the caller's order: the host-mapped path's unmap (the fd paths
      * have none) is enqueued before the caller's next command, as before
-     * the teardown thread. On the H200 t/fakefd-bridge-stress crashed once
+     * the teardown thread. On the H200 t/bridge/fakefd-bridge-stress crashed once
      * in four runs with it on the thread, where the next cycle's
      * clCreateBuffer on the same host memory could come before it (the
      * cause was not pinned down; 5 runs of 5 passed with it here). */

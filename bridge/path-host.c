@@ -39,7 +39,7 @@ static bool end_mapped(const void *base, uint64_t bytes)
 /* The buffer covers the range alone, not the allocation: on a device that
  * copies (NVIDIA), a map of the whole allocation would copy its stale view
  * over ranges that other imports handed back meanwhile (found by
- * t/bridge-threads on the H200). */
+ * t/bridge/bridge-threads on the H200). */
 static clmem_status import_host(struct bridge_import *rec, const struct import_request *req)
 {
     clmem_bridge *b = rec->bridge;
@@ -93,7 +93,7 @@ fail:
 /* Unmap OpenCL's map, after `wait` and after the map itself: a release's
  * map is enqueued without blocking, maybe on another queue, and an unmap
  * that ran first would leave the map to write into freed state (PoCL
- * crashed so in t/bridge-lifetime). */
+ * crashed so in t/bridge/bridge-lifetime). */
 static cl_int unmap_after_map(struct bridge_import *rec, cl_command_queue queue, cl_uint n, const cl_event *wait,
                               cl_event *event_out)
 {

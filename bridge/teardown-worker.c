@@ -69,7 +69,7 @@ static bool start_thread(void)
  * parent's. The child makes the lock and the condition variable anew: the
  * parent's thread, idle, was waiting on `wake`, and the child's copy would
  * still count that waiter, which does not exist there (glibc then lost the
- * child's third wake-up and hung in the fourth signal: t/teardown-worker). */
+ * child's third wake-up and hung in the fourth signal: t/bridge/teardown-worker). */
 static void before_fork(void) { pthread_mutex_lock(&lock); }
 static void after_fork_parent(void) { pthread_mutex_unlock(&lock); }
 static void after_fork_child(void)

@@ -23,7 +23,7 @@ struct bridge_import;
 
 /* Make the thread now if it is not there yet, so that the first last
  * unref does not pay for making it (under valgrind that took 38 ms of the
- * unref's CPU: t/bridge-lifetime). Best effort: where it cannot be made,
+ * unref's CPU: t/bridge/bridge-lifetime). Best effort: where it cannot be made,
  * the first hand-over tries again. */
 void clmem__teardown_worker_start(void);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal: the conversation's rules for one side, kept apart from the
- * sockets and the devices so that the fuzz harness (t/fuzz-ipc.c) can drive
+ * sockets and the devices so that the fuzz harness (t/ipc/fuzz-ipc.c) can drive
  * them with any bytes. clmem__ipc_proto_receive() decides whether a parsed
  * message may come now, from this peer, with these values; only then does
  * the caller act on it. It owns every fd that arrives: an fd is either kept

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal: marks the definitions that form the public ABI. Everything else
  * is hidden (-fvisibility=hidden); the version script (clmem.sym) is the
- * second guard, and t/exported-symbols checks that the two agree.
+ * second guard, and t/tree/exported-symbols checks that the two agree.
  *
  * Internal functions shared between files are named clmem__*: visibility
  * does not apply to the static archives, so even there every global name

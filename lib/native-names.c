@@ -4,7 +4,7 @@
  * says "VK_ERROR_FORMAT_NOT_SUPPORTED (-11)" and not "Vulkan code -11".
  * The Vulkan values are written out: libclmem never includes
  * <vulkan/vulkan.h> (a core-only build has none), and VkResult values
- * never change once published. t/error-message checks the table against
+ * never change once published. t/core/error-message checks the table against
  * the Vulkan headers where they are installed. */
 #include "config.h"
 #include "clmem.h" /* <CL/cl.h>, for OpenCL 3.0 */

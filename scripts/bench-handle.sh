@@ -15,7 +15,7 @@ WRAPS=1000
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/clmem-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT HUP INT TERM
 
-# t/bench-handle is a libtool wrapper script; --mode=execute runs
+# tools/bench-handle is a libtool wrapper script; --mode=execute runs
 # valgrind on the real binary with the uninstalled library.
 run() {
     "$builddir/libtool" --mode=execute "$@"
@@ -23,14 +23,14 @@ run() {
 
 # Total instructions (Ir) of one callgrind run: the out-file's summary line.
 callgrind_ir() {
-    run valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1" "$builddir/t/bench-handle" --pairs "$1" \
+    run valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1" "$builddir/tools/bench-handle" --pairs "$1" \
         >/dev/null 2>"$tmp/cg.$1.log"
     sed -n 's/^summary: *//p' "$tmp/cg.$1"
 }
 
 # Heap allocations of one memcheck run: "total heap usage: N allocs, ...".
 memcheck_allocs() {
-    run valgrind --tool=memcheck "$builddir/t/bench-handle" --wraps "$1" >/dev/null 2>"$tmp/mc.$1.log"
+    run valgrind --tool=memcheck "$builddir/tools/bench-handle" --wraps "$1" >/dev/null 2>"$tmp/mc.$1.log"
     sed -n 's/.*total heap usage: \([0-9,]*\) allocs.*/\1/p' "$tmp/mc.$1.log" | tr -d ,
 }
 

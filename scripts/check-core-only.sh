@@ -4,10 +4,11 @@
 # it: configure --disable-bridge in a build directory of its own
 # (build-core/, ignored by git), then the whole `make check` and
 # `make distcheck`. Nothing of the bridge may be needed and no bridge build
-# output may be picked up (issue 12: a stale bridge-example wrapper was).
+# output may be picked up (a bridge-example wrapper left by an earlier
+# build with the bridge, for one).
 #
 # Usage: scripts/check-core-only.sh   (a failing step exits non-zero; the
-# test logs are in build-core/t/*.log and build-core/test-suite.log)
+# test logs are in build-core/t/*/*.log and build-core/test-suite.log)
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The careless program of t/bridge-device-finish, run N times (default 20):
+# The careless program of t/bridge/bridge-device-finish, run N times (default 20):
 # a kernel held back by a user event that opens 1.5 s later; the bridge
 # dropped first, then the last handle while the kernel is pending and the
 # memory acquired; the queue and context released;
@@ -10,12 +10,12 @@
 # check counts against it.
 #
 # Usage: scripts/check-device-finish.sh [N] [BUILDDIR]   (after make check
-# built t/bridge-device-finish; default BUILDDIR .)
+# built t/bridge/bridge-device-finish; default BUILDDIR .)
 set -u
 runs=${1:-20}
 builddir=${2:-.}
-test=$builddir/t/bridge-device-finish
-test -x "$test" || { echo "$test is not built: run make check (or make t/bridge-device-finish) first" >&2; exit 2; }
+test=$builddir/t/bridge/bridge-device-finish
+test -x "$test" || { echo "$test is not built: run make check (or make t/bridge/bridge-device-finish) first" >&2; exit 2; }
 
 good=0 crashed=0 failed=0 i=1
 while [ "$i" -le "$runs" ]; do

@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Fuzz clmem_handle_wrap, clmem_handle_wrap_checked and
-# clmem_bridge_import_fd with libFuzzer (t/fuzz-wrap.c), with ASan and UBSan,
+# clmem_bridge_import_fd with libFuzzer (t/core/fuzz-wrap.c), with ASan and UBSan,
 # for FUZZ_SECONDS (default 60) seconds; then, where libclmem-ipc is built,
-# what a cross-process peer sends (t/fuzz-ipc.c: libclmem-ipc's parser and
+# what a cross-process peer sends (t/ipc/fuzz-ipc.c: libclmem-ipc's parser and
 # rules of conversation) for IPC_FUZZ_SECONDS (default FUZZ_SECONDS).
 #
 # Usage: scripts/check-fuzz.sh [extra libFuzzer arguments]
@@ -42,8 +42,8 @@ if ! test -f "$build/Makefile"; then
 fi
 cd "$build"
 make -j"$jobs" libclmem.la libclmem-bridge.la >make.out 2>&1 || { echo "build failed: $build/make.out" >&2; exit 1; }
-clang $flags -fsanitize=fuzzer -I"$src/include" -I"$src/vkctx" -I"$build" $(pkg-config --cflags vulkan OpenCL 2>/dev/null) \
-    -o fuzz-wrap "$src/t/fuzz-wrap.c" "$src/vkctx/vkctx.c" "$src/vkctx/vkctx-commands.c" .libs/libclmem-bridge.a .libs/libclmem.a \
+clang $flags -fsanitize=fuzzer -I"$src/include" -I"$src/tools/vkctx" -I"$build" $(pkg-config --cflags vulkan OpenCL 2>/dev/null) \
+    -o fuzz-wrap "$src/t/core/fuzz-wrap.c" "$src/tools/vkctx/vkctx.c" "$src/tools/vkctx/vkctx-commands.c" .libs/libclmem-bridge.a .libs/libclmem.a \
     $(pkg-config --libs vulkan OpenCL 2>/dev/null || echo -lvulkan -lOpenCL) -pthread
 
 mkdir -p corpus
@@ -52,7 +52,7 @@ mkdir -p corpus
 # scripts/check-sanitizers.sh (gcc or clang, the same LeakSanitizer DTLS
 # crash with glibc 2.36; stacks through the drivers' frames).
 ASAN_OPTIONS=${ASAN_OPTIONS:-intercept_tls_get_addr=0:fast_unwind_on_malloc=0}
-LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$top/t/lsan.supp}
+LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$top/t/data/lsan.supp}
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 echo "fuzzing for $seconds s (corpus: $build/corpus)"
@@ -73,7 +73,7 @@ if ! grep -q '^IPC_BUILT = yes$' Makefile; then
     exit 0
 fi
 clang $flags -fsanitize=fuzzer -I"$src/include" -I"$src/lib" -I"$src/ipc" -I"$build" \
-    $(pkg-config --cflags vulkan OpenCL 2>/dev/null) -o fuzz-ipc "$src/t/fuzz-ipc.c" "$src/ipc/wire.c" \
+    $(pkg-config --cflags vulkan OpenCL 2>/dev/null) -o fuzz-ipc "$src/t/ipc/fuzz-ipc.c" "$src/ipc/wire.c" \
     "$src/ipc/proto.c" .libs/libclmem-bridge.a .libs/libclmem.a \
     $(pkg-config --libs vulkan OpenCL 2>/dev/null || echo -lvulkan -lOpenCL) -pthread
 mkdir -p corpus-ipc

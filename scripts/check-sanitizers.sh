@@ -6,33 +6,33 @@
 #   asan  gcc, AddressSanitizer + UndefinedBehaviorSanitizer (no recovery:
 #         the first report ends the test), LeakSanitizer at exit: the whole
 #         `make check`.
-#   tsan  clang, ThreadSanitizer: the threaded tests (t/threads,
-#         t/teardown-worker: hand-overs to the teardown thread from 8
-#         threads, t/bridge-cache, t/bridge-cache-scale: 8 threads on keys that
+#   tsan  clang, ThreadSanitizer: the threaded tests (t/core/threads,
+#         t/bridge/teardown-worker: hand-overs to the teardown thread from 8
+#         threads, t/bridge/bridge-cache, t/bridge/bridge-cache-scale: 8 threads on keys that
 #         share the cache's shards while their buckets grow,
-#         t/bridge-threads: 8 threads importing, dropping
-#         and calling clmem_bridge_finish on one bridge, t/bridge-ring-threads:
+#         t/bridge/bridge-threads: 8 threads importing, dropping
+#         and calling clmem_bridge_finish on one bridge, t/bridge/bridge-ring-threads:
 #         a ring's producer and consumer on two threads) and
-#         t/fault-injection, whose teardowns finish on driver threads
+#         t/fault/fault-injection, whose teardowns finish on driver threads
 #         (marker and destructor callbacks) and in clmem_bridge_finish,
-#         through every fallback path; t/fault-injection again on the
-#         fd path (t/fakefd-fault-injection: sub-buffers, destroyed late from
-#         the stand-in's own thread); t/bridge-device-finish, whose
+#         through every fallback path; t/fault/fault-injection again on the
+#         fd path (t/fault/fakefd-fault-injection: sub-buffers, destroyed late from
+#         the stand-in's own thread); t/bridge/bridge-device-finish, whose
 #         careless program finishes a device from the main thread while
 #         the teardown completes on PoCL's and a gate thread opens late;
-#         and, where libclmem-ipc is built, t/ipc-loopback (a producer
+#         and, where libclmem-ipc is built, t/ipc/ipc-loopback (a producer
 #         thread, the consumer's release thread, frames dropped on a third)
-#         and t/xproc (the two examples as two processes, themselves built
+#         and t/ipc/xproc (the two examples as two processes, themselves built
 #         with TSan here, killed mid-frame).
 #
 # Usage: scripts/check-sanitizers.sh [asan|tsan|all]   (default: all)
 # A report makes its test fail (a non-zero exit status, which the TAP
 # driver reports as ERROR), so the script exits non-zero; the report is in
-# build-*/t/<test>.log. To start a build directory afresh: rm -rf build-asan.
+# build-*/t/<room>/<test>.log. To start a build directory afresh: rm -rf build-asan.
 #
 # The suppression files hide what the drivers (the OpenCL ICD loader, PoCL
 # and its LLVM, Mesa's lavapipe, the Vulkan loader and validation layer) do
-# on their own, and nothing of clmem's: t/lsan.supp, t/tsan.supp; each entry
+# on their own, and nothing of clmem's: t/data/lsan.supp, t/data/tsan.supp; each entry
 # says what it hides and why it is not ours.
 set -eu
 
@@ -64,7 +64,7 @@ run_asan() {
     flags='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all'
     configure_in "$top/build-asan" CC=gcc CXX=g++ CFLAGS="$flags" CXXFLAGS="$flags" \
         LDFLAGS='-fsanitize=address,undefined'
-    # detect_leaks: LeakSanitizer at exit, with t/lsan.supp for what is not
+    # detect_leaks: LeakSanitizer at exit, with t/data/lsan.supp for what is not
     # clmem's. intercept_tls_get_addr=0: gcc 12's LeakSanitizer follows
     # glibc's dynamic TLS (the blocks of dlopen()ed libraries: the ICD
     # loader opens PoCL, the Vulkan loader lavapipe) and, with glibc 2.36,
@@ -77,16 +77,16 @@ run_asan() {
     # leaking a driver object too). abort_on_error=0 and exitcode: a report
     # is a non-zero exit, not a core dump.
     ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0:fast_unwind_on_malloc=0:halt_on_error=1:abort_on_error=0:exitcode=86:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1
-    LSAN_OPTIONS=suppressions=$top/t/lsan.supp:print_suppressions=0:exitcode=87
+    LSAN_OPTIONS=suppressions=$top/t/data/lsan.supp:print_suppressions=0:exitcode=87
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=88
     export ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
-    CLMEM_TEST_INSTRUMENTED=asan # t/tap.h: wall-clock bounds of instrumented builds
+    CLMEM_TEST_INSTRUMENTED=asan # t/lib/tap.h: wall-clock bounds of instrumented builds
     export CLMEM_TEST_INSTRUMENTED
     start=$(date +%s)
     if (cd "$top/build-asan" && make -j"$jobs" >make.out 2>&1 && make -j"$jobs" check); then
         echo "asan: make check passed under ASan+UBSan+LSan in $(($(date +%s) - start)) s"
     else
-        echo "asan: FAILED (reports in build-asan/t/*.log; build output in build-asan/make.out)" >&2
+        echo "asan: FAILED (reports in build-asan/t/*/*.log; build output in build-asan/make.out)" >&2
         status=1
     fi
     unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS CLMEM_TEST_INSTRUMENTED
@@ -98,8 +98,8 @@ run_tsan() {
         LDFLAGS='-fsanitize=thread'
     # halt_on_error=0: one run lists every race; exitcode: any report at
     # all makes the test exit non-zero. The drivers' own races are in
-    # t/tsan.supp; clmem's frames are never suppressed.
-    TSAN_OPTIONS="suppressions=$top/t/tsan.supp halt_on_error=0 exitcode=66 second_deadlock_stack=1 history_size=4"
+    # t/data/tsan.supp; clmem's frames are never suppressed.
+    TSAN_OPTIONS="suppressions=$top/t/data/tsan.supp halt_on_error=0 exitcode=66 second_deadlock_stack=1 history_size=4"
     # CLMEM_VALIDATION=0: no Khronos validation layer here. It is a big
     # uninstrumented C++ library with threads of its own, and TSan reports a
     # lock-order inversion among its own mutexes (every frame in
@@ -112,16 +112,16 @@ run_tsan() {
     CLMEM_TEST_INSTRUMENTED=tsan
     ipc_tests=
     if grep -q '^IPC_BUILT = yes$' "$top/build-tsan/Makefile"; then
-        ipc_tests='t/ipc-loopback t/xproc'
+        ipc_tests='t/ipc/ipc-loopback t/ipc/xproc'
     fi
     export TSAN_OPTIONS CLMEM_VALIDATION CLMEM_TEST_INSTRUMENTED
     start=$(date +%s)
     if (cd "$top/build-tsan" && make -j"$jobs" >make.out 2>&1 &&
-        make -j"$jobs" check TESTS="t/threads t/teardown-worker t/bridge-cache t/bridge-cache-scale t/bridge-threads t/bridge-ring-threads t/fault-injection
-            t/fakefd-fault-injection t/bridge-device-finish $ipc_tests"); then
+        make -j"$jobs" check TESTS="t/core/threads t/bridge/teardown-worker t/bridge/bridge-cache t/bridge/bridge-cache-scale t/bridge/bridge-threads t/bridge/bridge-ring-threads t/fault/fault-injection
+            t/fault/fakefd-fault-injection t/bridge/bridge-device-finish $ipc_tests"); then
         echo "tsan: the threaded tests passed under ThreadSanitizer in $(($(date +%s) - start)) s"
     else
-        echo "tsan: FAILED (reports in build-tsan/t/*.log; build output in build-tsan/make.out)" >&2
+        echo "tsan: FAILED (reports in build-tsan/t/*/*.log; build output in build-tsan/make.out)" >&2
         status=1
     fi
     unset TSAN_OPTIONS CLMEM_VALIDATION

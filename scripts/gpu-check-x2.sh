@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Issue 19's run on a machine with two identical GPUs (the device tool's
+# The two-device run on a machine with two identical GPUs (the device tool's
 # nvidia-h200-x2), in one call: build; clmem-info's devices, UUIDs and
 # pairs; clmem-bench's header with CLMEM_VK_DEVICE set to the second
 # device's index and to its UUID (the header prints both, as the names are
-# the same); t/bridge-two-devices; then make check with CLMEM_VK_DEVICE set
+# the same); t/bridge/bridge-two-devices; then make check with CLMEM_VK_DEVICE set
 # to the second device. Logs in one tarball under $OUT.
 #
 # Usage there:  . .device/setup.sh && sh scripts/gpu-check-x2.sh [DEV]
@@ -15,13 +15,13 @@ out=${OUT:-/tmp/out}
 dev=${1:-1}
 jobs=$(nproc)
 mkdir -p "$out"
-pack() { tar -czf "$out/x2-logs.tgz" t/*.log test-suite.log configure.out make.out check.out info.out 2>/dev/null; }
+pack() { tar -czf "$out/x2-logs.tgz" t/*/*.log test-suite.log configure.out make.out check.out info.out 2>/dev/null; }
 trap pack EXIT
 autoreconf -fi >/dev/null 2>&1 && ./configure --enable-werror >configure.out 2>&1 || { tail -30 configure.out; exit 1; }
 # The test is a check program: built here so that it can run before make
 # check. In a second make: automake's `all` recurses into another make,
 # which raced this one's other target over the same objects.
-{ make -j"$jobs" && make -j"$jobs" t/bridge-two-devices; } >make.out 2>&1 ||
+{ make -j"$jobs" && make -j"$jobs" t/bridge/bridge-two-devices; } >make.out 2>&1 ||
     { grep -E "error:|warning:|\*\*\*|cannot" make.out | head -40; exit 1; }
 ./tools/clmem-info >info.out 2>&1
 echo "== clmem-info: devices, UUIDs, pairs, paths"
@@ -32,8 +32,8 @@ for sel in "$dev" "$uuid"; do
     CLMEM_VK_DEVICE=$sel timeout 120 ./tools/clmem-bench --quick --scaling-only 2>&1 |
         grep -E "^# (Vulkan|  device|OpenCL|  chosen|path)" | cut -c1-200
 done
-echo "== t/bridge-two-devices"
-./t/bridge-two-devices >two-devices.out 2>&1
+echo "== t/bridge/bridge-two-devices"
+./t/bridge/bridge-two-devices >two-devices.out 2>&1
 echo "exit $?"
 grep -vE "^ok" two-devices.out | head -40
 grep -cE "^ok" two-devices.out

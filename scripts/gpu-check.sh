@@ -26,7 +26,7 @@ fi
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 jobs=$(nproc)
-pack() { tar -czf "$out/logs.tgz" t/*.log test-suite.log configure.out make.out check.out bench.out 2>/dev/null; }
+pack() { tar -czf "$out/logs.tgz" t/*/*.log test-suite.log configure.out make.out check.out bench.out 2>/dev/null; }
 trap pack EXIT
 echo "== $(date -u +%T) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 autoreconf -fi >/dev/null 2>&1 && ./configure --enable-werror >configure.out 2>&1 || { tail -30 configure.out; exit 1; }
@@ -36,7 +36,7 @@ echo "== $(date -u +%T) configured"
 grep -E "^ +(libclmem-bridge|CLBlast|clFFT):" configure.out
 make -j"$jobs" >make.out 2>&1 || { grep -E "error|warning" make.out | head -40; exit 1; }
 echo "== $(date -u +%T) built"
-rm -f t/*.log t/*.trs test-suite.log # a copy of an earlier run's logs would pass for this one's
+rm -f t/*/*.log t/*/*.trs test-suite.log # a copy of an earlier run's logs would pass for this one's
 if [ $# -gt 0 ]; then
     timeout "${CHECK_SECONDS:-480}" make -j"$jobs" check TESTS="$*" >check.out 2>&1
 else
@@ -45,7 +45,7 @@ fi
 echo "== $(date -u +%T) make check exit $?"
 grep -E "^# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):" check.out
 grep -hE "^(FAIL|ERROR|XPASS):" check.out
-for f in t/*.log; do [ -f "${f%.log}.trs" ] || echo "unfinished: $f: $(tail -2 "$f" | tr '\n' ' ')"; done
+for f in t/*/*.log; do [ -f "${f%.log}.trs" ] || echo "unfinished: $f: $(tail -2 "$f" | tr '\n' ' ')"; done
 echo "== skips"; grep -h "^SKIP:" check.out | cut -c1-200 | head -60
 echo "== clmem-info"; ./tools/clmem-info 2>&1 | head -80
 if [ -z "${NO_BENCH:-}" ]; then

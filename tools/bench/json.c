@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* clmem-bench --json: the run as one JSON object (the keys: clmem-bench(1),
- * JSON OUTPUT; t/clmem-bench.sh checks them against the output). The rows
+ * JSON OUTPUT; t/tools/clmem-bench.sh checks them against the output). The rows
  * are the CSV's, with the letter of their measure. */
 #include "bench.h"
 #include "output.h"

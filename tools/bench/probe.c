@@ -64,7 +64,7 @@ void setup(struct bench *b, const struct options *o)
     cl_device_type type = 0;
     cl_int err;
 
-    /* The validation layer (vkctx/vkctx.c turns it on when installed) slows
+    /* The validation layer (tools/vkctx/vkctx.c turns it on when installed) slows
      * every Vulkan call; a benchmark runs without it unless asked. */
     if (!o->validate)
         setenv("CLMEM_VALIDATION", "0", 1);

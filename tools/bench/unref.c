@@ -13,7 +13,7 @@
  *   second queue's (last) while the kernel waits; then open the gate and
  *   clmem_bridge_finish, untimed.
  * The target, set on the H200: each unref under 1 ms (the maximum of the
- * reps). It lives here, not in t/bridge-lifetime, because a wall-clock
+ * reps). It lives here, not in t/bridge/bridge-lifetime, because a wall-clock
  * bound in a test fails on a loaded machine (it did, in CI: 1.1 ms with one
  * preemption); the test asserts that the unref does not wait for the
  * kernel. */

@@ -71,7 +71,7 @@ VkCommandBuffer begin_commands_in(struct bench *b, VkCommandPool pool)
     return cb;
 }
 
-/* The same barrier as vkctx/vkctx-commands.c: transfer writes made
+/* The same barrier as tools/vkctx/vkctx-commands.c: transfer writes made
  * visible to the host and to whatever reads the memory next. */
 void end_commands(VkCommandBuffer cb)
 {

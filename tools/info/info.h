@@ -36,7 +36,7 @@
 
 #define MAX_PLATFORMS 16
 #define MAX_CL_DEVICES 64
-#define MAX_VK_DEVICES 16 /* vkctx/vkctx.c looks at no more than 16 */
+#define MAX_VK_DEVICES 16 /* tools/vkctx/vkctx.c looks at no more than 16 */
 #define MAX_HANDLE_TYPES 32
 #define TEXT 2560         /* clmem_error_message() is at most 2367 bytes (clmem.h), plus our prefix */
 #define DEFAULT_SIZE (1u << 20)

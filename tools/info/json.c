@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* clmem-info --json: the report as JSON (the keys: clmem-info(1), JSON
- * OUTPUT; t/clmem-info-json.sh checks them). */
+ * OUTPUT; t/tools/clmem-info-json.sh checks them). */
 #include "config.h"
 
 #include "info.h"

@@ -13,7 +13,7 @@
  * a small linear image written by Vulkan, each plane read back by OpenCL
  * through its row pitch (and through an image2d view where the device makes
  * them), and optimal tiling by the bridge's own live check. CLMEM_VK_DEVICE
- * (an index, a deviceUUID or a name: vkctx/vkctx.h) limits the checks to
+ * (an index, a deviceUUID or a name: tools/vkctx/vkctx.h) limits the checks to
  * the one Vulkan device it names.
  *
  * Everything is gathered first and printed at the end, as text or (--json)
@@ -48,7 +48,7 @@ int main(int argc, char **argv)
         return status < 0 ? 0 : status;
     }
     /* With --json stdout must hold JSON only, but the validation messenger
-     * in vkctx/vkctx.c and some drivers print to stdout while the checks
+     * in tools/vkctx/vkctx.c and some drivers print to stdout while the checks
      * run: send fd 1 to stderr until the report is written. */
     if (json) {
         fflush(stdout);

@@ -95,7 +95,7 @@ void run_vulkan(struct report *r)
     if (n > MAX_VK_DEVICES)
         n = MAX_VK_DEVICES;
     last = n - 1;
-    /* CLMEM_VK_DEVICE (index, deviceUUID or name: vkctx/vkctx.h) limits
+    /* CLMEM_VK_DEVICE (index, deviceUUID or name: tools/vkctx/vkctx.h) limits
      * the checks to that one device; naming none is a failure. */
     if (want && *want) {
         r->vk_total = n;
