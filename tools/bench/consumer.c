@@ -336,7 +336,7 @@ static void run_teardown(struct bench *b, struct consumer_run *r)
  * included; one product per rep: batch 1), and the target at 4096^2. */
 static void record_consumer(struct bench *b)
 {
-    struct target_spec spec = {"i", "consumer_sgemm_4096x4096", 0, "zero-copy within 2 % of the floor at 4096^2"};
+    struct target_spec spec = {"i", "consumer_sgemm_4096x4096", 0, "zero-copy within 2 % of the floor at 4096^2", true};
     const struct consumer_result *at = NULL;
     char sizes[64] = "";
 
@@ -359,7 +359,7 @@ static void record_consumer(struct bench *b)
         const struct paired *p = &results[i].lib;
         char measure[64];
         struct target_spec lib_spec = {"i", measure, (uint64_t)results[i].n * results[i].pitch,
-                                       "zero-copy minus raw at most 2 us a rep"};
+                                       "zero-copy minus raw at most 2 us a rep", true};
         snprintf(measure, sizeof measure, "consumer_overhead_%ux%u", results[i].n, results[i].n);
         record_paired_row("i", lib_spec.x, measure, p, 1);
         if (p->have)

@@ -569,7 +569,7 @@ static void record_ffmpeg_frames(struct bench *b)
         snprintf(why, sizeof why, "the frames here are smaller; the target is at %dx%d", goal[g].width,
                  goal[g].height);
         for (int k = 0; k < (g == 0 ? 3 : 2); k++) {
-            struct target_spec spec = {"j", measure[g], bytes, text[g][k]};
+            struct target_spec spec = {"j", measure[g], bytes, text[g][k], true};
             if (!at) {
                 targets[nt++] = record_target(b, &spec, false, why, 0, 0, VERDICT_NOT_REACHED);
                 continue;

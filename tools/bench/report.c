@@ -67,7 +67,7 @@ void print_import_overhead(const struct size_result *res, int n)
     char sz[32], v[512];
 
     printf("\nImport overhead: clmem - raw within each rep (paired), median with its 95%% interval;\n"
-           "target (H200): at most %.0f us or %.0f %% of the raw import (met: the whole interval is within it;\n"
+           "target (any GPU): at most %.0f us or %.0f %% of the raw import (met: the whole interval is within it;\n"
            "missed: all of it is above)\n",
            IMPORT_TARGET_US, IMPORT_TARGET_FRACTION * 100);
     printf("%6s %6s %10s %12s %22s %8s  %s\n", "size", "pairs", "raw us", "clmem-raw us", "95% interval", "%",
@@ -132,10 +132,15 @@ void print_header(const struct bench *b, const struct options *o, const uint64_t
         printf(" %s", size_text(sizes[i], sz, sizeof sz));
     printf("; reps %s; frames K=%d; (e) blocks %d%s\n", o->reps ? "fixed" : "by size", o->frames, o->blocks,
            o->quick ? " (--quick)" : "");
-    printf("# targets: set on an NVIDIA H200, and judged (met, missed) only there, at the point each names,\n"
-           "#       from at least %d samples; %s\n",
-           MIN_VERDICT_SAMPLES,
-           on_target_machine(b) ? "this is an H200" : "this is not an H200: they are printed as a reference");
+    printf("# targets: set on an NVIDIA H200; judged (met, missed, can't tell) at the point each names, from at\n"
+           "#       least %d samples: \"any GPU\" ones (two figures of the same run) on any GPU, \"H200 only\"\n"
+           "#       ones (a time) on an H200 only; ",
+           MIN_VERDICT_SAMPLES);
+    if (b->cpu_device)
+        printf("here none: %s\n", cpu_device_not_judged);
+    else
+        printf("%s\n", on_target_machine(b) ? "this is an H200: all of them"
+                                            : "this is not an H200: the \"any GPU\" ones");
     printf("# (a) = pre-recorded vkCmdCopyBuffer into persistently mapped staging + vkQueueWaitIdle +\n"
            "#       clEnqueueWriteBuffer(blocking) into a plain cl buffer\n"
            "# (d),(e) Vulkan's write: one pre-recorded command buffer per frame value (vkCmdFillBuffer of\n"
