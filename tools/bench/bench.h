@@ -456,6 +456,7 @@ const char *size_text(uint64_t size, char *buf, size_t len);
 struct paired summarize_paired(const double *lib, const double *raw, double *diff, int n);
 enum verdict paired_verdict(const struct paired *p);
 enum verdict paired_verdict_within(const struct paired *p, double bound_us);
+const char *paired_reads(const struct paired *p);
 struct summary summarize(double *v, int n, int frames_per_rep);
 
 /* args.c */

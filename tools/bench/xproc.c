@@ -320,7 +320,7 @@ static const char *share_words(const struct paired *p)
     if (p->pairs < MIN_VERDICT_SAMPLES)
         return "few samples";
     if (p->lo <= 0 && p->hi >= 0)
-        return "can't tell from 0";
+        return "can't tell";
     return p->lo > 0 ? "the library costs more" : "the library costs less";
 }
 
@@ -378,7 +378,7 @@ void print_xproc(const struct bench *b)
                p->median, p->lo, p->hi, share_words(p));
     }
     printf("  pairs: frames of each; raw D=1: its median; lib-raw: the median of the differences; 95%% interval:\n"
-           "    of that median (distribution-free); reads: can't tell from 0 when the interval holds 0, few samples\n"
+           "    of that median (distribution-free); reads: can't tell when the interval holds 0, few samples\n"
            "    under %d pairs\n", MIN_VERDICT_SAMPLES);
     for (int i = 0; i < n_xresults; i++)
         if (xresults[i].ran[X_D4])
