@@ -86,7 +86,8 @@ void print_import_overhead(const struct size_result *res, int n)
             continue;
         printf("%6s %6d %10.1f %+12.2f   [%+8.2f .. %+8.2f] %+7.2f%%  %-11s %s\n",
                size_text(res[i].size, sz, sizeof sz), p->pairs, p->raw_median, p->median, p->lo, p->hi,
-               p->raw_median > 0 ? p->median / p->raw_median * 100 : 0.0, paired_reads(p),
+               p->raw_median > 0 ? p->median / p->raw_median * 100 : 0.0,
+               p->pairs < MIN_VERDICT_SAMPLES ? "-" : paired_reads(p), /* the verdict says too few */
                res[i].overhead_target ? verdict_text(res[i].overhead_target, v, sizeof v) : "-");
     }
     printf("  pairs: reps, each importing both ways; raw us: the raw import's median; clmem-raw us: the median of\n"
