@@ -43,7 +43,7 @@ fi
 # that the column names are line 1.
 grep -v '^#' "$tmp/x.csv" >"$tmp/rows.csv" 2>/dev/null
 
-echo "1..29"
+echo "1..30"
 n=0
 check() {
     n=$((n + 1))
@@ -63,19 +63,21 @@ check $? "clmem-bench --quick exits 0 (got $rc)"
 grep -Eq '^# path: (opaque-fd|host-mapped) ' "$tmp/out"
 check $? "the header names the path"
 
-test "$(head -n 1 "$tmp/rows.csv" 2>/dev/null)" = "size_bytes,measure,variant,median_us,min_us,max_us,reps,frames_per_rep,batch,ring"
+test "$(head -n 1 "$tmp/rows.csv" 2>/dev/null)" = "size_bytes,measure,variant,median_us,min_us,max_us,reps,frames_per_rep,batch,ring,cpu_us_per_frame"
 check $? "the CSV has its header"
 
 # Every size that ran has all nine (measure, variant) rows, each with
 # numbers in every column (any numbers: nothing about their size; the
 # paired import overhead and its interval may be negative). Every
-# row, the (g) frames' and the batch run's too, has the 10 columns; the
+# row, the (g) frames' and the batch run's too, has the 11 columns, the
+# last (CPU time a frame) empty except in (x)'s rows; the
 # frames' rows, like the per-frame measures, batch 1 and ring 0. The batch
 # run's rows (ring_*, batch_staged_copy) and which frames ran are checked below.
 awk -F, 'NR > 1 {
-        if (NF != 10 || $1 !~ /^[0-9]+$/ || $7 !~ /^[1-9][0-9]*$/ || $9 !~ /^[0-9]+$/ || $10 !~ /^[0-9]+$/) bad++
+        if (NF != 11 || $1 !~ /^[0-9]+$/ || $7 !~ /^[1-9][0-9]*$/ || $9 !~ /^[0-9]+$/ || $10 !~ /^[0-9]+$/) bad++
         num = $2 ~ /overhead/ ? "^-?[0-9]+[.][0-9]+$" : "^[0-9]+[.][0-9]+$"
         for (i = 4; i <= 6; i++) if ($i !~ num) bad++
+        if ($2 ~ /^xproc_/ ? $11 !~ /^([0-9]+[.][0-9]+)?$/ : $11 != "") bad++
         if ($2 ~ /^(ring_|batch_|scaling_|unref_|xproc_)/ || $2 ~ /_(in_flight_|upload_alone)/) next
         if ($9 != ($2 ~ /import/ ? 0 : 1) || $10 != 0) bad++
         if ($2 ~ /^(frame|consumer|ffmpeg)_/) next
@@ -103,7 +105,7 @@ frames_ok=0
 for f in rgba8 nv12; do
     F=$(echo "$f" | tr a-z A-Z)
     num='[0-9]+\.[0-9]+'
-    cols="$num,$num,$num,[1-9][0-9]*,1,1,0\$"
+    cols="$num,$num,$num,[1-9][0-9]*,1,1,0,\$"
     if grep -Eq "^[1-9][0-9]*,frame_staged_copy_1920x1080_$f,baseline,$cols" "$tmp/rows.csv"; then
         grep -Eq "^[1-9][0-9]*,frame_handoff_1920x1080_$f,clmem,$cols" "$tmp/rows.csv" || frames_ok=1
     else
@@ -146,11 +148,11 @@ check $? "the batch table is printed"
 
 # (h): both unrefs timed while the gated kernel waited, each with its
 # verdict against the 1 ms target, and in the CSV (64 KiB, clmem, batch 0).
-verdict='(met|missed|not applicable \(.*\)|too few samples \(.*\)|not judged here \(.*\))'
+verdict='(met|missed|not applicable \(.*\)|too few samples \(.*\)|not judged here \(.*\)|not judged)'
 grep -Eq "^first \(import.s handle\) +[0-9.]+ +[0-9.]+ +[0-9.]+  $verdict\$" "$tmp/out" &&
     grep -Eq "^last \(starts the teardown\) +[0-9.]+ +[0-9.]+ +[0-9.]+  $verdict\$" "$tmp/out" &&
-    grep -Eq '^65536,unref_first,clmem,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,20,1,0,0$' "$tmp/rows.csv" &&
-    grep -Eq '^65536,unref_last,clmem,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,20,1,0,0$' "$tmp/rows.csv"
+    grep -Eq '^65536,unref_first,clmem,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,20,1,0,0,$' "$tmp/rows.csv" &&
+    grep -Eq '^65536,unref_last,clmem,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,20,1,0,0,$' "$tmp/rows.csv"
 check $? "the unref table (h) is printed: the first and the last unref, each with the 1 ms target's verdict; and in the CSV"
 
 # (k): every scaling row, at two points or more, its verdict in the
@@ -177,8 +179,8 @@ check $? "(k) scaling: every row in the CSV with its verdict, and in the table"
 # paired zero-copy minus raw, with the 10 columns, batch 1 and ring 0, and
 # the table; without CLBlast, the line saying why not, and no rows.
 if [ "${CLMEM_CLBLAST_FOUND:-}" = yes ]; then
-    rows_i=$(grep -Ec '^[1-9][0-9]*,consumer_sgemm_(128x128|256x256|1024x1024|4096x4096),(baseline|clmem|raw|floor),[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0$' "$tmp/rows.csv")
-    paired_i=$(grep -Ec '^[1-9][0-9]*,consumer_overhead_(128x128|256x256|1024x1024|4096x4096),paired,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0$' "$tmp/rows.csv")
+    rows_i=$(grep -Ec '^[1-9][0-9]*,consumer_sgemm_(128x128|256x256|1024x1024|4096x4096),(baseline|clmem|raw|floor),[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0,$' "$tmp/rows.csv")
+    paired_i=$(grep -Ec '^[1-9][0-9]*,consumer_overhead_(128x128|256x256|1024x1024|4096x4096),paired,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0,$' "$tmp/rows.csv")
     test "$rows_i" -eq 8 && test "$paired_i" -eq 2 && grep -Eq '^(128|1024)\^2 .*%' "$tmp/out" &&
         grep -Eq '^(256|4096)\^2 .*%' "$tmp/out"
     check $? "(i) the consumer pipeline: two sizes, staged, zero-copy, raw and floor, and zero-copy minus raw, in the CSV ($rows_i + $paired_i rows) and the table"
@@ -198,10 +200,10 @@ fi
 if [ "${CLMEM_AV_BUILT:-}" = yes ]; then
     j='ffmpeg_nv12_(320x180|640x360|1920x1080|3840x2160)'
     n3='[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+'
-    rows_j=$(grep -Ec "^[1-9][0-9]*,$j(|_handoff_g|_by_hand),(baseline|clmem|raw),$n3,[1-9][0-9]*,1,1,0\$" "$tmp/rows.csv")
-    paired_j=$(grep -Ec "^[1-9][0-9]*,${j}_overhead,paired,-?[0-9]+\\.[0-9]+,-?[0-9]+\\.[0-9]+,-?[0-9]+\\.[0-9]+,[1-9][0-9]*,1,1,0\$" "$tmp/rows.csv")
-    flight_j=$(grep -Ec "^[1-9][0-9]*,${j}_in_flight_host,clmem,$n3,[1-9][0-9]*,[1-9][0-9]*,1,(1|2|4)\$" "$tmp/rows.csv")
-    upload_j=$(grep -Ec "^[1-9][0-9]*,${j}_upload_alone,raw,$n3,[1-9][0-9]*,[1-9][0-9]*,1,4\$" "$tmp/rows.csv")
+    rows_j=$(grep -Ec "^[1-9][0-9]*,$j(|_handoff_g|_by_hand),(baseline|clmem|raw),$n3,[1-9][0-9]*,1,1,0,\$" "$tmp/rows.csv")
+    paired_j=$(grep -Ec "^[1-9][0-9]*,${j}_overhead,paired,-?[0-9]+\\.[0-9]+,-?[0-9]+\\.[0-9]+,-?[0-9]+\\.[0-9]+,[1-9][0-9]*,1,1,0,\$" "$tmp/rows.csv")
+    flight_j=$(grep -Ec "^[1-9][0-9]*,${j}_in_flight_host,clmem,$n3,[1-9][0-9]*,[1-9][0-9]*,1,(1|2|4),\$" "$tmp/rows.csv")
+    upload_j=$(grep -Ec "^[1-9][0-9]*,${j}_upload_alone,raw,$n3,[1-9][0-9]*,[1-9][0-9]*,1,4,\$" "$tmp/rows.csv")
     { test "$rows_j" -eq 8 && test "$paired_j" -eq 2 && test "$flight_j" -eq 6 && test "$upload_j" -eq 2 &&
           grep -Eq '^(320x180|1920x1080) .*x ' "$tmp/out" && grep -Eq '^(640x360|3840x2160) .*x ' "$tmp/out" &&
           grep -Eq '^(320x180|1920x1080) +host +4 ' "$tmp/out" && grep -Eq '^(640x360|3840x2160) +upload +4 ' "$tmp/out"; } ||
@@ -213,13 +215,17 @@ else
 fi
 
 # (x), with libclmem-ipc: for each frame kind (1920x1080 RGBA8 and NV12,
-# and a buffer), the six measures in the CSV (xproc_<frame>_<measure>,
-# batch 1, ring 1 or 4) and the table; without libclmem-ipc, or a Vulkan
-# device without memory fds, the line saying why not, and no rows.
+# and a buffer), the seven measures in the CSV (xproc_<frame>_<measure>,
+# batch 1, ring 1 or 4, the CPU time a frame), the library's share at D=1
+# paired with raw D=1 (xproc_<frame>_ipc_d1_overhead) and the tables;
+# without libclmem-ipc, or a Vulkan device without memory fds, the line
+# saying why not, and no rows.
 if [ "${CLMEM_IPC_BUILT:-}" = yes ] && ! grep -q '^(x) across processes: not run' "$tmp/out"; then
-    rows_x=$(grep -Ec '^[1-9][0-9]*,xproc_[a-z0-9_]+_(inproc_e|ipc_d1|inproc_ring_d4|ipc_d4|shm_d1|shm_d4),(clmem|baseline),[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[1-9][0-9]*,[1-9][0-9]*,1,(1|4)$' "$tmp/rows.csv")
-    test "$rows_x" -eq 18 && grep -q '^(x) across processes (libclmem-ipc' "$tmp/out"
-    check $? "(x) across processes: three frame kinds, six measures each, in the CSV ($rows_x rows) and the table"
+    rows_x=$(grep -Ec '^[1-9][0-9]*,xproc_[a-z0-9_]+_(inproc_e|ipc_d1|raw_d1|inproc_ring_d4|ipc_d4|shm_d1|shm_d4),(clmem|raw|baseline),[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[1-9][0-9]*,[1-9][0-9]*,1,(1|4),[0-9]+\.[0-9]+$' "$tmp/rows.csv")
+    paired_x=$(grep -Ec '^[1-9][0-9]*,xproc_[a-z0-9_]+_ipc_d1_overhead,paired,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0,$' "$tmp/rows.csv")
+    test "$rows_x" -eq 21 && test "$paired_x" -eq 3 && grep -q '^(x) across processes (libclmem-ipc' "$tmp/out" &&
+        grep -q "^The library's share across processes" "$tmp/out"
+    check $? "(x) across processes: three frame kinds, seven measures each with its CPU time and the library's share, in the CSV ($rows_x + $paired_x rows) and the tables"
 else
     grep -Eq '^\(x\) across processes: (skipped|not run): .' "$tmp/out" && ! grep -q ',xproc_' "$tmp/rows.csv"
     check $? "(x) across processes says why it did not run (${CLMEM_IPC_BUILT:-CLMEM_IPC_BUILT unset})"
@@ -262,6 +268,8 @@ for r, c in zip(rows, table):
     for k in c:
         want = c[k]
         got = r[k] if k in r else None
+        if got is None and want == "":
+            continue
         if isinstance(got, float):
             assert abs(got - float(want)) < 0.0015, (k, got, want)
         else:
@@ -287,7 +295,15 @@ fi
 
 # The plots: well-formed XML, an <svg> of a line per series, each series
 # in the legend.
-for plot in x.svg x-batches.svg; do
+# (x)'s plot lies beside the sizes' where (x) ran, and nowhere else.
+plots="x.svg x-batches.svg"
+if grep -q ',xproc_' "$tmp/rows.csv"; then
+    plots="$plots x-xproc.svg"
+else
+    test ! -e "$tmp/x-xproc.svg"
+    check $? "no (x) plot where (x) did not run"
+fi
+for plot in $plots; do
     pycheck "$plot is a well-formed SVG with a line and a legend entry per series" "$tmp/$plot" <<'PY'
 import sys, xml.dom.minidom
 doc = xml.dom.minidom.parse(sys.argv[1])
@@ -302,26 +318,36 @@ for g in groups:
 PY
 done
 
-# Targets: each printed as the H200's, and met or missed only where a
-# verdict can be drawn: on an H200, at the target's point, from at least
-# 10 samples. On any other machine, then, none is met or missed.
-all_h200=$(grep -c 'target (H200): ' "$tmp/out")
-other=$(grep -Ev 'target \(H200\)|^# targets: ' "$tmp/out" | grep -ci 'target')
-pycheck "every target is printed as the H200's ($all_h200 lines), none met or missed without the grounds for a verdict" \
-    "$tmp/x.json" "$other" <<'PY'
+# Targets: each line names where it is judged, "any GPU" (two figures of
+# the same run) or "H200 only" (a time); met, missed or can't tell only
+# where a verdict can be drawn: on a GPU (relative ones on any, the rest
+# on an H200), at the target's point, from at least 10 samples. On a CPU
+# OpenCL device none is, and the reason is printed once, in the header.
+lines=$(grep -Ec '^  target \((any GPU|H200 only)\): ' "$tmp/out")
+other=$(grep -Ev '^ *target \((any GPU|H200 only)\): |^# +targets: |^#  ' "$tmp/out" | grep -c '^ *target')
+cpu_why=$(grep -c 'its times are the host.s threads, not a GPU.s, so no target is judged' "$tmp/out")
+pycheck "every target line names where it is judged ($lines lines), none met or missed without the grounds for a verdict, a CPU device's reason said once ($cpu_why)" \
+    "$tmp/x.json" "$other" "$cpu_why" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert int(sys.argv[2]) == 0, "a target printed without (H200)"
+assert int(sys.argv[2]) == 0, "a target printed without where it is judged"
 assert len(d["targets"]) > 0
+cpu = d["opencl"]["cpu_device"]
+assert int(sys.argv[3]) == (1 if cpu else 0), ("the CPU device's reason", sys.argv[3])
+assert d["targets_judged_here"] == (not cpu)
 for t in d["targets"]:
     assert t["set_on"] == "NVIDIA H200"
-    assert t["verdict"] in ("met", "missed", "cant_tell", "too_few_samples", "not_applicable", "not_judged_here"), t
+    assert t["verdict"] in ("met", "missed", "cant_tell", "too_few_samples", "not_applicable", "not_judged_here",
+                            "not_judged_cpu_device"), t
     if t["verdict"] in ("met", "missed", "cant_tell"):
-        assert d["targets_judged_here"] and t["samples"] >= d["min_verdict_samples"] and t["value"] is not None, t
+        assert not cpu and t["samples"] >= d["min_verdict_samples"] and t["value"] is not None, t
+        assert t["relative"] or d["absolute_targets_judged_here"], t
         assert t["reason"] is None, t
     else:
         assert t["reason"], t
-if not d["targets_judged_here"]:
+    if t["verdict"] == "not_judged_here":
+        assert not t["relative"], t
+if cpu:
     assert all(t["verdict"] not in ("met", "missed", "cant_tell") for t in d["targets"])
 PY
 
@@ -331,19 +357,19 @@ grep -Eq '^ +4K +3 .* too few samples \(n = 3; a verdict needs 10\)$' "$tmp/out"
 check $? "the import overhead's 3 pairs of --quick are too few samples for a verdict"
 
 # --quick stops (k)'s threads at 2 at most: the targets at T = 16 do not apply.
-test "$(grep -c 'target (H200): throughput at least x1[24] at T = 16: not applicable (T reaches [12] here; the target is at T = 16)' "$tmp/out")" -eq 2
+test "$(grep -c 'target (any GPU): throughput at least x1[24] at T = 16: not applicable (T reaches [12] here; the target is at T = 16)' "$tmp/out")" -eq 2
 check $? "(k)'s targets at T = 16 are not applicable where T reaches 2"
 
-# --help: one line for each of (a) to (k), saying what it measures; no
-# source file named.
+# --help: one line for each of (a) to (k) and (x), saying what it
+# measures; no source file named.
 "$tool" --help >"$tmp/help" 2>&1
 help_rc=$?
 ok=0
-for m in a b c d e f g h i j k; do
+for m in a b c d e f g h i j k x; do
     test "$(grep -c "^  ($m) [A-Za-z].\{20,\}" "$tmp/help")" -eq 1 || ok=1
 done
 test "$help_rc" -eq 0 && test "$ok" -eq 0 && ! grep -Eq '[a-z0-9_-]+\.[ch]\b|vkctx/|tools/|bridge/|issue' "$tmp/help"
-check $? "--help says in one line each what (a) to (k) measure, and names no source file"
+check $? "--help says in one line each what (a) to (k) and (x) measure, and names no source file"
 
 # The sections print in order, each with its table, the batch run last.
 awk 'function at(re, name) { if (!(name in line) && $0 ~ re) line[name] = NR }

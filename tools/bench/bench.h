@@ -119,6 +119,7 @@ struct result_row {
     uint64_t x;       /* size_bytes: the buffer's or frame's bytes, or (k)'s point */
     struct summary s;
     int batch, ring;
+    double cpu_us; /* CPU time a frame of every process involved; NAN where not measured */
 };
 
 /* A part that did not run here, and why. */
@@ -141,7 +142,8 @@ enum verdict {
     VERDICT_UNCLEAR,     /* can't tell: the interval straddles the target */
     VERDICT_TOO_FEW,     /* fewer than MIN_VERDICT_SAMPLES */
     VERDICT_NOT_REACHED, /* the run did not reach the target's point */
-    VERDICT_ELSEWHERE,   /* not an H200, where every target was set */
+    VERDICT_ELSEWHERE,   /* a target in absolute time, and not the GPU it was set on (an H200) */
+    VERDICT_CPU_DEVICE,  /* a CPU OpenCL device: its times say nothing of a GPU's */
 };
 
 /* What a target asks of which row. */
@@ -150,6 +152,9 @@ struct target_spec {
     const char *measure; /* the row's */
     uint64_t x;          /* the point it is set at (the row's size_bytes) */
     const char *text;    /* "at most 20 us at Q = 16" */
+    bool relative;       /* compares two figures of the same run (the library against raw, a route
+                            against another, D = 4 against D = 1): judged on any GPU; otherwise a
+                            time, judged only on the GPU it was set on */
 };
 
 struct target {
@@ -157,6 +162,7 @@ struct target {
     char measure[64];
     uint64_t x;
     char text[128];
+    bool relative;
     int samples;
     double value; /* what it was judged by (us, a ratio, a slope); NAN when not reached */
     enum verdict verdict;
@@ -407,6 +413,9 @@ void record_row(const char *section, uint64_t x, const char *measure, const char
                 int batch, int ring);
 /* A paired difference's row (variant "paired"): the median, the bounds of
  * its 95 % interval as min and max, the pairs as reps; ring 0. */
+/* The same, with the CPU time a frame of every process involved. */
+void record_row_cpu(const char *section, uint64_t x, const char *measure, const char *variant, const struct summary *s,
+                    int batch, int ring, double cpu_us);
 void record_paired_row(const char *section, uint64_t x, const char *measure, const struct paired *p, int batch);
 int result_count(void);
 const struct result_row *result_at(int i);
@@ -425,6 +434,8 @@ const struct target *target_at(int i);
 const char *verdict_key(enum verdict v);
 const char *verdict_text(const struct target *t, char *buf, size_t len);
 void print_target_line(const struct target *t);
+/* Why nothing is judged on a CPU OpenCL device, in one sentence. */
+extern const char cpu_device_not_judged[];
 
 /* machine.c */
 void describe_machine(struct bench *b, const struct options *o);
@@ -445,6 +456,7 @@ const char *size_text(uint64_t size, char *buf, size_t len);
 struct paired summarize_paired(const double *lib, const double *raw, double *diff, int n);
 enum verdict paired_verdict(const struct paired *p);
 enum verdict paired_verdict_within(const struct paired *p, double bound_us);
+const char *paired_reads(const struct paired *p);
 struct summary summarize(double *v, int n, int frames_per_rep);
 
 /* args.c */
@@ -527,7 +539,7 @@ void print_ffmpeg_frames(void);
  * hands to xproc_child_main() before anything else. */
 #define XPROC_CHILD_OPTION "--xproc-consumer-process"
 void run_xproc(struct bench *b, bool quick, int frames, int blocks);
-void print_xproc(void);
+void print_xproc(const struct bench *b);
 int xproc_child_main(int argc, char **argv);
 
 /* batches.c */
@@ -556,4 +568,8 @@ void write_json(const struct bench *b, FILE *out, double seconds);
 bool write_size_svg(const struct bench *b, const char *path);
 void batch_svg_path(const char *svg, char *out, size_t len);
 bool write_batch_svg(const struct bench *b, const char *path);
+/* (x)'s plot: at the --svg path when no buffer size was measured, else
+ * beside it (xproc_svg_path). */
+void xproc_svg_path(const char *svg, char *out, size_t len);
+bool write_xproc_svg(const struct bench *b, const char *path);
 #endif

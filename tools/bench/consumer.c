@@ -336,7 +336,7 @@ static void run_teardown(struct bench *b, struct consumer_run *r)
  * included; one product per rep: batch 1), and the target at 4096^2. */
 static void record_consumer(struct bench *b)
 {
-    struct target_spec spec = {"i", "consumer_sgemm_4096x4096", 0, "zero-copy within 2 % of the floor at 4096^2"};
+    struct target_spec spec = {"i", "consumer_sgemm_4096x4096", 0, "zero-copy within 2 % of the floor at 4096^2", true};
     const struct consumer_result *at = NULL;
     char sizes[64] = "";
 
@@ -359,7 +359,7 @@ static void record_consumer(struct bench *b)
         const struct paired *p = &results[i].lib;
         char measure[64];
         struct target_spec lib_spec = {"i", measure, (uint64_t)results[i].n * results[i].pitch,
-                                       "zero-copy minus raw at most 2 us a rep"};
+                                       "zero-copy minus raw at most 2 us a rep", true};
         snprintf(measure, sizeof measure, "consumer_overhead_%ux%u", results[i].n, results[i].n);
         record_paired_row("i", lib_spec.x, measure, p, 1);
         if (p->have)
@@ -445,8 +445,8 @@ void print_consumer(void)
         printf("  skipped: %s\n", not_run);
         return;
     }
-    printf("%-8s %26s %26s %26s %26s %11s %24s %12s\n", "size", "staged", "zero-copy", "raw", "floor", "zero/floor",
-           "zero-raw", "staged/zero");
+    printf("%-8s %26s %26s %26s %26s %11s %24s %12s  %s\n", "size", "staged", "zero-copy", "raw", "floor",
+           "zero/floor", "zero-raw", "staged/zero", "zero-raw reads");
     for (int i = 0; i < nresults; i++) {
         const struct consumer_result *c = &results[i];
         char name[32];
@@ -460,10 +460,13 @@ void print_consumer(void)
         {
             char lib[64];
             snprintf(lib, sizeof lib, "%.1f (%.1f..%.1f)", c->lib.median, c->lib.lo, c->lib.hi);
-            printf(" %+10.1f%% %24s %11.2fx\n", (c->s[W_ZERO].median / c->s[W_FLOOR].median - 1) * 100, lib,
-                   c->s[W_STAGED].median / c->s[W_ZERO].median);
+            printf(" %+10.1f%% %24s %11.2fx  %s\n", (c->s[W_ZERO].median / c->s[W_FLOOR].median - 1) * 100, lib,
+                   c->s[W_STAGED].median / c->s[W_ZERO].median, paired_reads(&c->lib));
         }
     }
+    printf("  floor: the SGEMM on plain OpenCL buffers, no Vulkan; zero/floor: zero-copy over the floor, in %%;\n"
+           "  staged/zero: staged over zero-copy (> 1: sharing wins); zero-raw reads: can't tell when its interval\n"
+           "  holds 0, few samples under %d pairs\n", MIN_VERDICT_SAMPLES);
     if (target)
         print_target_line(target);
     for (int i = 0; i < nresults; i++)

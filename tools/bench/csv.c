@@ -4,6 +4,8 @@
  * every row recorded (results.c), in the order measured. */
 #include "bench.h"
 
+#include <math.h>
+
 /* "# key: value", the value on one line. */
 static void comment(FILE *f, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void comment(FILE *f, const char *key, const char *fmt, ...)
@@ -38,11 +40,15 @@ bool write_csv(const struct bench *b, const char *path)
     comment(f, "opencl_device", "%s on %s, %s", m->cl_name, m->cl_platform, m->cl_version);
     comment(f, "opencl_driver", "%s", m->cl_driver);
     comment(f, "path", "%s", clmem_bridge_path_name(b->path));
-    fprintf(f, "size_bytes,measure,variant,median_us,min_us,max_us,reps,frames_per_rep,batch,ring\n");
+    /* cpu_us_per_frame: empty where the row's measure does not take it */
+    fprintf(f, "size_bytes,measure,variant,median_us,min_us,max_us,reps,frames_per_rep,batch,ring,cpu_us_per_frame\n");
     for (int i = 0; i < result_count(); i++) {
         const struct result_row *r = result_at(i);
-        fprintf(f, "%llu,%s,%s,%.3f,%.3f,%.3f,%d,%d,%d,%d\n", (unsigned long long)r->x, r->measure, r->variant,
-                r->s.median, r->s.min, r->s.max, r->s.reps, r->s.frames_per_rep, r->batch, r->ring);
+        char cpu[32] = "";
+        if (!isnan(r->cpu_us))
+            snprintf(cpu, sizeof cpu, "%.3f", r->cpu_us);
+        fprintf(f, "%llu,%s,%s,%.3f,%.3f,%.3f,%d,%d,%d,%d,%s\n", (unsigned long long)r->x, r->measure, r->variant,
+                r->s.median, r->s.min, r->s.max, r->s.reps, r->s.frames_per_rep, r->batch, r->ring, cpu);
     }
     return fclose(f) == 0;
 }

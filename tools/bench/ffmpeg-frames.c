@@ -569,7 +569,7 @@ static void record_ffmpeg_frames(struct bench *b)
         snprintf(why, sizeof why, "the frames here are smaller; the target is at %dx%d", goal[g].width,
                  goal[g].height);
         for (int k = 0; k < (g == 0 ? 3 : 2); k++) {
-            struct target_spec spec = {"j", measure[g], bytes, text[g][k]};
+            struct target_spec spec = {"j", measure[g], bytes, text[g][k], true};
             if (!at) {
                 targets[nt++] = record_target(b, &spec, false, why, 0, 0, VERDICT_NOT_REACHED);
                 continue;
@@ -672,8 +672,8 @@ void print_ffmpeg_frames(void)
         printf("  skipped: %s\n", not_run);
         return;
     }
-    printf("%-10s %-12s %11s %9s %9s %9s %20s %9s %9s %9s\n", "frame", "path", "staged", "(g)", "by hand",
-           "host", "lib", "host-(g)", "staged/h", "device");
+    printf("%-10s %-12s %11s %9s %9s %9s %20s %9s %9s %9s  %s\n", "frame", "path", "staged", "(g)", "by hand",
+           "host", "lib", "host-(g)", "staged/h", "device", "lib reads");
     for (int i = 0; i < nresults; i++) {
         const struct ffmpeg_result *x = &results[i];
         char name[32], dev[32] = "-", lib[48];
@@ -681,10 +681,13 @@ void print_ffmpeg_frames(void)
         if (x->s[J_DEVICE].have)
             snprintf(dev, sizeof dev, "%.1f", x->s[J_DEVICE].median);
         snprintf(lib, sizeof lib, "%.1f (%.1f..%.1f)", x->lib.median, x->lib.lo, x->lib.hi);
-        printf("%-10s %-12s %11.1f %9.1f %9.1f %9.1f %20s %9.1f %8.1fx %9s\n", name, path_name,
+        printf("%-10s %-12s %11.1f %9.1f %9.1f %9.1f %20s %9.1f %8.1fx %9s  %s\n", name, path_name,
                x->s[J_STAGED].median, x->s[J_HANDOFF].median, x->s[J_BY_HAND].median, x->s[J_ZERO].median, lib,
-               x->s[J_ZERO].median - x->s[J_HANDOFF].median, x->s[J_STAGED].median / x->s[J_ZERO].median, dev);
+               x->s[J_ZERO].median - x->s[J_HANDOFF].median, x->s[J_STAGED].median / x->s[J_ZERO].median, dev,
+               paired_reads(&x->lib));
     }
+    printf("    host-(g): host order minus (g)'s handoff; staged/h: staged over host order (> 1: sharing wins);\n"
+           "    lib reads: can't tell when lib's interval holds 0, few samples under %d reps\n", MIN_VERDICT_SAMPLES);
     printf("    host, min..max:");
     for (int i = 0; i < nresults; i++)
         printf(" %dx%d %.1f..%.1f;", results[i].width, results[i].height, results[i].s[J_ZERO].min,

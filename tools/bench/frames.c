@@ -202,9 +202,10 @@ static void run_frame(struct bench *b, VkFormat format, const char *fmt_name, co
         record_row("g", total, measure, "baseline", &fr->staged, 1, 0);
         snprintf(measure, sizeof measure, "frame_handoff_%ux%u_%s", w, h, fmt_key);
         record_row("g", total, measure, "clmem", &fr->handoff, 1, 0);
-        printf("  (g) frame %-16s staged %10.1f us [%.1f .. %.1f]  zero-copy %9.1f us [%.1f .. %.1f]  %7.1fx  n=%d\n",
+        printf("  (g) frame %-16s staged %10.1f us [%.1f .. %.1f]  zero-copy %9.1f us [%.1f .. %.1f]  %7.1fx  n=%d%s\n",
                label, fr->staged.median, fr->staged.min, fr->staged.max, fr->handoff.median, fr->handoff.min,
-               fr->handoff.max, fr->handoff.median > 0 ? fr->staged.median / fr->handoff.median : 0.0, reps);
+               fr->handoff.max, fr->handoff.median > 0 ? fr->staged.median / fr->handoff.median : 0.0, reps,
+               reps < MIN_VERDICT_SAMPLES ? " (few samples)" : "");
         fflush(stdout);
     }
 

@@ -53,6 +53,7 @@ static void json_rows(struct json *j)
         json_int(j, "frames_per_rep", r->s.frames_per_rep);
         json_int(j, "batch", r->batch);
         json_int(j, "ring", r->ring);
+        json_number(j, "cpu_us_per_frame", r->cpu_us);
         json_close(j, '}');
     }
     json_close(j, ']');
@@ -69,6 +70,7 @@ static void json_targets(struct json *j)
         json_int(j, "size_bytes", (long long)t->x);
         json_string(j, "target", t->text);
         json_string(j, "set_on", "NVIDIA H200");
+        json_bool(j, "relative", t->relative);
         json_int(j, "samples", t->samples);
         json_number(j, "value", t->value);
         json_string(j, "verdict", verdict_key(t->verdict));
@@ -101,7 +103,8 @@ void write_json(const struct bench *b, FILE *out, double seconds)
     json_string(&j, "date", b->machine.date);
     json_string(&j, "command", b->machine.command);
     json_machine(&j, b);
-    json_bool(&j, "targets_judged_here", on_target_machine(b));
+    json_bool(&j, "targets_judged_here", !b->cpu_device);
+    json_bool(&j, "absolute_targets_judged_here", !b->cpu_device && on_target_machine(b));
     json_int(&j, "min_verdict_samples", MIN_VERDICT_SAMPLES);
     json_rows(&j);
     json_targets(&j);

@@ -140,12 +140,23 @@ static bool measured_section(const char *section)
 static void write_plots(const struct bench *b, const struct options *o, bool batches_ran)
 {
     char path[4096];
-    if (!measured_section("a"))
-        printf("SVG: none, no buffer size was measured\n");
-    else if (write_size_svg(b, o->svg))
-        printf("SVG: %s\n", o->svg);
-    else
+    bool sizes = measured_section("a");
+    if (!sizes && !measured_section("x"))
+        printf("SVG: none, no buffer size and no frame across processes was measured\n");
+    else if (sizes && !write_size_svg(b, o->svg))
         printf("SVG: writing %s failed (the CSV has the data)\n", o->svg);
+    else if (sizes)
+        printf("SVG: %s\n", o->svg);
+    if (measured_section("x")) {
+        if (sizes)
+            xproc_svg_path(o->svg, path, sizeof path);
+        else
+            snprintf(path, sizeof path, "%s", o->svg);
+        if (write_xproc_svg(b, path))
+            printf("SVG: %s (frames across processes: time per frame against the frame's size)\n", path);
+        else
+            printf("SVG: writing %s failed (the CSV has the data)\n", path);
+    }
     if (!batches_ran)
         return;
     batch_svg_path(o->svg, path, sizeof path);
@@ -215,7 +226,7 @@ int main(int argc, char **argv)
     }
     if (!o.scaling_only) {
         run_xproc(&b, o.quick, o.frames, o.blocks);
-        print_xproc();
+        print_xproc(&b);
     }
     if (o.nbatches && !o.scaling_only && !o.xproc_only) {
         run_batches(&b, &o, &batches);

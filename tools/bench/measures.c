@@ -226,8 +226,8 @@ static void print_line(const char *label, const char *variant, const struct summ
 {
     if (!m->have)
         return;
-    printf("  %-34s %-8s %11.2f us  [%.2f .. %.2f]  n=%d%s\n", label, variant, m->median, m->min, m->max, m->reps,
-           m->frames_per_rep > 1 ? " blocks" : "");
+    printf("  %-34s %-8s %11.2f us  [%.2f .. %.2f]  n=%d%s%s\n", label, variant, m->median, m->min, m->max, m->reps,
+           m->frames_per_rep > 1 ? " blocks" : "", m->reps < MIN_VERDICT_SAMPLES ? " (few samples)" : "");
 }
 
 /* Frames per handoff, for the batch column: 1 for what moves one frame
@@ -250,7 +250,7 @@ static void record_size(struct bench *b, struct size_result *res)
                  {"c", M_CACHED, V_CLMEM}, {"d", M_WAIT, V_CLMEM},  {"f", M_WAIT, V_RAW},
                  {"e", M_SEM, V_CLMEM},    {"f", M_SEM, V_RAW}};
     const struct paired *p = &res->import_overhead;
-    struct target_spec spec = {"f", "import_overhead", res->size, "clmem - raw at most 1 us or 2 % of the raw import"};
+    struct target_spec spec = {"f", "import_overhead", res->size, "clmem - raw at most 1 us or 2 % of the raw import", true};
 
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
         record_row(order[i].section, res->size, measure_name[order[i].m], variant_name[order[i].v],
@@ -281,8 +281,10 @@ void run_size(struct bench *b, struct size_run *s, struct size_result *res)
     run_import(b, s, &res->s[M_IMPORT][V_CLMEM], &res->s[M_IMPORT][V_RAW], &res->import_overhead);
     print_line("(b) first import (cache off)", "clmem", &res->s[M_IMPORT][V_CLMEM]);
     print_line("(f) first import", "raw", &res->s[M_IMPORT][V_RAW]);
-    printf("  (b) - (f), paired by rep          clmem-raw %+9.2f us  [%+.2f .. %+.2f] 95%%, n=%d pairs\n",
-           res->import_overhead.median, res->import_overhead.lo, res->import_overhead.hi, res->import_overhead.pairs);
+    printf("  (b) - (f), paired by rep          clmem-raw %+9.2f us  [%+.2f .. %+.2f] 95%%, n=%d pairs%s%s%s\n",
+           res->import_overhead.median, res->import_overhead.lo, res->import_overhead.hi, res->import_overhead.pairs,
+           *paired_reads(&res->import_overhead) ? " (" : "", paired_reads(&res->import_overhead),
+           *paired_reads(&res->import_overhead) ? ")" : "");
     fflush(stdout);
 
     watchdog("(c) cached import", sz);

@@ -3,12 +3,15 @@
  * batch table. */
 #include "bench.h"
 
+/* lib over raw, median to median; "few" beside a ratio from fewer than
+ * MIN_VERDICT_SAMPLES samples of either. */
 static void print_ratio(const struct summary *lib, const struct summary *raw)
 {
     if (lib->have && raw->have && raw->median > 0)
-        printf("  %+7.1f%% (%+8.1f us)", (lib->median / raw->median - 1) * 100, lib->median - raw->median);
+        printf("  %+7.1f%% (%+8.1f us) %-3s", (lib->median / raw->median - 1) * 100, lib->median - raw->median,
+               lib->reps < MIN_VERDICT_SAMPLES || raw->reps < MIN_VERDICT_SAMPLES ? "few" : "");
     else
-        printf("  %24s", "-");
+        printf("  %24s %3s", "-", "");
 }
 
 static void print_times(double v, bool have)
@@ -37,10 +40,12 @@ void print_tables(const struct size_result *res, int n)
             print_times(res[i].s[cols[c].m][cols[c].v].median, res[i].s[cols[c].m][cols[c].v].have);
         printf("\n");
     }
+    printf("  a:staged (a) staged copy; b:import (b) first import, cache off; c:cached (c) cached import;\n"
+           "  d:wait (d) handoff with host waits; e:sem (e) handoff with semaphores; :raw the same through raw calls\n");
 
     printf("\nRatios: a/d and a/e = staged copy time over clmem handoff time per frame (> 1: sharing wins);\n"
            "clmem vs raw = the library's overhead over the same raw calls (median to median)\n");
-    printf("%6s %8s %8s  %24s  %24s  %24s\n", "size", "a/d", "a/e", "import clmem vs raw", "(d) clmem vs raw",
+    printf("%6s %8s %8s  %28s  %28s  %28s\n", "size", "a/d", "a/e", "import clmem vs raw", "(d) clmem vs raw",
            "(e) clmem vs raw");
     for (int i = 0; i < n; i++) {
         const struct summary *a = &res[i].s[M_STAGED][V_BASE], *d = &res[i].s[M_WAIT][V_CLMEM],
@@ -59,6 +64,9 @@ void print_tables(const struct size_result *res, int n)
         print_ratio(e, &res[i].s[M_SEM][V_RAW]);
         printf("\n");
     }
+    printf("  a/d, a/e: (a) over (d), (a) over (e); clmem vs raw: the library's median over raw's, in %% and us;\n"
+           "  few: from fewer than %d samples (--quick's (e) has 2 blocks): noise, not a figure to quote\n",
+           MIN_VERDICT_SAMPLES);
 }
 
 /* The import's overhead, paired rep by rep, against its target. */
@@ -67,20 +75,24 @@ void print_import_overhead(const struct size_result *res, int n)
     char sz[32], v[512];
 
     printf("\nImport overhead: clmem - raw within each rep (paired), median with its 95%% interval;\n"
-           "target (H200): at most %.0f us or %.0f %% of the raw import (met: the whole interval is within it;\n"
+           "target (any GPU): at most %.0f us or %.0f %% of the raw import (met: the whole interval is within it;\n"
            "missed: all of it is above)\n",
            IMPORT_TARGET_US, IMPORT_TARGET_FRACTION * 100);
-    printf("%6s %6s %10s %12s %22s %8s  %s\n", "size", "pairs", "raw us", "clmem-raw us", "95% interval", "%",
-           "verdict");
+    printf("%6s %6s %10s %12s %22s %8s  %-11s %s\n", "size", "pairs", "raw us", "clmem-raw us", "95% interval", "%",
+           "reads", "verdict");
     for (int i = 0; i < n; i++) {
         const struct paired *p = &res[i].import_overhead;
         if (!p->have)
             continue;
-        printf("%6s %6d %10.1f %+12.2f   [%+8.2f .. %+8.2f] %+7.2f%%  %s\n", size_text(res[i].size, sz, sizeof sz),
-               p->pairs, p->raw_median, p->median, p->lo, p->hi,
+        printf("%6s %6d %10.1f %+12.2f   [%+8.2f .. %+8.2f] %+7.2f%%  %-11s %s\n",
+               size_text(res[i].size, sz, sizeof sz), p->pairs, p->raw_median, p->median, p->lo, p->hi,
                p->raw_median > 0 ? p->median / p->raw_median * 100 : 0.0,
+               p->pairs < MIN_VERDICT_SAMPLES ? "-" : paired_reads(p), /* the verdict says too few */
                res[i].overhead_target ? verdict_text(res[i].overhead_target, v, sizeof v) : "-");
     }
+    printf("  pairs: reps, each importing both ways; raw us: the raw import's median; clmem-raw us: the median of\n"
+           "  the differences; 95%% interval: of that median; %%: of the raw import; reads: can't tell when the\n"
+           "  interval holds 0, few samples under %d pairs; verdict: against the target\n", MIN_VERDICT_SAMPLES);
 }
 
 void print_batch_table(const struct batch_results *r)
@@ -100,10 +112,14 @@ void print_batch_table(const struct batch_results *r)
             const struct summary *lib = &p->s[h][V_CLMEM], *raw = &p->s[h][V_RAW];
             if (!lib->have)
                 continue;
-            printf("%-15s %4d %5d %12.2f %12.2f %12.0f %+12.2f us %11.1fx\n", handoff_label[h], p->ring, p->batch,
+            printf("%-15s %4d %5d %12.2f %12.2f %12.0f %+12.2f us %11.1fx%s\n", handoff_label[h], p->ring, p->batch,
                    lib->median, raw->median, lib->median > 0 ? 1e6 / lib->median : 0.0,
-                   (lib->median - raw->median) * p->batch, lib->median > 0 ? r->staged.median / lib->median : 0.0);
+                   (lib->median - raw->median) * p->batch, lib->median > 0 ? r->staged.median / lib->median : 0.0,
+                   lib->reps < MIN_VERDICT_SAMPLES || raw->reps < MIN_VERDICT_SAMPLES ? "  few samples" : "");
         }
+    printf("  ring: batches in flight; batch: frames per semaphore signal and wait; clmem us/fr, raw us/fr: the\n"
+           "  median time a frame through the library and through the raw calls; frames/s: the library's;\n"
+           "  few samples: under %d\n", MIN_VERDICT_SAMPLES);
 }
 
 void print_header(const struct bench *b, const struct options *o, const uint64_t *sizes, int n)
@@ -132,10 +148,15 @@ void print_header(const struct bench *b, const struct options *o, const uint64_t
         printf(" %s", size_text(sizes[i], sz, sizeof sz));
     printf("; reps %s; frames K=%d; (e) blocks %d%s\n", o->reps ? "fixed" : "by size", o->frames, o->blocks,
            o->quick ? " (--quick)" : "");
-    printf("# targets: set on an NVIDIA H200, and judged (met, missed) only there, at the point each names,\n"
-           "#       from at least %d samples; %s\n",
-           MIN_VERDICT_SAMPLES,
-           on_target_machine(b) ? "this is an H200" : "this is not an H200: they are printed as a reference");
+    printf("# targets: set on an NVIDIA H200; judged (met, missed, can't tell) at the point each names, from at\n"
+           "#       least %d samples: \"any GPU\" ones (two figures of the same run) on any GPU, \"H200 only\"\n"
+           "#       ones (a time) on an H200 only; ",
+           MIN_VERDICT_SAMPLES);
+    if (b->cpu_device)
+        printf("here none: %s\n", cpu_device_not_judged);
+    else
+        printf("%s\n", on_target_machine(b) ? "this is an H200: all of them"
+                                            : "this is not an H200: the \"any GPU\" ones");
     printf("# (a) = pre-recorded vkCmdCopyBuffer into persistently mapped staging + vkQueueWaitIdle +\n"
            "#       clEnqueueWriteBuffer(blocking) into a plain cl buffer\n"
            "# (d),(e) Vulkan's write: one pre-recorded command buffer per frame value (vkCmdFillBuffer of\n"

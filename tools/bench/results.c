@@ -5,6 +5,8 @@
  * here is in all three. */
 #include "bench.h"
 
+#include <math.h>
+
 static struct result_row *rows;
 static int nrows, rows_allocated;
 static struct result_skip *skips;
@@ -25,6 +27,12 @@ static void *room_for(void *array, int used, int *allocated, size_t element)
 void record_row(const char *section, uint64_t x, const char *measure, const char *variant, const struct summary *s,
                 int batch, int ring)
 {
+    record_row_cpu(section, x, measure, variant, s, batch, ring, NAN);
+}
+
+void record_row_cpu(const char *section, uint64_t x, const char *measure, const char *variant, const struct summary *s,
+                    int batch, int ring, double cpu_us)
+{
     struct result_row *r;
     if (!s->have)
         return;
@@ -37,6 +45,7 @@ void record_row(const char *section, uint64_t x, const char *measure, const char
     r->s = *s;
     r->batch = batch;
     r->ring = ring;
+    r->cpu_us = cpu_us;
 }
 
 void record_paired_row(const char *section, uint64_t x, const char *measure, const struct paired *p, int batch)

@@ -518,7 +518,8 @@ static void acquire_vs_count(struct scale_ctx *c)
 static const struct target *judge_row(struct bench *b, const struct scale_row *r)
 {
     char measure[64], not_reached[160];
-    struct target_spec spec = {"k", measure, (uint64_t)r->at, r->target};
+    /* a throughput or a shape compares points of the same run */
+    struct target_spec spec = {"k", measure, (uint64_t)r->at, r->target, r->goal != GOAL_MEDIAN_AT_MOST};
     int p = 0, samples;
     double value;
     bool met;

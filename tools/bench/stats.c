@@ -54,6 +54,18 @@ struct paired summarize_paired(const double *lib, const double *raw, double *dif
     return p;
 }
 
+/* What a paired difference lets a reader say about it: "few samples"
+ * under MIN_VERDICT_SAMPLES pairs, "can't tell" when its 95 % interval
+ * holds 0 (the library may cost nothing), else "". */
+const char *paired_reads(const struct paired *p)
+{
+    if (p->pairs < MIN_VERDICT_SAMPLES)
+        return "few samples";
+    if (p->lo <= 0 && p->hi >= 0)
+        return "can't tell";
+    return "";
+}
+
 /* met: the whole interval is within bound_us; missed: all of it is
  * above; otherwise the samples cannot tell. */
 enum verdict paired_verdict_within(const struct paired *p, double bound_us)

@@ -296,3 +296,60 @@ bool write_batch_svg(const struct bench *b, const char *path)
     free(c);
     return ok;
 }
+
+/* "x.svg" -> "x-xproc.svg" */
+void xproc_svg_path(const char *svg, char *out, size_t len)
+{
+    size_t n = strlen(svg);
+    if (n > 4 && strcmp(svg + n - 4, ".svg") == 0)
+        snprintf(out, len, "%.*s-xproc.svg", (int)(n - 4), svg);
+    else
+        snprintf(out, len, "%s-xproc.svg", svg);
+}
+
+/* Frames across processes: time per frame against the frame's size, a
+ * line per measure (raw dashed, the /dev/shm copy in purple). False when
+ * (x) measured nothing. */
+bool write_xproc_svg(const struct bench *b, const char *path)
+{
+    static const struct {
+        const char *name, *label, *colour;
+        bool dashed;
+    } spec[] = {
+        {"_inproc_e", "in-process (e), one frame", "#56b4e9", false},
+        {"_ipc_d1", "across processes, libclmem-ipc, D=1", "#d55e00", false},
+        {"_raw_d1", "across processes, raw calls, D=1", "#d55e00", true},
+        {"_inproc_ring_d4", "in-process ring, D=4", "#009e73", false},
+        {"_ipc_d4", "across processes, libclmem-ipc, D=4", "#e69f00", false},
+        {"_shm_d1", "/dev/shm copy, D=1", "#9400d3", false},
+        {"_shm_d4", "/dev/shm copy, D=4", "#9400d3", true},
+    };
+    struct chart *c = calloc(1, sizeof *c);
+    bool ok;
+
+    if (!c)
+        die("out of memory");
+    snprintf(c->title, sizeof c->title, "clmem-bench: frames across processes against the frame's size");
+    snprintf(c->subtitle, sizeof c->subtitle, "Vulkan: %s; OpenCL: %s; %s", b->vk.device_name, b->machine.cl_name,
+             b->machine.date);
+    c->x_label = "frame size";
+    c->y_label = "microseconds per frame (median; bars: min..max)";
+    c->x_sizes = true;
+    for (size_t k = 0; k < sizeof spec / sizeof spec[0]; k++) {
+        struct series *s = add_series(c, spec[k].label, spec[k].colour, spec[k].dashed);
+        if (!s)
+            continue;
+        for (int i = 0; i < result_count(); i++) {
+            const struct result_row *r = result_at(i);
+            size_t lm = strlen(r->measure), ln = strlen(spec[k].name);
+            if (strcmp(r->section, "x") == 0 && strcmp(r->variant, "paired") != 0 && lm > ln &&
+                strcmp(r->measure + lm - ln, spec[k].name) == 0)
+                add_point(s, (double)r->x, r->s.median, r->s.min, r->s.max);
+        }
+        if (s->n == 0)
+            c->nseries--;
+    }
+    ok = c->nseries > 0 && write_chart(c, path);
+    free(c);
+    return ok;
+}

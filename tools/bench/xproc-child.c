@@ -67,16 +67,6 @@ bool xproc_reap(pid_t pid, char *why, size_t len)
 
 /* ------------------------------------------------------------ the child */
 
-struct child_cl {
-    struct vkctx vk;
-    cl_platform_id platform;
-    cl_device_id device;
-    cl_context context;
-    cl_command_queue queue;
-    cl_program program;
-    cl_kernel bump;
-};
-
 static const char child_kernel[] = "__kernel void bump(__global uint *p) {\n"
                                    "    uint v = p[0];\n"
                                    "    p[0] = v + 1u;\n"
@@ -214,14 +204,16 @@ int xproc_child_main(int argc, char **argv)
 {
     struct child_cl c = {0};
     int sock = argc == 4 ? atoi(argv[3]) : -1;
-    if (sock < 0 || (strcmp(argv[2], "ipc") && strcmp(argv[2], "shm"))) {
+    if (sock < 0 || (strcmp(argv[2], "ipc") && strcmp(argv[2], "shm") && strcmp(argv[2], "raw"))) {
         fprintf(stderr, "clmem-bench: %s is for clmem-bench's own use\n", XPROC_CHILD_OPTION);
         return 2;
     }
     if (!child_setup(&c))
         return child_fail("setting up Vulkan and OpenCL");
-    int status = !strcmp(argv[2], "ipc") ? child_ipc(&c, sock) : child_shm(&c, sock);
-    if (!strcmp(argv[2], "shm"))
+    int status = !strcmp(argv[2], "ipc")   ? child_ipc(&c, sock)
+                 : !strcmp(argv[2], "raw") ? xproc_child_raw(&c, sock)
+                                           : child_shm(&c, sock);
+    if (strcmp(argv[2], "ipc"))
         close(sock);
     child_teardown(&c);
     return status;

@@ -155,8 +155,10 @@ void xproc_run_inproc(struct xrun *r, struct xresult *res)
     } else {
         xproc_frames_zero(r);
         inproc_e_block(r, &ip, r->warmup);
+        double c0 = xproc_cpu_us(0);
         for (int blk = 0; blk < r->blocks; blk++)
             r->samples[blk] = inproc_e_block(r, &ip, r->frames);
+        res->cpu[X_INPROC_E] = (xproc_cpu_us(0) - c0) / ((double)r->blocks * r->frames);
         res->s[X_INPROC_E] = summarize(r->samples, r->blocks, r->frames);
         res->ran[X_INPROC_E] = xproc_frames_check(r, "in-process (e)", res->why[X_INPROC_E], sizeof res->why[0]);
         if (!res->ran[X_INPROC_E])
@@ -174,8 +176,10 @@ void xproc_run_inproc(struct xrun *r, struct xresult *res)
             snprintf(res->why[X_RING4], sizeof res->why[0], "clmem_bridge_semaphore_import: %s", clmem_error_message());
         xproc_frames_zero(r);
         double per = ok ? ring_block(r, &ip, &rs, r->warmup, why, sizeof why) : -1;
+        c0 = xproc_cpu_us(0);
         for (int blk = 0; blk < r->blocks && per >= 0; blk++)
             per = r->samples[blk] = ring_block(r, &ip, &rs, r->frames, why, sizeof why);
+        res->cpu[X_RING4] = (xproc_cpu_us(0) - c0) / ((double)r->blocks * r->frames);
         if (ok && per < 0)
             snprintf(res->why[X_RING4], sizeof res->why[0], "%s", why);
         else if (ok) {

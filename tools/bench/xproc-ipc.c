@@ -3,6 +3,7 @@
  * being a second clmem-bench process (xproc-child.c). */
 #include "xproc.h"
 
+#include <math.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------ through libclmem-ipc */
@@ -29,10 +30,27 @@ static bool ipc_offer(struct xrun *r, clmem_ipc_producer *p, int slots)
     return true;
 }
 
+/* One frame through libclmem-ipc at D=1: from the fill's submission to
+ * the frame back from next(); *i is the frame the producer holds. */
+static bool ipc_frame(struct xrun *r, clmem_ipc_producer *p, uint32_t *i, double *us)
+{
+    double t0 = now_us();
+    xproc_submit_fill(r, (int)*i);
+    if (clmem_ipc_producer_ready(p, *i, r->f[*i].fence, XPROC_TIMEOUT_NS) != CLMEM_OK ||
+        clmem_ipc_producer_next(p, XPROC_TIMEOUT_NS, i) != CLMEM_OK)
+        return false;
+    *us = now_us() - t0;
+    r->f[*i].uses++;
+    return true;
+}
+
 /* D frames in flight through libclmem-ipc. D=1: the round trip of each
- * frame, from the fill's submission to the frame back from next(). D=4:
+ * frame, from the fill's submission to the frame back from next(), taking
+ * turns frame by frame with the same protocol made with the raw calls
+ * (xproc-raw.c, on slot 1, its own consumer process), each going first in
+ * every other pair; the library's share is the paired difference. D=4:
  * blocks of K frames, each ended by clmem_ipc_producer_wait_all(), K frames
- * / K. */
+ * / K. CPU time: both processes' CPU clocks over the timed frames. */
 void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure m)
 {
     struct bench *b = r->b;
@@ -44,6 +62,9 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
                                     .physical_device = b->vk.physical_device, .device = b->vk.device,
                                     .socket_fd = sock};
     clmem_ipc_producer *p = NULL;
+    struct xraw raw = {.sock = -1};
+    bool raw_ok = false;
+    double cpu_lib = 0, cpu_raw = 0, *raw_samples = NULL;
     uint32_t i = 0;
     bool ok = clmem_ipc_producer_create(&info, &p) == CLMEM_OK && ipc_offer(r, p, slots) &&
               clmem_ipc_producer_start(p, XPROC_TIMEOUT_NS) == CLMEM_OK;
@@ -54,20 +75,38 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
                  clmem_bridge_path_name(clmem_ipc_producer_peer_path(p)));
     xproc_frames_zero(r);
     if (slots == 1) {
+        raw_samples = calloc((size_t)r->frames + 1, sizeof *raw_samples);
+        if (!raw_samples)
+            die("out of memory");
+        raw_ok = ok && xproc_raw_open(r, &raw, 1, res->why[X_RAW1], sizeof res->why[0]);
         ok = ok && clmem_ipc_producer_next(p, 0, &i) == CLMEM_OK; /* the one frame */
         for (int f = 0; ok && f < r->warmup + r->frames; f++) {
-            double t0 = now_us();
-            xproc_submit_fill(r, (int)i);
-            ok = clmem_ipc_producer_ready(p, i, r->f[i].fence, XPROC_TIMEOUT_NS) == CLMEM_OK &&
-                 clmem_ipc_producer_next(p, XPROC_TIMEOUT_NS, &i) == CLMEM_OK;
-            r->f[i].uses++;
-            if (f >= r->warmup)
-                r->samples[done++] = now_us() - t0;
+            bool timed = f >= r->warmup;
+            double lib_us = 0, raw_us = 0;
+            for (int turn = 0; ok && turn < 2; turn++) {
+                bool lib_now = (turn == 0) == (f % 2 == 0); /* the library first in even frames */
+                if (!lib_now && !raw_ok)
+                    continue;
+                double c0 = xproc_cpu_us(lib_now ? pid : raw.pid);
+                if (lib_now)
+                    ok = ipc_frame(r, p, &i, &lib_us);
+                else if (!xproc_raw_frame(r, &raw, &raw_us)) {
+                    raw_ok = false;
+                    snprintf(res->why[X_RAW1], sizeof res->why[0], "the raw protocol's consumer stopped answering");
+                }
+                double c1 = xproc_cpu_us(lib_now ? pid : raw.pid);
+                if (timed)
+                    *(lib_now ? &cpu_lib : &cpu_raw) += c1 - c0;
+            }
+            if (timed) {
+                raw_samples[done] = raw_us;
+                r->samples[done++] = lib_us;
+            }
         }
     } else {
         for (int blk = -1; ok && blk < r->blocks; blk++) { /* block -1: the warm-up */
             int n = blk < 0 ? r->warmup : r->frames;
-            double t0 = now_us();
+            double c0 = xproc_cpu_us(pid), t0 = now_us();
             for (int f = 0; ok && f < n; f++) {
                 ok = clmem_ipc_producer_next(p, XPROC_TIMEOUT_NS, &i) == CLMEM_OK;
                 if (!ok)
@@ -77,8 +116,10 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
                 r->f[i].uses++;
             }
             ok = ok && clmem_ipc_producer_wait_all(p, XPROC_TIMEOUT_NS) == CLMEM_OK;
-            if (blk >= 0)
+            if (blk >= 0) {
                 r->samples[done++] = (now_us() - t0) / n;
+                cpu_lib += xproc_cpu_us(pid) - c0;
+            }
         }
     }
     if (!ok)
@@ -88,11 +129,39 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
     bool child_ok = xproc_reap(pid, child, sizeof child);
     if (ok && !child_ok)
         snprintf(why, sizeof res->why[0], "%s", child);
-    if (ok && child_ok) {
-        res->s[m] = summarize(r->samples, done, slots == 1 ? 1 : r->frames);
-        res->ran[m] = xproc_frames_check(r, xmeasure_label[m], why, sizeof res->why[0]);
+    if (raw.pid > 0) {
+        char raw_child[256] = "";
+        if (!xproc_raw_close(&raw, raw_child, sizeof raw_child) && raw_ok) {
+            raw_ok = false;
+            snprintf(res->why[X_RAW1], sizeof res->why[0], "%s", raw_child);
+        }
     }
+    if (ok && child_ok) {
+        int frames = slots == 1 ? done : done * r->frames;
+        if (raw_ok) {
+            double *diff = calloc((size_t)done + 1, sizeof *diff);
+            if (!diff)
+                die("out of memory");
+            res->lib1 = summarize_paired(r->samples, raw_samples, diff, done);
+            free(diff);
+            res->s[X_RAW1] = summarize(raw_samples, done, 1);
+            res->cpu[X_RAW1] = done ? cpu_raw / done : NAN;
+        }
+        res->s[m] = summarize(r->samples, done, slots == 1 ? 1 : r->frames);
+        res->cpu[m] = frames ? cpu_lib / frames : NAN;
+        res->ran[m] = xproc_frames_check(r, xmeasure_label[m], why, sizeof res->why[0]);
+        /* the raw frames are slot 1's, checked with the rest */
+        if (slots == 1)
+            res->ran[X_RAW1] = raw_ok && res->ran[m];
+        if (raw_ok && !res->ran[m])
+            snprintf(res->why[X_RAW1], sizeof res->why[0], "the frames' check failed: %s", why);
+    }
+    if (slots == 1 && !res->ran[X_RAW1]) {
+        if (!res->why[X_RAW1][0])
+            snprintf(res->why[X_RAW1], sizeof res->why[0], "libclmem-ipc's D=1 did not run");
+        fail(b, "(x) %s %s: %s", r->k->label, xmeasure_label[X_RAW1], res->why[X_RAW1]);
+    }
+    free(raw_samples);
     if (!res->ran[m])
         fail(b, "(x) %s %s: %s", r->k->label, xmeasure_label[m], why);
 }
-

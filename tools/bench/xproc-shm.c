@@ -104,12 +104,14 @@ void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure
         close(fds[s]);
 
     int total = r->warmup + frames;
-    double t0 = now_us();
+    double t0 = now_us(), c0 = xproc_cpu_us(pid), cpu = 0;
     for (int f = 0; ok && f < total; f++) {
         int s = f % slots;
         struct shm_msg msg;
-        if (f == r->warmup)
+        if (f == r->warmup) {
             t0 = now_us();
+            c0 = xproc_cpu_us(pid);
+        }
         if (in_flight == slots) { /* the slot's previous frame first */
             ok = xproc_shm_recv(sock, &msg, NULL, 0) == 0 && msg.type == 3;
             in_flight--;
@@ -137,6 +139,7 @@ void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure
     }
     if (slots > 1)
         r->samples[done++] = (now_us() - t0) / frames;
+    cpu = xproc_cpu_us(pid) - c0; /* before the consumer's teardown */
     if (!ok)
         snprintf(why, sizeof res->why[0], "the /dev/shm consumer stopped answering");
     close(sock); /* the consumer ends at EOF */
@@ -153,6 +156,7 @@ void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure
     }
     if (ok) {
         res->s[m] = summarize(r->samples, done, slots == 1 ? 1 : frames);
+        res->cpu[m] = cpu / frames;
         res->ran[m] = true;
     } else {
         fail(b, "(x) %s %s: %s", r->k->label, xmeasure_label[m], why);

@@ -18,6 +18,9 @@
  *    two semaphores ((e)'s mechanism and mode), blocks of K frames / K;
  *  - xproc D=1: the round trip through libclmem-ipc with one frame, from the
  *    fill's submission to the frame back in clmem_ipc_producer_next();
+ *  - raw D=1: the same protocol made with the raw calls (xproc-raw.c), frame
+ *    by frame in turn with xproc D=1, and the library's share: xproc D=1
+ *    minus raw D=1, paired, with its 95 % interval;
  *  - in-process ring D=4: clmem_bridge_ring of 4 frames, batch 1, in (e)'s
  *    semaphore mode, K frames / K;
  *  - xproc D=4: four frames in flight through libclmem-ipc, K frames / K;
@@ -27,17 +30,22 @@
  *    (memcpy; the file's fd went to the consumer once), the consumer writes
  *    it into its cl_mem (clEnqueueWriteBuffer) and runs the kernel; READY
  *    and FREE messages as above.
- * The targets printed after the table are the cross-process ones: D=1 at
- * most in-process (e) + 40 us, D=4 at most 1.5x the in-process ring, and
- * /dev/shm D=1 at least 20x xproc D=1 at 1920x1080. */
+ * Beside each, the CPU time a frame of both processes (their CPU clocks,
+ * every thread, over the timed frames): what the copy costs in cores.
+ * The targets printed after the table are the cross-process ones, each
+ * comparing two figures of the same run: the library's share at D=1 at
+ * most 10 us (the whole interval), D=1 at most in-process (e) + 40 us, D=4
+ * at most 1.5x the in-process ring, and /dev/shm D=1 at least 20x xproc
+ * D=1 at 1920x1080. */
 #include "bench.h"
 
 #include <ctype.h>
+#include <math.h>
 
 #if HAVE_IPC
 #include "xproc.h"
 
-const char *const xmeasure_label[X_COUNT] = {"in-process (e)", "xproc D=1", "in-proc ring D=4",
+const char *const xmeasure_label[X_COUNT] = {"in-process (e)", "xproc D=1", "raw D=1", "in-proc ring D=4",
                                              "xproc D=4", "/dev/shm D=1", "/dev/shm D=4"};
 char xproc_path_note[NOTE_MAX];
 static struct xresult xresults[3];
@@ -45,11 +53,11 @@ static int n_xresults;
 static char xproc_note[NOTE_MAX];
 static bool xproc_ran;
 /* The rows' names (xproc_<frame>_<name>) and variants, per measure. */
-static const char *const xmeasure_name[X_COUNT] = {"inproc_e", "ipc_d1", "inproc_ring_d4",
+static const char *const xmeasure_name[X_COUNT] = {"inproc_e", "ipc_d1", "raw_d1", "inproc_ring_d4",
                                                    "ipc_d4",   "shm_d1", "shm_d4"};
-static const char *const xmeasure_variant[X_COUNT] = {"clmem", "clmem", "clmem", "clmem", "baseline", "baseline"};
-static const int xmeasure_ring[X_COUNT] = {1, 1, 4, 4, 1, 4};
-#define XTARGETS (3 * 3)
+static const char *const xmeasure_variant[X_COUNT] = {"clmem", "clmem", "raw", "clmem", "clmem", "baseline", "baseline"};
+static const int xmeasure_ring[X_COUNT] = {1, 1, 1, 4, 4, 1, 4};
+#define XTARGETS (3 * 4)
 static const struct target *xtargets[XTARGETS];
 static int n_xtargets;
 
@@ -195,6 +203,7 @@ static void frame_slug(const char *label, char *out, size_t len)
  * 1920x1080. */
 static void record_xproc(struct bench *b, const struct xkind *kinds)
 {
+    static char share_measure[3][96], share_text[3][128];
     static const char *const what[3] = {"D=1 at most in-process (e) + 40 us",
                                         "D=4 at most 1.5x the in-process ring's time a frame",
                                         "/dev/shm D=1 at least 20x D=1's time"};
@@ -210,11 +219,25 @@ static void record_xproc(struct bench *b, const struct xkind *kinds)
             if (!x->ran[m])
                 continue;
             snprintf(name, sizeof name, "xproc_%s_%s", slug, xmeasure_name[m]);
-            record_row("x", kinds[i].bytes, name, xmeasure_variant[m], &x->s[m], 1, xmeasure_ring[m]);
+            record_row_cpu("x", kinds[i].bytes, name, xmeasure_variant[m], &x->s[m], 1, xmeasure_ring[m], x->cpu[m]);
+        }
+        /* xproc D=1 minus raw D=1, paired frame by frame: min and max are
+         * the bounds of the median's 95 % interval, reps the pairs. */
+        snprintf(share_measure[i], sizeof share_measure[i], "xproc_%s_ipc_d1_overhead", slug);
+        snprintf(share_text[i], sizeof share_text[i], "the library's share at D=1 at most 10 us a frame, the whole "
+                 "interval (%s)", x->label);
+        struct target_spec share = {"x", share_measure[i], kinds[i].bytes, share_text[i], true};
+        if (x->ran[X_RAW1] && x->lib1.have) {
+            record_paired_row("x", kinds[i].bytes, share_measure[i], &x->lib1, 1);
+            xtargets[n_xtargets++] = record_target(b, &share, true, NULL, x->lib1.pairs, x->lib1.median,
+                                                   paired_verdict_within(&x->lib1, 10.0));
+        } else {
+            xtargets[n_xtargets++] = record_target(b, &share, false, "raw D=1 did not run here", 0, 0,
+                                                   VERDICT_NOT_REACHED);
         }
         for (int t = 0; t < 3 && n_xtargets < XTARGETS; t++) {
             const struct summary *a = &x->s[judged[t]], *ref = &x->s[against[t]];
-            struct target_spec spec = {"x", measure[i][t], kinds[i].bytes, text[i][t]};
+            struct target_spec spec = {"x", measure[i][t], kinds[i].bytes, text[i][t], true};
             double value;
             bool met;
             if (t == 2 && !strstr(x->label, "1920x1080"))
@@ -289,7 +312,19 @@ void run_xproc(struct bench *b, bool quick, int frames, int blocks)
     record_xproc(b, kinds);
 }
 
-void print_xproc(void)
+/* "12.3 us [-1.0 .. +25.6]", and what can be said of it: the library's
+ * share is "can't tell" from zero when its interval holds zero, and a
+ * figure behind fewer than MIN_VERDICT_SAMPLES samples says so. */
+static const char *share_words(const struct paired *p)
+{
+    if (p->pairs < MIN_VERDICT_SAMPLES)
+        return "few samples";
+    if (p->lo <= 0 && p->hi >= 0)
+        return "can't tell";
+    return p->lo > 0 ? "the library costs more" : "the library costs less";
+}
+
+void print_xproc(const struct bench *b)
 {
     if (!xproc_ran) {
         if (xproc_note[0])
@@ -297,29 +332,54 @@ void print_xproc(void)
         return;
     }
     printf("\n(x) across processes (libclmem-ipc; this process produces with Vulkan, a second clmem-bench process\n"
-           "    consumes with OpenCL%s%s). Per frame, median [min .. max], us:\n", xproc_path_note[0] ? "; " : "",
+           "    consumes with OpenCL%s%s). Per frame, microseconds:\n", xproc_path_note[0] ? "; " : "",
            xproc_path_note);
-    printf("%-16s", "frame");
-    for (int m = 0; m < X_COUNT; m++)
-        printf(" %24s", xmeasure_label[m]);
-    printf("\n");
+    printf("%-16s %-17s %10s %21s %5s %12s\n", "frame", "measure", "median", "[min .. max]", "n", "cpu us/frame");
     for (int i = 0; i < n_xresults; i++) {
         const struct xresult *x = &xresults[i];
-        printf("%-16s", x->label);
         for (int m = 0; m < X_COUNT; m++) {
-            char cell[64];
-            if (x->ran[m])
-                snprintf(cell, sizeof cell, "%.1f [%.0f..%.0f]", x->s[m].median, x->s[m].min, x->s[m].max);
+            char range[48], cpu[24];
+            if (!x->ran[m]) {
+                if (x->why[m][0])
+                    printf("%-16s %-17s not measured: %s\n", x->label, xmeasure_label[m], x->why[m]);
+                continue;
+            }
+            snprintf(range, sizeof range, "[%.0f .. %.0f]", x->s[m].min, x->s[m].max);
+            if (isnan(x->cpu[m]))
+                snprintf(cpu, sizeof cpu, "-");
             else
-                snprintf(cell, sizeof cell, "-");
-            printf(" %24s", cell);
+                snprintf(cpu, sizeof cpu, "%.1f", x->cpu[m]);
+            printf("%-16s %-17s %10.1f %21s %5d %12s%s\n", x->label, xmeasure_label[m], x->s[m].median, range,
+                   x->s[m].reps, cpu, x->s[m].reps < MIN_VERDICT_SAMPLES ? "  few samples" : "");
         }
-        printf("\n");
     }
-    for (int i = 0; i < n_xresults; i++)
-        for (int m = 0; m < X_COUNT; m++)
-            if (!xresults[i].ran[m] && xresults[i].why[m][0])
-                printf("  %s %s: not measured: %s\n", xresults[i].label, xmeasure_label[m], xresults[i].why[m]);
+    printf("  median, [min .. max]: the time a frame over the samples (D=1 and /dev/shm D=1: one frame a sample;\n"
+           "    the rest: blocks of K frames, the block's time / K); n: the samples;\n"
+           "  cpu us/frame: CPU time of both processes (all their threads) over the timed frames / the frames:\n"
+           "    above the median, more than one core is busy; zero-copy's against the copy's is the copy's cost in cores;\n"
+           "  in-process (e): one process, the bridge's handoff with two semaphores; xproc D=1: libclmem-ipc, one\n"
+           "    frame at a time; raw D=1: the same protocol with the raw calls, in turn with xproc D=1; in-proc ring\n"
+           "    D=4: clmem_bridge_ring of 4 frames; xproc D=4: libclmem-ipc, 4 frames in flight; /dev/shm: a copy\n"
+           "    out of Vulkan into shared memory and into OpenCL, as programs do without sharing\n");
+    if (b->cpu_device)
+        printf("  On a CPU OpenCL device one process can come out slower than two: Vulkan's and OpenCL's work are\n"
+               "    ordinary threads of this host, stalled whenever other work takes its cores; in-process (e) and the\n"
+               "    ring are timed in blocks of K frames, so a block's time / K takes in every stall, while D=1 is\n"
+               "    timed frame by frame and its median leaves the stalled frames out. A cpu us/frame far below the\n"
+               "    median is such a block: waiting, not working. Compare the minima: undisturbed, one process is faster.\n");
+    printf("\nThe library's share across processes: xproc D=1 minus raw D=1, frame by frame in turn (each going\n"
+           "first every other frame), median and its 95%% interval, microseconds:\n");
+    printf("%-16s %6s %10s %10s %22s  %s\n", "frame", "pairs", "raw D=1", "lib-raw", "95% interval", "reads");
+    for (int i = 0; i < n_xresults; i++) {
+        const struct paired *p = &xresults[i].lib1;
+        if (!xresults[i].ran[X_RAW1] || !p->have)
+            continue;
+        printf("%-16s %6d %10.1f %+10.2f   [%+8.2f .. %+8.2f]  %s\n", xresults[i].label, p->pairs, p->raw_median,
+               p->median, p->lo, p->hi, share_words(p));
+    }
+    printf("  pairs: frames of each; raw D=1: its median; lib-raw: the median of the differences; 95%% interval:\n"
+           "    of that median (distribution-free); reads: can't tell when the interval holds 0, few samples\n"
+           "    under %d pairs\n", MIN_VERDICT_SAMPLES);
     for (int i = 0; i < n_xresults; i++)
         if (xresults[i].ran[X_D4])
             printf("  %-16s %.0f frames/s across processes with D=4\n", xresults[i].label,
@@ -336,8 +396,9 @@ void run_xproc(struct bench *b, bool quick, int frames, int blocks)
     (void)blocks;
 }
 
-void print_xproc(void)
+void print_xproc(const struct bench *b)
 {
+    (void)b;
     printf("\n(x) across processes: skipped: libclmem-ipc is not built (configure --enable-ipc)\n");
 }
 

@@ -5,6 +5,7 @@
  *   xproc-inproc.c   the same frames in one process: (e) and the ring
  *   xproc-ipc.c      the producer's side through libclmem-ipc
  *   xproc-shm.c      the producer's side through /dev/shm, and its messages
+ *   xproc-raw.c      the same protocol made with the raw calls, both sides
  *   xproc-child.c    the consumer process: started, reaped, and what it runs */
 #ifndef CLMEM_BENCH_XPROC_H
 #define CLMEM_BENCH_XPROC_H
@@ -16,7 +17,7 @@
 #define XPROC_TIMEOUT_NS (10ull * 1000000000u)
 #define XPROC_VALUE(slot) (0x100u + (uint32_t)(slot))
 
-enum xmeasure { X_INPROC_E, X_D1, X_RING4, X_D4, X_SHM1, X_SHM4, X_COUNT };
+enum xmeasure { X_INPROC_E, X_D1, X_RAW1, X_RING4, X_D4, X_SHM1, X_SHM4, X_COUNT };
 extern const char *const xmeasure_label[X_COUNT];
 
 struct xkind {
@@ -33,6 +34,8 @@ struct xresult {
     bool ran[X_COUNT];
     char why[X_COUNT][NOTE_MAX + 64]; /* a note of the bench's after a prefix */
     struct summary s[X_COUNT];
+    double cpu[X_COUNT]; /* CPU time of both processes a frame, us (mean over the timed frames) */
+    struct paired lib1;  /* libclmem-ipc D=1 minus raw D=1, paired frame by frame */
 };
 
 struct xframe {
@@ -56,15 +59,41 @@ struct xrun {
     uint32_t *readback_ptr;
 };
 
-/* The baseline's messages, on the same kind of socket: one HELLO with the
- * /dev/shm fds, then READY and FREE of a slot. */
+/* The messages of the /dev/shm baseline and of the raw protocol, on the
+ * same kind of socket: one HELLO with the fds (the /dev/shm files, or the
+ * raw protocol's Vulkan memory), then READY and FREE of a slot; the raw
+ * consumer answers its HELLO with ACCEPT once its imports are made. */
 struct shm_msg {
-    uint32_t type; /* 1 HELLO, 2 READY, 3 FREE */
+    uint32_t type; /* 1 HELLO, 2 READY, 3 FREE, 4 ACCEPT */
     uint32_t slot;
     uint64_t bytes;
     uint32_t slots;
-    uint32_t value; /* READY: what word 0 holds */
+    uint32_t value;       /* READY: what word 0 holds */
+    uint32_t path;        /* raw HELLO: the clmem_bridge_path the consumer takes */
+    uint32_t memory_type; /* raw HELLO: the allocation's memory type index */
+    uint32_t dedicated;   /* raw HELLO: allocated with VkMemoryDedicatedAllocateInfo */
 };
+
+/* The consumer process's devices (xproc-child.c). */
+struct child_cl {
+    struct vkctx vk;
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    cl_program program;
+    cl_kernel bump;
+};
+
+/* The producer's end of the raw protocol with one consumer process. */
+struct xraw {
+    pid_t pid;
+    int sock;
+    int slot; /* the frame it hands over */
+};
+
+/* CPU time of this process and of process `pid` (0: this one only), us. */
+double xproc_cpu_us(pid_t pid);
 
 /* What the consumer process says its path was, for the report. */
 extern char xproc_path_note[NOTE_MAX];
@@ -86,8 +115,17 @@ bool xproc_shm_send(int sock, const struct shm_msg *m, const int *fds, int nfds)
 int xproc_shm_recv(int sock, struct shm_msg *m, int *fds, int max);
 void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure m, int frames);
 
+/* xproc-raw.c: open starts the consumer process and hands it slot's
+ * memory (false, why says, on failure); frame hands one frame over and
+ * times it until its FREE (false on failure); close ends the consumer and
+ * reaps it. The consumer's side runs in the child. */
+bool xproc_raw_open(struct xrun *r, struct xraw *x, int slot, char *why, size_t len);
+bool xproc_raw_frame(struct xrun *r, struct xraw *x, double *us);
+bool xproc_raw_close(struct xraw *x, char *why, size_t len);
+int xproc_child_raw(struct child_cl *c, int sock);
+
 /* xproc-child.c: the consumer process, spawned with one end of a socketpair
- * in `mode` ("ipc" or "shm"); reaped, true when it exited 0 (why says
+ * in `mode` ("ipc", "shm" or "raw"); reaped, true when it exited 0 (why says
  * otherwise). */
 pid_t xproc_spawn_consumer(const char *mode, int *sock_out);
 bool xproc_reap(pid_t pid, char *why, size_t len);
