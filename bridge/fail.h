@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal: the sentences that more than one of libclmem-bridge's checks
+ * write, each written here once, and durations as a user reads them.
+ * lib/error-private.h says how a sentence gets the public call's name. */
+#ifndef CLMEM_BRIDGE_FAIL_H
+#define CLMEM_BRIDGE_FAIL_H
+#include "error-private.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A pointer argument the call needs is NULL; `argument` is its name. */
+static inline clmem_status fail_null(const char *argument)
+{
+    return clmem__fail(CLMEM_ERR_NULL_POINTER, "The %s argument is NULL.", argument);
+}
+
+/* A clmem_bridge_path value that names no path. */
+static inline clmem_status fail_unknown_path(int path)
+{
+    return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Unknown path %d.", path);
+}
+
+/* A duration given in nanoseconds, as a sentence says it: "10 s",
+ * "200 ms", "0.25 ms"; never a raw count of nanoseconds. */
+struct duration_text {
+    char s[40];
+};
+
+static inline struct duration_text duration_text(uint64_t ns)
+{
+    struct duration_text t;
+
+    if (ns % 1000000000u == 0)
+        snprintf(t.s, sizeof t.s, "%llu s", (unsigned long long)(ns / 1000000000u));
+    else if (ns % 1000000u == 0)
+        snprintf(t.s, sizeof t.s, "%llu ms", (unsigned long long)(ns / 1000000u));
+    else {
+        /* Milliseconds with the nanoseconds as decimals, zeros trimmed. */
+        size_t n = (size_t)snprintf(t.s, sizeof t.s, "%llu.%06llu", (unsigned long long)(ns / 1000000u),
+                                    (unsigned long long)(ns % 1000000u));
+        while (n > 0 && t.s[n - 1] == '0')
+            t.s[--n] = '\0';
+        snprintf(t.s + n, sizeof t.s - n, " ms");
+    }
+    return t;
+}
+#endif
