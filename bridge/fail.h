@@ -6,6 +6,8 @@
 #define CLMEM_BRIDGE_FAIL_H
 #include "error-private.h"
 
+#include <vulkan/vulkan.h>
+
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +22,12 @@ static inline clmem_status fail_null(const char *argument)
 static inline clmem_status fail_unknown_path(int path)
 {
     return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Unknown path %d.", path);
+}
+
+/* An image extent with no texels; the status is the caller's. */
+static inline clmem_status fail_empty_extent(clmem_status status, VkExtent2D extent)
+{
+    return clmem__fail(status, "The image extent %ux%u is empty.", extent.width, extent.height);
 }
 
 /* A duration given in nanoseconds, as a sentence says it: "10 s",
