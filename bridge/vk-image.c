@@ -126,9 +126,7 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
         return fail_null(!b ? "bridge" : "image_out");
     BRIDGE_LIVE(b, "clmem_bridge_vk_image_create");
     if (!f)
-        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
-                           "clmem-bridge does not share images of VkFormat %d; it shares %s.", (int)format,
-                           clmem__format_list());
+        return clmem__format_unknown(format);
     if (extent.width == 0 || extent.height == 0)
         return fail_empty_extent(CLMEM_ERR_ZERO_SIZE, extent);
     if (tiling != VK_IMAGE_TILING_LINEAR && tiling != VK_IMAGE_TILING_OPTIMAL)
