@@ -24,6 +24,13 @@ static inline clmem_status fail_unknown_path(int path)
     return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Unknown path %d.", path);
 }
 
+/* A call that checks one concrete choice got BEST or an unknown value;
+ * `what` is "path" or "mode". */
+static inline clmem_status fail_not_concrete(const char *what, int value)
+{
+    return clmem__fail(CLMEM_ERR_INVALID_VALUE, "The %s must be a concrete one, not %d.", what, value);
+}
+
 /* An image extent with no texels; the status is the caller's. */
 static inline clmem_status fail_empty_extent(clmem_status status, VkExtent2D extent)
 {
