@@ -18,6 +18,12 @@ static inline clmem_status fail_null(const char *argument)
     return clmem__fail(CLMEM_ERR_NULL_POINTER, "The %s argument is NULL.", argument);
 }
 
+/* A pointer field of the call's info struct is NULL; `field` is its name. */
+static inline clmem_status fail_null_info(const char *field)
+{
+    return clmem__fail(CLMEM_ERR_NULL_POINTER, "info->%s is NULL.", field);
+}
+
 /* A clmem_bridge_path value that names no path. */
 static inline clmem_status fail_unknown_path(int path)
 {
