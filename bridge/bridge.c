@@ -77,11 +77,10 @@ static clmem_status read_info(const clmem_bridge_info *info, clmem_bridge_info *
         return s;
     memcpy(copy, info, info->size < sizeof *copy ? info->size : sizeof *copy);
     if (!copy->instance || !copy->physical_device || !copy->device || !copy->context)
-        return clmem__fail(CLMEM_ERR_NULL_POINTER, "info->%s is NULL.",
-                           !copy->instance          ? "instance"
-                           : !copy->physical_device ? "physical_device"
-                           : !copy->device          ? "device"
-                                                    : "context");
+        return fail_null_info(!copy->instance          ? "instance"
+                              : !copy->physical_device ? "physical_device"
+                              : !copy->device          ? "device"
+                                                       : "context");
     if (copy->flags & ~(uint32_t)CLMEM_BRIDGE_NO_IMPORT_CACHE)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
                            "info->flags 0x%x holds unknown bits 0x%x.", (unsigned)copy->flags,
