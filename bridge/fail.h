@@ -24,6 +24,18 @@ static inline clmem_status fail_null_info(const char *field)
     return clmem__fail(CLMEM_ERR_NULL_POINTER, "info->%s is NULL.", field);
 }
 
+/* A size the call needs non-zero is zero; `what` names it ("size"). */
+static inline clmem_status fail_zero(const char *what)
+{
+    return clmem__fail(CLMEM_ERR_ZERO_SIZE, "The %s is zero.", what);
+}
+
+/* A handle that no bridge import made. */
+static inline clmem_status fail_foreign_handle(void)
+{
+    return clmem__fail(CLMEM_ERR_INVALID_VALUE, "The handle did not come from clmem-bridge.");
+}
+
 /* A clmem_bridge_path value that names no path. */
 static inline clmem_status fail_unknown_path(int path)
 {

@@ -74,7 +74,7 @@ clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBuffe
     VkPhysicalDevice physical_device = b->physical_device;
     VkDevice device = b->device;
     if (size == 0)
-        return clmem__fail(CLMEM_ERR_ZERO_SIZE, "The buffer size is zero.");
+        return fail_zero("buffer size");
 
     r = FAULT("vkCreateBuffer") ? VK_ERROR_OUT_OF_HOST_MEMORY : vk->CreateBuffer(device, &create, NULL, &buffer);
     if (r != VK_SUCCESS)
