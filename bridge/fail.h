@@ -55,6 +55,41 @@ static inline clmem_status fail_empty_extent(clmem_status status, VkExtent2D ext
     return clmem__fail(status, "The image extent %ux%u is empty.", extent.width, extent.height);
 }
 
+/* A flags argument or field with bits the library does not know; `name`
+ * is how the sentence names it ("info->flags", "image_flags"). */
+static inline clmem_status fail_unknown_bits(const char *name, uint32_t value, uint32_t unknown)
+{
+    return clmem__fail(CLMEM_ERR_INVALID_VALUE, "%s 0x%x holds unknown bits 0x%x.", name, (unsigned)value,
+                       (unsigned)unknown);
+}
+
+/* A VkImageTiling the bridge does not make or import; `name` is how the
+ * sentence names it ("tiling", "image->tiling"). */
+static inline clmem_status fail_unknown_tiling(const char *name, int tiling)
+{
+    return clmem__fail(CLMEM_ERR_INVALID_VALUE, "%s %d is neither VK_IMAGE_TILING_LINEAR nor VK_IMAGE_TILING_OPTIMAL.",
+                       name, tiling);
+}
+
+/* A 4:2:0 format (format_name) with an odd width or height. */
+static inline clmem_status fail_odd_420_extent(const char *format_name, VkExtent2D extent)
+{
+    return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                       "%s is 4:2:0: its chroma plane has one texel per 2x2 block of luma, so its width and height "
+                       "must be even (Vulkan's VUID-VkImageCreateInfo-format-04712 and -04713); this extent is "
+                       "%ux%u.",
+                       format_name, extent.width, extent.height);
+}
+
+/* An optimal-tiling image bound at a memory offset other than 0. */
+static inline clmem_status fail_optimal_offset(uint64_t memory_offset)
+{
+    return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                       "An optimal-tiling image is imported from the fd of its whole allocation, so it must be "
+                       "bound at offset 0 (memory_offset is %llu).",
+                       (unsigned long long)memory_offset);
+}
+
 /* A duration given in nanoseconds, as a sentence says it: "10 s",
  * "200 ms", "0.25 ms"; never a raw count of nanoseconds. */
 struct duration_text {
