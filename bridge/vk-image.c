@@ -130,15 +130,9 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
     if (extent.width == 0 || extent.height == 0)
         return fail_empty_extent(CLMEM_ERR_ZERO_SIZE, extent);
     if (tiling != VK_IMAGE_TILING_LINEAR && tiling != VK_IMAGE_TILING_OPTIMAL)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "tiling %d is neither VK_IMAGE_TILING_LINEAR nor VK_IMAGE_TILING_OPTIMAL.",
-                           (int)tiling);
+        return fail_unknown_tiling("tiling", (int)tiling);
     if (f->plane_count > 1 && (extent.width % 2 || extent.height % 2))
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "%s is 4:2:0: its chroma plane has one texel per 2x2 block of luma, so its width and "
-                           "height must be even (Vulkan's VUID-VkImageCreateInfo-format-04712 and -04713); this "
-                           "extent is %ux%u.",
-                           f->name, extent.width, extent.height);
+        return fail_odd_420_extent(f->name, extent);
     if ((s = clmem__vk_image_supported(b, f, tiling, usage, export_types, &extent, &dedicated_only)) != CLMEM_OK)
         return s;
 
