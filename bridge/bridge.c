@@ -82,9 +82,7 @@ static clmem_status read_info(const clmem_bridge_info *info, clmem_bridge_info *
                               : !copy->device          ? "device"
                                                        : "context");
     if (copy->flags & ~(uint32_t)CLMEM_BRIDGE_NO_IMPORT_CACHE)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "info->flags 0x%x holds unknown bits 0x%x.", (unsigned)copy->flags,
-                           (unsigned)(copy->flags & ~(uint32_t)CLMEM_BRIDGE_NO_IMPORT_CACHE));
+        return fail_unknown_bits("info->flags", copy->flags, copy->flags & ~(uint32_t)CLMEM_BRIDGE_NO_IMPORT_CACHE);
     return CLMEM_OK;
 }
 
