@@ -10,7 +10,6 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 /* A pointer argument the call needs is NULL; `argument` is its name. */
 static inline clmem_status fail_null(const char *argument)
