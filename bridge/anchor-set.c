@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 #include "anchor-set.h"
+#include "error-private.h"
 #include "fault.h"
 
 #include <stdint.h>
@@ -26,14 +27,18 @@ static unsigned find_slot(const struct anchor_set *set, const clmem_keepalive *k
     return i;
 }
 
+static clmem_status no_memory(void)
+{
+    return clmem__fail(CLMEM_ERR_NO_MEMORY, "Holding the import's Vulkan keepalive failed.");
+}
+
 static clmem_status grow(struct anchor_set *set)
 {
     unsigned capacity = set->capacity ? set->capacity * 2 : FIRST_CAPACITY;
     struct anchor_set bigger = {calloc(capacity, sizeof *bigger.slots), capacity, set->count};
 
     if (!bigger.slots)
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0,
-                               "Holding the import's Vulkan keepalive failed.");
+        return no_memory();
     for (unsigned i = 0; i < set->capacity; i++)
         if (set->slots[i])
             bigger.slots[find_slot(&bigger, set->slots[i])] = set->slots[i];
@@ -51,8 +56,7 @@ clmem_status clmem__anchor_set_hold(struct anchor_set *set, clmem_keepalive *ka)
     /* A new anchor. The fault point is passed for each one, as when every
      * anchor grew a list. */
     if (FAULT("import_anchor_list"))
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0,
-                               "Holding the import's Vulkan keepalive failed.");
+        return no_memory();
     if ((set->count + 1) * 2 > set->capacity && (s = grow(set)) != CLMEM_OK)
         return s;
     set->slots[find_slot(set, ka)] = clmem_keepalive_ref(ka);

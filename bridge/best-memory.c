@@ -8,17 +8,16 @@
 #include "config.h"
 #include "bridge.h"
 #include "export.h"
+#include "fail.h"
 #include "vkfn.h"
 
 /* In the order an import's BEST tries the paths they serve. */
 static const char *const sharing_extensions[] = {"VK_KHR_external_memory_fd", "VK_EXT_external_memory_dma_buf",
                                                  "VK_KHR_external_semaphore_fd"};
 
-CLMEM_EXPORT clmem_status clmem_bridge_device_extensions(VkInstance instance,
-                                                         PFN_vkGetInstanceProcAddr get_instance_proc_addr,
-                                                         VkPhysicalDevice physical_device,
-                                                         const char *names_out[CLMEM_BRIDGE_DEVICE_EXTENSIONS_MAX],
-                                                         uint32_t *count_out)
+static clmem_status device_extensions(VkInstance instance, PFN_vkGetInstanceProcAddr get_instance_proc_addr,
+                                      VkPhysicalDevice physical_device,
+                                      const char *names_out[CLMEM_BRIDGE_DEVICE_EXTENSIONS_MAX], uint32_t *count_out)
 {
     struct vkfn vk;
     uint32_t n = 0;
@@ -26,10 +25,10 @@ CLMEM_EXPORT clmem_status clmem_bridge_device_extensions(VkInstance instance,
     if (count_out)
         *count_out = 0;
     if (!instance || !physical_device || !names_out || !count_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !instance ? "instance" : !physical_device ? "physical_device"
-                                                        : !names_out     ? "names_out"
-                                                                         : "count_out");
+        return fail_null(!instance          ? "instance"
+                         : !physical_device ? "physical_device"
+                         : !names_out       ? "names_out"
+                                            : "count_out");
     if (clmem__vkfn_load_instance(&vk, get_instance_proc_addr, instance) != CLMEM_OK)
         return clmem_error_status();
     for (unsigned i = 0; i < sizeof sharing_extensions / sizeof sharing_extensions[0]; i++) {
@@ -45,9 +44,19 @@ CLMEM_EXPORT clmem_status clmem_bridge_device_extensions(VkInstance instance,
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_best_memory(const clmem_bridge *b, clmem_bridge_path *path_out,
-                                                   VkMemoryPropertyFlags *property_flags_out,
-                                                   VkExternalMemoryHandleTypeFlags *export_types_out)
+CLMEM_EXPORT clmem_status clmem_bridge_device_extensions(VkInstance instance,
+                                                         PFN_vkGetInstanceProcAddr get_instance_proc_addr,
+                                                         VkPhysicalDevice physical_device,
+                                                         const char *names_out[CLMEM_BRIDGE_DEVICE_EXTENSIONS_MAX],
+                                                         uint32_t *count_out)
+{
+    return clmem__error_in(__func__,
+                           device_extensions(instance, get_instance_proc_addr, physical_device, names_out, count_out));
+}
+
+static clmem_status best_memory(const clmem_bridge *b, clmem_bridge_path *path_out,
+                                VkMemoryPropertyFlags *property_flags_out,
+                                VkExternalMemoryHandleTypeFlags *export_types_out)
 {
     static const struct {
         clmem_bridge_path path;
@@ -70,9 +79,10 @@ CLMEM_EXPORT clmem_status clmem_bridge_best_memory(const clmem_bridge *b, clmem_
     if (export_types_out)
         *export_types_out = 0;
     if (!b || !path_out || !property_flags_out || !export_types_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !b ? "bridge" : !path_out ? "path_out" : !property_flags_out ? "property_flags_out"
-                                                                                            : "export_types_out");
+        return fail_null(!b                    ? "bridge"
+                         : !path_out           ? "path_out"
+                         : !property_flags_out ? "property_flags_out"
+                                               : "export_types_out");
     BRIDGE_LIVE(b, "clmem_bridge_best_memory");
     for (unsigned i = 0; i < sizeof choices / sizeof choices[0]; i++)
         if (b->caps.path[choices[i].path].status == CLMEM_OK) {
@@ -81,10 +91,17 @@ CLMEM_EXPORT clmem_status clmem_bridge_best_memory(const clmem_bridge *b, clmem_
             *export_types_out = choices[i].export_types;
             return CLMEM_OK;
         }
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "No path shares memory between %s and %s (%s): opaque fd: %s dma-buf: %s host-mapped: %s",
-                           b->caps.vk_device_name, b->caps.cl_device_name, b->caps.cl_platform_name,
-                           b->caps.path[CLMEM_BRIDGE_PATH_OPAQUE_FD].message,
-                           b->caps.path[CLMEM_BRIDGE_PATH_DMA_BUF].message,
-                           b->caps.path[CLMEM_BRIDGE_PATH_HOST_MAPPED].message);
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                       "No path shares memory between %s and %s (%s): opaque fd: %s dma-buf: %s host-mapped: %s",
+                       b->caps.vk_device_name, b->caps.cl_device_name, b->caps.cl_platform_name,
+                       b->caps.path[CLMEM_BRIDGE_PATH_OPAQUE_FD].message,
+                       b->caps.path[CLMEM_BRIDGE_PATH_DMA_BUF].message,
+                       b->caps.path[CLMEM_BRIDGE_PATH_HOST_MAPPED].message);
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_best_memory(const clmem_bridge *b, clmem_bridge_path *path_out,
+                                                   VkMemoryPropertyFlags *property_flags_out,
+                                                   VkExternalMemoryHandleTypeFlags *export_types_out)
+{
+    return clmem__error_in(__func__, best_memory(b, path_out, property_flags_out, export_types_out));
 }

@@ -6,6 +6,7 @@
 #include "bridge.h"
 #include "deadline.h"
 #include "export.h"
+#include "fail.h"
 #include "fault.h"
 #include "import.h"
 #include "opencl/query-cl.h"
@@ -44,8 +45,8 @@ static clmem_status choose_cl_device(const struct vkfn *vk, VkPhysicalDevice pd,
                 *out = wanted;
                 return CLMEM_OK;
             }
-        return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                               "info->cl_device %p is not one of the context's %u devices.", (void *)wanted, n);
+        return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
+                           "info->cl_device %p is not one of the context's %u devices.", (void *)wanted, n);
     }
     clmem__vk_device_identity(vk, pd, vk_uuid, vk_name);
     for (cl_uint i = 0; i < n; i++) {
@@ -59,10 +60,10 @@ static clmem_status choose_cl_device(const struct vkfn *vk, VkPhysicalDevice pd,
         *out = devices[0];
         return CLMEM_OK;
     }
-    return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                           "None of the context's %u devices has the deviceUUID of Vulkan device %s; name one in "
-                           "info->cl_device.",
-                           n, vk_name);
+    return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
+                       "None of the context's %u devices has the deviceUUID of Vulkan device %s; name one in "
+                       "info->cl_device.",
+                       n, vk_name);
 }
 
 static clmem_status read_info(const clmem_bridge_info *info, clmem_bridge_info *copy)
@@ -76,19 +77,16 @@ static clmem_status read_info(const clmem_bridge_info *info, clmem_bridge_info *
         return s;
     memcpy(copy, info, info->size < sizeof *copy ? info->size : sizeof *copy);
     if (!copy->instance || !copy->physical_device || !copy->device || !copy->context)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "info->%s is NULL.",
-                               !copy->instance          ? "instance"
-                               : !copy->physical_device ? "physical_device"
-                               : !copy->device          ? "device"
-                                                        : "context");
+        return fail_null_info(!copy->instance          ? "instance"
+                              : !copy->physical_device ? "physical_device"
+                              : !copy->device          ? "device"
+                                                       : "context");
     if (copy->flags & ~(uint32_t)CLMEM_BRIDGE_NO_IMPORT_CACHE)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "info->flags 0x%x holds unknown bits 0x%x.", (unsigned)copy->flags,
-                               (unsigned)(copy->flags & ~(uint32_t)CLMEM_BRIDGE_NO_IMPORT_CACHE));
+        return fail_unknown_bits("info->flags", copy->flags, copy->flags & ~(uint32_t)CLMEM_BRIDGE_NO_IMPORT_CACHE);
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clmem_bridge **out)
+static clmem_status bridge_create(const clmem_bridge_info *info, clmem_bridge **out)
 {
     clmem_bridge_info in;
     clmem_bridge *b;
@@ -98,15 +96,14 @@ CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clm
     if (out)
         *out = NULL;
     if (!info || !out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !info ? "info" : "out");
+        return fail_null(!info ? "info" : "out");
     if ((s = read_info(info, &in)) != CLMEM_OK)
         return s;
     /* Aligned for the import cache's shards, each on its own cache lines
      * (cache.h); sizeof *b is a multiple of CACHE_PAIR because of them. */
     b = FAULT("bridge_alloc") ? NULL : aligned_alloc(CACHE_PAIR, sizeof *b);
     if (!b)
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a bridge failed.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating a bridge failed.");
     memset(b, 0, sizeof *b);
     b->instance = in.instance;
     b->physical_device = in.physical_device;
@@ -148,6 +145,11 @@ CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clm
 fail:
     free(b);
     return s;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clmem_bridge **out)
+{
+    return clmem__error_in(__func__, bridge_create(info, out));
 }
 
 CLMEM_EXPORT clmem_bridge *clmem_bridge_ref(clmem_bridge *b)
@@ -211,29 +213,37 @@ CLMEM_EXPORT uint32_t clmem_bridge_caps(const clmem_bridge *b)
     return b->caps.bits;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_check_path(const clmem_bridge *b, clmem_bridge_path path)
+static clmem_status check_path(const clmem_bridge *b, clmem_bridge_path path)
 {
     if (!b)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+        return fail_null("bridge");
     BRIDGE_LIVE(b, "clmem_bridge_check_path");
     if (path != CLMEM_BRIDGE_PATH_OPAQUE_FD && path != CLMEM_BRIDGE_PATH_DMA_BUF &&
         path != CLMEM_BRIDGE_PATH_HOST_MAPPED)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "clmem_bridge_check_path takes one concrete path, not %d.", (int)path);
+        return fail_not_concrete("path", (int)path);
     return clmem__caps_report(&b->caps.path[path]);
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_check_semaphore(const clmem_bridge *b, clmem_bridge_semaphore_mode mode)
+CLMEM_EXPORT clmem_status clmem_bridge_check_path(const clmem_bridge *b, clmem_bridge_path path)
+{
+    return clmem__error_in(__func__, check_path(b, path));
+}
+
+static clmem_status check_semaphore(const clmem_bridge *b, clmem_bridge_semaphore_mode mode)
 {
     if (!b)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+        return fail_null("bridge");
     BRIDGE_LIVE(b, "clmem_bridge_check_semaphore");
     if (mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
         return CLMEM_OK;
     if (mode != CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD && mode != CLMEM_BRIDGE_SEMAPHORE_SYNC_FD)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "clmem_bridge_check_semaphore takes one concrete mode, not %d.", (int)mode);
+        return fail_not_concrete("mode", (int)mode);
     return clmem__caps_report(&b->caps.semaphore[mode]);
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_check_semaphore(const clmem_bridge *b, clmem_bridge_semaphore_mode mode)
+{
+    return clmem__error_in(__func__, check_semaphore(b, mode));
 }
 
 clmem_status clmem__bridge_check_queue(const clmem_bridge *b, cl_command_queue queue)
@@ -245,9 +255,9 @@ clmem_status clmem__bridge_check_queue(const clmem_bridge *b, cl_command_queue q
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err,
                                "queue is not a valid command queue.");
     if (queue_context != b->context)
-        return clmem_error_set(CLMEM_ERR_CONTEXT_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                               "The queue belongs to context %p, not to the bridge's context %p.",
-                               (void *)queue_context, (void *)b->context);
+        return clmem__fail(CLMEM_ERR_CONTEXT_MISMATCH,
+                           "The queue belongs to context %p, not to the bridge's context %p.",
+                           (void *)queue_context, (void *)b->context);
     return CLMEM_OK;
 }
 
@@ -333,7 +343,7 @@ static void poll_dying(clmem_bridge *b)
     }
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_ns)
+clmem_status clmem__bridge_finish(clmem_bridge *b, uint64_t timeout_ns)
 {
     uint64_t deadline;
     unsigned live, sems, pending;
@@ -341,7 +351,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_
     clmem_status s = CLMEM_OK;
 
     if (!b)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+        return fail_null("bridge");
     BRIDGE_LIVE(b, "clmem_bridge_finish");
     deadline = deadline_after(timeout_ns);
     pthread_mutex_lock(&b->lock);
@@ -349,10 +359,10 @@ CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_
     sems = b->live_semaphores;
     pthread_mutex_unlock(&b->lock);
     if (live || sems)
-        return clmem_error_set(CLMEM_ERR_IN_USE, CLMEM_API_NONE, NULL, 0,
-                               "%u import%s still %s handles and %u semaphore%s still alive; nothing was released.",
-                               live, live == 1 ? "" : "s", live == 1 ? "has" : "have", sems,
-                               sems == 1 ? " is" : "s are");
+        return clmem__fail(CLMEM_ERR_IN_USE,
+                           "%u import%s still %s handles and %u semaphore%s still alive; nothing was released.",
+                           live, live == 1 ? "" : "s", live == 1 ? "has" : "have", sems,
+                           sems == 1 ? " is" : "s are");
     clmem_bridge_ref(b); /* see clmem__bridge_import_gone */
     for (;;) {
         uint64_t left;
@@ -370,14 +380,19 @@ CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_
         if (!pending)
             break;
         if (!time_left(deadline)) {
-            s = clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                                "%u dropped import%s still wait%s for device work after %llu ns; their Vulkan "
-                                "keepalives are held.",
-                                pending, pending == 1 ? "" : "s", pending == 1 ? "s" : "",
-                                (unsigned long long)timeout_ns);
+            s = clmem__fail(CLMEM_ERR_TIMEOUT,
+                            "%u dropped import%s still wait%s for device work after %s; their Vulkan "
+                            "keepalives are held.",
+                            pending, pending == 1 ? "" : "s", pending == 1 ? "s" : "",
+                            duration_text(timeout_ns).s);
             break;
         }
     }
     clmem_bridge_unref(b);
     return s;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_ns)
+{
+    return clmem__error_in(__func__, clmem__bridge_finish(b, timeout_ns));
 }

@@ -82,6 +82,10 @@ void clmem__bridge_semaphore_count(clmem_bridge *b, int delta);
 void clmem__device_bridges_add(clmem_bridge *b);
 void clmem__device_bridges_remove(clmem_bridge *b);
 
+/* clmem_bridge_finish(), for clmem_bridge_device_finish(): its sentence is
+ * the calling public function's (lib/error-private.h). */
+clmem_status clmem__bridge_finish(clmem_bridge *b, uint64_t timeout_ns);
+
 /* CLMEM_OK when queue is a valid queue of b's context; else
  * CLMEM_ERR_OPENCL or CLMEM_ERR_CONTEXT_MISMATCH, recorded. */
 clmem_status clmem__bridge_check_queue(const clmem_bridge *b, cl_command_queue queue);

@@ -6,6 +6,7 @@
  * other. A failed check's sentence lists everything missing. */
 #include "config.h"
 #include "caps.h"
+#include "error-private.h"
 #include "export.h"
 #include "opencl/query-cl.h"
 
@@ -289,5 +290,5 @@ clmem_status clmem__caps_report(const struct cap_answer *a)
 {
     if (a->status == CLMEM_OK)
         return CLMEM_OK;
-    return clmem_error_set(a->status, CLMEM_API_NONE, NULL, 0, "%s", a->message);
+    return clmem__fail(a->status, "%s", a->message);
 }

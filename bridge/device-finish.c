@@ -18,6 +18,7 @@
 #include "bridge.h"
 #include "deadline.h"
 #include "export.h"
+#include "fail.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +103,7 @@ static bool wait_destroyed(VkDevice device, uint64_t deadline)
     return !dying;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_device_finish(VkDevice device, uint64_t timeout_ns)
+static clmem_status device_finish(VkDevice device, uint64_t timeout_ns)
 {
     uint64_t deadline = deadline_after(timeout_ns);
     clmem_status s = CLMEM_OK;
@@ -110,19 +111,19 @@ CLMEM_EXPORT clmem_status clmem_bridge_device_finish(VkDevice device, uint64_t t
     unsigned count, i;
 
     if (!device)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The device argument is NULL.");
+        return fail_null("device");
     if (!hold_bridges_of(device, &held, &count))
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0,
-                               "Allocating the list of the device's bridges failed.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY,
+                           "Allocating the list of the device's bridges failed.");
     for (i = 0; i < count && s == CLMEM_OK; i++) {
-        s = clmem_bridge_finish(held[i], time_left(deadline));
+        s = clmem__bridge_finish(held[i], time_left(deadline));
         if (s != CLMEM_OK) {
             /* Say which call it was, and keep the bridge's reason. */
             char why[1024];
             snprintf(why, sizeof why, "%s", clmem_error_message());
-            s = clmem_error_set(s, CLMEM_API_NONE, NULL, 0, "A bridge of VkDevice %p is not done with it: %s%s",
-                                (void *)device, why,
-                                s == CLMEM_ERR_IN_USE ? " Drop them before vkDestroyDevice." : "");
+            s = clmem__fail(s, "A bridge of VkDevice %p is not done with it: %s%s",
+                            (void *)device, why,
+                            s == CLMEM_ERR_IN_USE ? " Drop them before vkDestroyDevice." : "");
         }
     }
     /* The references taken above: for a bridge the application dropped,
@@ -135,8 +136,13 @@ CLMEM_EXPORT clmem_status clmem_bridge_device_finish(VkDevice device, uint64_t t
     /* A bridge whose last reference another thread is dropping makes no
      * Vulkan call any more, but CLMEM_OK promises it is gone. */
     if (!wait_destroyed(device, deadline))
-        return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                               "A bridge of VkDevice %p was still being destroyed on another thread after %llu ns.",
-                               (void *)device, (unsigned long long)timeout_ns);
+        return clmem__fail(CLMEM_ERR_TIMEOUT,
+                           "A bridge of VkDevice %p was still being destroyed on another thread after %s.",
+                           (void *)device, duration_text(timeout_ns).s);
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_device_finish(VkDevice device, uint64_t timeout_ns)
+{
+    return clmem__error_in(__func__, device_finish(device, timeout_ns));
 }

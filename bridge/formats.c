@@ -12,6 +12,7 @@
  * bits below), so reading them as CL_UNORM_INT16 gives the 10-bit value
  * scaled to [0, 1], as P010 is meant to be read. */
 #include "config.h"
+#include "error-private.h"
 #include "export.h"
 #include "formats.h"
 
@@ -146,6 +147,12 @@ const char *clmem__format_list(void)
     return list_text;
 }
 
+clmem_status clmem__format_unknown(VkFormat format)
+{
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED, "clmem-bridge does not share images of VkFormat %d; it shares %s.",
+                       (int)format, clmem__format_list());
+}
+
 /* ------------------------------------------------------------- public */
 
 static VkFormat format_list[FORMAT_COUNT];
@@ -171,22 +178,26 @@ CLMEM_EXPORT const char *clmem_bridge_image_format_name(VkFormat format)
     return f ? f->name : NULL;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_image_plane_format(VkFormat format, uint32_t plane,
-                                                          cl_image_format *cl_format_out, uint32_t *texel_bytes_out)
+static clmem_status image_plane_format(VkFormat format, uint32_t plane, cl_image_format *cl_format_out,
+                                       uint32_t *texel_bytes_out)
 {
     const struct image_format *f = clmem__format_find(format);
 
     if (!f)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "clmem-bridge does not share images of VkFormat %d; it shares %s.", (int)format,
-                               clmem__format_list());
+        return clmem__format_unknown(format);
     if (plane >= f->plane_count)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "Plane %u is past the %u plane%s of %s.", plane, f->plane_count,
-                               f->plane_count == 1 ? "" : "s", f->name);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "Plane %u is past the %u plane%s of %s.", plane, f->plane_count,
+                           f->plane_count == 1 ? "" : "s", f->name);
     if (cl_format_out)
         *cl_format_out = f->planes[plane].cl;
     if (texel_bytes_out)
         *texel_bytes_out = f->planes[plane].texel_bytes;
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_image_plane_format(VkFormat format, uint32_t plane,
+                                                          cl_image_format *cl_format_out, uint32_t *texel_bytes_out)
+{
+    return clmem__error_in(__func__, image_plane_format(format, plane, cl_format_out, texel_bytes_out));
 }

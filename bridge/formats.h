@@ -80,4 +80,7 @@ void clmem__format_pattern(const struct image_format *f, unsigned p, uint32_t x,
 
 /* The list of the table's format names for messages ("VK_FORMAT_R8_UNORM, ..."). */
 const char *clmem__format_list(void);
+
+/* CLMEM_ERR_UNSUPPORTED: the bridge shares no images of `format`. */
+clmem_status clmem__format_unknown(VkFormat format);
 #endif

@@ -7,13 +7,13 @@
 #include "deadline.h"
 #include "frame-ring.h"
 #include "export.h"
+#include "fail.h"
 
 #include <pthread.h>
 #include <stdint.h>
 
-CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uint64_t timeout_ns, cl_uint num_events,
-                                                    const cl_event *wait_list, clmem_bridge_ring_batch *batch_out,
-                                                    cl_event *event_out)
+static clmem_status ring_cl_next(clmem_bridge_ring *ring, uint64_t timeout_ns, cl_uint num_events,
+                                 const cl_event *wait_list, clmem_bridge_ring_batch *batch_out, cl_event *event_out)
 {
     uint64_t deadline, batch;
     struct ring_slot *slot;
@@ -24,8 +24,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uin
     if (event_out)
         *event_out = NULL;
     if (!ring || !batch_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !ring ? "ring" : "batch_out");
+        return fail_null(!ring ? "ring" : "batch_out");
     LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_cl_next", ring);
     b = ring->bridge;
     batch = ring->cl_taken;
@@ -36,8 +35,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uin
     while (ring->submitted_batches <= batch)
         if (!clmem__ring_wait_changed(ring, deadline)) {
             pthread_mutex_unlock(&ring->lock);
-            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                                   "Vulkan had not submitted batch %llu in time.", (unsigned long long)batch);
+            return clmem__fail(CLMEM_ERR_TIMEOUT,
+                               "Vulkan had not submitted batch %llu in time.", (unsigned long long)batch);
         }
     pthread_mutex_unlock(&ring->lock);
 
@@ -45,9 +44,9 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uin
         uint64_t left = time_left(deadline);
         VkResult r = b->vk.WaitForFences(b->device, 1, &slot->fence, VK_TRUE, left);
         if (r == VK_TIMEOUT)
-            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                                   "Vulkan's writes of batch %llu had not completed in time.",
-                                   (unsigned long long)batch);
+            return clmem__fail(CLMEM_ERR_TIMEOUT,
+                               "Vulkan's writes of batch %llu had not completed in time.",
+                               (unsigned long long)batch);
         if (r == VK_SUCCESS)
             r = b->vk.ResetFences(b->device, 1, &slot->fence);
         if (r != VK_SUCCESS)
@@ -57,7 +56,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uin
         slot->fence_in_flight = false;
     }
     if (!ring->host_ordered && !slot->ready_waited) {
-        st = clmem_bridge_semaphore_wait(b, slot->ready, ring->queue, num_events, wait_list, NULL);
+        st = clmem__semaphore_wait(b, slot->ready, ring->queue, num_events, wait_list, NULL);
         if (st != CLMEM_OK)
             return st;
         slot->ready_waited = true;
@@ -78,9 +77,15 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uin
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_done(clmem_bridge_ring *ring, const clmem_bridge_ring_batch *batch,
-                                                    cl_uint num_events, const cl_event *wait_list,
+CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_next(clmem_bridge_ring *ring, uint64_t timeout_ns, cl_uint num_events,
+                                                    const cl_event *wait_list, clmem_bridge_ring_batch *batch_out,
                                                     cl_event *event_out)
+{
+    return clmem__error_in(__func__, ring_cl_next(ring, timeout_ns, num_events, wait_list, batch_out, event_out));
+}
+
+static clmem_status ring_cl_done(clmem_bridge_ring *ring, const clmem_bridge_ring_batch *batch, cl_uint num_events,
+                                 const cl_event *wait_list, cl_event *event_out)
 {
     struct ring_slot *slot;
     cl_event ev = NULL;
@@ -91,25 +96,24 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_done(clmem_bridge_ring *ring, con
     if (event_out)
         *event_out = NULL;
     if (!ring || !batch)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !ring ? "ring" : "batch");
+        return fail_null(!ring ? "ring" : "batch");
     LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_cl_done", ring);
     s = (uint32_t)(batch->batch % ring->depth);
     slot = &ring->slots[s];
     if (batch->batch != ring->cl_returned || batch->batch >= ring->cl_taken || batch->count != slot->count ||
         batch->first_index != s * ring->k)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "Batch %llu is not the oldest batch OpenCL holds (%s); batches go back in the order "
-                               "cl_next handed them out.",
-                               (unsigned long long)batch->batch,
-                               ring->cl_returned < ring->cl_taken ? "that is an earlier one" : "it holds none");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "Batch %llu is not the oldest batch OpenCL holds (%s); batches go back in the order "
+                           "cl_next handed them out.",
+                           (unsigned long long)batch->batch,
+                           ring->cl_returned < ring->cl_taken ? "that is an earlier one" : "it holds none");
     /* Host ordering needs the release's event: the producer waits on it. */
     st = clmem__import_handoff(false, &ring->recs[s * ring->k], slot->count, ring->queue, num_events, wait_list,
                                ring->host_ordered || event_out ? &ev : NULL);
     if (st != CLMEM_OK)
         return st;
     if (!ring->host_ordered) {
-        pending = clmem_bridge_semaphore_signal(ring->bridge, slot->done, ring->queue, 0, NULL, NULL) == CLMEM_OK;
+        pending = clmem__semaphore_signal(ring->bridge, slot->done, ring->queue, 0, NULL, NULL) == CLMEM_OK;
         if (!pending) /* no signal for Vulkan to wait on: order it on the host instead */
             clFinish(ring->queue);
     } else {
@@ -129,4 +133,11 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_done(clmem_bridge_ring *ring, con
     if (event_out)
         *event_out = ev;
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_done(clmem_bridge_ring *ring, const clmem_bridge_ring_batch *batch,
+                                                    cl_uint num_events, const cl_event *wait_list,
+                                                    cl_event *event_out)
+{
+    return clmem__error_in(__func__, ring_cl_done(ring, batch, num_events, wait_list, event_out));
 }

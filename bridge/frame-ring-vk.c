@@ -7,13 +7,14 @@
 #include "deadline.h"
 #include "frame-ring.h"
 #include "export.h"
+#include "fail.h"
 #include "fault.h"
 
 #include <pthread.h>
 #include <stdint.h>
 
-CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uint32_t flags, uint64_t timeout_ns,
-                                                    clmem_bridge_ring_frame *frame_out)
+static clmem_status ring_vk_next(clmem_bridge_ring *ring, uint32_t flags, uint64_t timeout_ns,
+                                 clmem_bridge_ring_frame *frame_out)
 {
     uint64_t deadline;
     struct ring_slot *slot;
@@ -22,15 +23,14 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uin
     bool end;
 
     if (!ring || !frame_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !ring ? "ring" : "frame_out");
+        return fail_null(!ring ? "ring" : "frame_out");
     LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_vk_next", ring);
     if (flags & ~(uint32_t)CLMEM_BRIDGE_RING_END_BATCH)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown vk_next flags 0x%x.",
-                               (unsigned)flags);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Unknown vk_next flags 0x%x.",
+                           (unsigned)flags);
     if (ring->drained)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The ring was drained (clmem_bridge_ring_vk_drain): it hands out no more frames.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "The ring was drained (clmem_bridge_ring_vk_drain): it hands out no more frames.");
     s = (uint32_t)(ring->vk_batch % ring->depth);
     slot = &ring->slots[s];
     pos = ring->vk_pos;
@@ -41,10 +41,10 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uin
         /* The slot's previous batch must at least be reported: OpenCL
          * cannot take, let alone hand back, what it was not told about. */
         if (ring->vk_batch >= ring->depth && ring->vk_published <= ring->vk_batch - ring->depth)
-            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                   "Batch %llu, the last in frame slot %u, was not reported submitted "
-                                   "(vk_submitted), so OpenCL can never hand the slot back.",
-                                   (unsigned long long)(ring->vk_batch - ring->depth), (unsigned)s);
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                               "Batch %llu, the last in frame slot %u, was not reported submitted "
+                               "(vk_submitted), so OpenCL can never hand the slot back.",
+                               (unsigned long long)(ring->vk_batch - ring->depth), (unsigned)s);
 
         deadline = deadline_after(timeout_ns);
         pthread_mutex_lock(&ring->lock);
@@ -52,12 +52,12 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uin
             if (!clmem__ring_wait_changed(ring, deadline)) {
                 uint64_t done = ring->done_batches;
                 pthread_mutex_unlock(&ring->lock);
-                return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                                       "Frame slot %u is still OpenCL's: batch %llu is not handed back yet "
-                                       "(%llu of the %llu batches taken so far are).",
-                                       (unsigned)s, (unsigned long long)(ring->vk_batch - ring->depth),
-                                       (unsigned long long)done,
-                                       (unsigned long long)(ring->vk_batch - ring->depth + 1));
+                return clmem__fail(CLMEM_ERR_TIMEOUT,
+                                   "Frame slot %u is still OpenCL's: batch %llu is not handed back yet "
+                                   "(%llu of the %llu batches taken so far are).",
+                                   (unsigned)s, (unsigned long long)(ring->vk_batch - ring->depth),
+                                   (unsigned long long)done,
+                                   (unsigned long long)(ring->vk_batch - ring->depth + 1));
             }
         pending = slot->done_pending;
         released = slot->released;
@@ -97,6 +97,12 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uin
     return CLMEM_OK;
 }
 
+CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_next(clmem_bridge_ring *ring, uint32_t flags, uint64_t timeout_ns,
+                                                    clmem_bridge_ring_frame *frame_out)
+{
+    return clmem__error_in(__func__, ring_vk_next(ring, flags, timeout_ns, frame_out));
+}
+
 /* Has the producer handed out all of `batch` and reported its last frame
  * submitted? (Only for batches not yet published: their slot is not
  * reused before.) */
@@ -106,26 +112,25 @@ static bool batch_reported(const clmem_bridge_ring *ring, uint64_t batch)
     return batch < ring->vk_batch && slot->first_sequence + slot->count <= ring->vk_reported;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_submitted(clmem_bridge_ring *ring, const clmem_bridge_ring_frame *frame)
+static clmem_status ring_vk_submitted(clmem_bridge_ring *ring, const clmem_bridge_ring_frame *frame)
 {
     clmem_bridge *b;
     uint64_t publish;
     clmem_status st = CLMEM_OK;
 
     if (!ring || !frame)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !ring ? "ring" : "frame");
+        return fail_null(!ring ? "ring" : "frame");
     LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_vk_submitted", ring);
     if (frame->sequence >= ring->vk_frames)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "Frame %llu was not handed out yet (%llu were).",
-                               (unsigned long long)frame->sequence, (unsigned long long)ring->vk_frames);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "Frame %llu was not handed out yet (%llu were).",
+                           (unsigned long long)frame->sequence, (unsigned long long)ring->vk_frames);
     /* A frame reported again is only a retry of a failed host-ordered
      * submission below. */
     if (frame->sequence < ring->vk_reported && !batch_reported(ring, ring->vk_published))
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "Frame %llu was reported submitted already (frames up to %llu were).",
-                               (unsigned long long)frame->sequence, (unsigned long long)ring->vk_reported);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "Frame %llu was reported submitted already (frames up to %llu were).",
+                           (unsigned long long)frame->sequence, (unsigned long long)ring->vk_reported);
     if (frame->sequence + 1 > ring->vk_reported)
         ring->vk_reported = frame->sequence + 1;
 
@@ -165,8 +170,13 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_submitted(clmem_bridge_ring *ring
     return st;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_drain(clmem_bridge_ring *ring, uint64_t timeout_ns, uint32_t capacity,
-                                                     VkSemaphore *waits_out, uint32_t *count_out)
+CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_submitted(clmem_bridge_ring *ring, const clmem_bridge_ring_frame *frame)
+{
+    return clmem__error_in(__func__, ring_vk_submitted(ring, frame));
+}
+
+static clmem_status ring_vk_drain(clmem_bridge_ring *ring, uint64_t timeout_ns, uint32_t capacity,
+                                  VkSemaphore *waits_out, uint32_t *count_out)
 {
     uint64_t deadline;
     uint32_t needed = 0;
@@ -174,37 +184,36 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_drain(clmem_bridge_ring *ring, ui
     if (count_out)
         *count_out = 0;
     if (!ring || !count_out || (capacity && !waits_out))
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !ring ? "ring" : !count_out ? "count_out" : "waits_out");
+        return fail_null(!ring ? "ring" : !count_out ? "count_out" : "waits_out");
     LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_vk_drain", ring);
     if (ring->vk_pos != 0)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "Batch %llu has %u frames handed out and is not ended: end it with "
-                               "CLMEM_BRIDGE_RING_END_BATCH before draining.",
-                               (unsigned long long)ring->vk_batch, (unsigned)ring->vk_pos);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "Batch %llu has %u frames handed out and is not ended: end it with "
+                           "CLMEM_BRIDGE_RING_END_BATCH before draining.",
+                           (unsigned long long)ring->vk_batch, (unsigned)ring->vk_pos);
     if (ring->vk_published != ring->vk_batch)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "Batch %llu was not reported submitted (vk_submitted) yet.",
-                               (unsigned long long)ring->vk_published);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "Batch %llu was not reported submitted (vk_submitted) yet.",
+                           (unsigned long long)ring->vk_published);
     deadline = deadline_after(timeout_ns);
     pthread_mutex_lock(&ring->lock);
     while (ring->done_batches < ring->vk_batch)
         if (!clmem__ring_wait_changed(ring, deadline)) {
             uint64_t done = ring->done_batches;
             pthread_mutex_unlock(&ring->lock);
-            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                                   "OpenCL had handed back %llu of the %llu batches in time.",
-                                   (unsigned long long)done, (unsigned long long)ring->vk_batch);
+            return clmem__fail(CLMEM_ERR_TIMEOUT,
+                               "OpenCL had handed back %llu of the %llu batches in time.",
+                               (unsigned long long)done, (unsigned long long)ring->vk_batch);
         }
     for (uint32_t sl = 0; sl < ring->depth; sl++)
         needed += ring->slots[sl].done_pending;
     pthread_mutex_unlock(&ring->lock);
     if (needed > capacity) {
         *count_out = needed;
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "%u semaphores are to be waited on, room was given for %u (%u, the ring's slot "
-                               "count, always suffices).",
-                               (unsigned)needed, (unsigned)capacity, (unsigned)ring->depth);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "%u semaphores are to be waited on, room was given for %u (%u, the ring's slot "
+                           "count, always suffices).",
+                           (unsigned)needed, (unsigned)capacity, (unsigned)ring->depth);
     }
     /* Host ordering: the releases themselves, which vk_next would wait for. */
     for (uint32_t sl = 0; sl < ring->depth; sl++) {
@@ -229,4 +238,10 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_drain(clmem_bridge_ring *ring, ui
     pthread_mutex_unlock(&ring->lock);
     ring->drained = true;
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_ring_vk_drain(clmem_bridge_ring *ring, uint64_t timeout_ns, uint32_t capacity,
+                                                     VkSemaphore *waits_out, uint32_t *count_out)
+{
+    return clmem__error_in(__func__, ring_vk_drain(ring, timeout_ns, capacity, waits_out, count_out));
 }

@@ -5,6 +5,7 @@
  * events. */
 #include "config.h"
 #include "deadline.h"
+#include "fail.h"
 #include "frame-ring.h"
 
 #include <pthread.h>
@@ -66,8 +67,8 @@ clmem_status clmem__ring_wait_event(cl_event ev, uint64_t deadline, const char *
             continue;
         }
         if (left == 0)
-            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0, "%s had not completed in time.",
-                                   what);
+            return clmem__fail(CLMEM_ERR_TIMEOUT, "%s had not completed in time.",
+                               what);
         if (clock_ns(CLOCK_MONOTONIC) < spin_until) {
             sched_yield();
             continue;

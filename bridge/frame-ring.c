@@ -5,6 +5,7 @@
 #include "config.h"
 #include "frame-ring.h"
 #include "export.h"
+#include "fail.h"
 #include "fault.h"
 
 #include <pthread.h>
@@ -23,37 +24,36 @@ static clmem_status check_semaphores(const clmem_bridge *b, const clmem_bridge_r
         uint32_t at = i < depth ? i : i - depth;
 
         if (!sem)
-            return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "%s[%u] is NULL.", list,
-                                   (unsigned)at);
+            return clmem__fail(CLMEM_ERR_NULL_POINTER, "%s[%u] is NULL.", list, (unsigned)at);
         if (sem->bridge != b)
-            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                   "%s[%u] belongs to bridge %p, not to bridge %p.", list, (unsigned)at,
-                                   (void *)sem->bridge, (void *)b);
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                               "%s[%u] belongs to bridge %p, not to bridge %p.", list, (unsigned)at,
+                               (void *)sem->bridge, (void *)b);
         if (atomic_load(&sem->in_ring))
-            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                   "%s[%u] belongs to another ring.", list, (unsigned)at);
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                               "%s[%u] belongs to another ring.", list, (unsigned)at);
         if (sem->mode == CLMEM_BRIDGE_SEMAPHORE_SYNC_FD)
-            return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                                   "%s[%u] was imported as a sync fd, which carries one signal per import; the "
-                                   "ring signals its semaphores again and again: import them as opaque fd (or "
-                                   "host-ordered).",
-                                   list, (unsigned)at);
+            return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                               "%s[%u] was imported as a sync fd, which carries one signal per import; the "
+                               "ring signals its semaphores again and again: import them as opaque fd (or "
+                               "host-ordered).",
+                               list, (unsigned)at);
         if (i == 0)
             mode = sem->mode;
         else if (sem->mode != mode)
-            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                   "%s[%u] is %s, ready[0] is %s: all of a ring's semaphores must have one mode.",
-                                   list, (unsigned)at,
-                                   sem->mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED ? "host-ordered" : "opaque fd",
-                                   mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED ? "host-ordered" : "opaque fd");
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                               "%s[%u] is %s, ready[0] is %s: all of a ring's semaphores must have one mode.",
+                               list, (unsigned)at,
+                               sem->mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED ? "host-ordered" : "opaque fd",
+                               mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED ? "host-ordered" : "opaque fd");
         for (uint32_t j = 0; j < i; j++) {
             const clmem_bridge_semaphore *other = j < depth ? info->ready[j] : info->done[j - depth];
             if (other == sem || other->vk_sem == sem->vk_sem)
-                return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                       "%s[%u] is the same semaphore as %s[%u]: each signal needs its own, or the "
-                                       "binary semaphores cannot alternate.",
-                                       list, (unsigned)at, j < depth ? "ready" : "done",
-                                       (unsigned)(j < depth ? j : j - depth));
+                return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                                   "%s[%u] is the same semaphore as %s[%u]: each signal needs its own, or the "
+                                   "binary semaphores cannot alternate.",
+                                   list, (unsigned)at, j < depth ? "ready" : "done",
+                                   (unsigned)(j < depth ? j : j - depth));
         }
     }
     *host_ordered = mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED;
@@ -73,9 +73,9 @@ static clmem_status check_queue(const clmem_bridge *b, cl_command_queue queue)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)", err,
                                "Asking the queue's properties failed.");
     if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The ring's queue is out of order; the ring orders its wait, acquire, the kernels, "
-                               "release and signal by enqueueing them in order: give it an in-order queue.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "The ring's queue is out of order; the ring orders its wait, acquire, the kernels, "
+                           "release and signal by enqueueing them in order: give it an in-order queue.");
     return CLMEM_OK;
 }
 
@@ -109,8 +109,8 @@ static clmem_status claim_all(clmem_bridge_ring *ring)
     }
     while (i-- > 0)
         atomic_store(&ring->recs[i]->in_ring, false);
-    return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                           "A frame or semaphore was taken by another ring made at the same time.");
+    return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                       "A frame or semaphore was taken by another ring made at the same time.");
 }
 
 /* What ring_free lets go of is whatever was taken so far. */
@@ -152,8 +152,7 @@ static void ring_free(clmem_bridge_ring *ring)
     clmem_bridge_unref(b);
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_bridge_ring_info *info,
-                                                   clmem_bridge_ring **out)
+static clmem_status ring_create(clmem_bridge *b, const clmem_bridge_ring_info *info, clmem_bridge_ring **out)
 {
     const size_t info_min = offsetof(clmem_bridge_ring_info, flags) + sizeof info->flags;
     clmem_bridge_ring *ring;
@@ -165,22 +164,19 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_
     if (out)
         *out = NULL;
     if (!b || !info || !out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !b ? "bridge" : !info ? "info" : "out");
+        return fail_null(!b ? "bridge" : !info ? "info" : "out");
     BRIDGE_LIVE(b, "clmem_bridge_ring_create");
     if ((s = clmem__versioned_size_check(info, info->size, info_min, sizeof *info, "clmem_bridge_ring_info")) !=
         CLMEM_OK)
         return s;
     if (!info->frames || !info->ready || !info->done || !info->queue)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "info->%s is NULL.",
-                               !info->frames ? "frames" : !info->ready ? "ready" : !info->done ? "done" : "queue");
+        return fail_null_info(!info->frames ? "frames" : !info->ready ? "ready" : !info->done ? "done" : "queue");
     if (info->flags)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown ring flags 0x%x.",
-                               (unsigned)info->flags);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Unknown ring flags 0x%x.", (unsigned)info->flags);
     if (info->frame_count == 0 || info->batch_size == 0 || info->frame_count % info->batch_size)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "frame_count (%u) must be a non-zero multiple of batch_size (%u).",
-                               (unsigned)info->frame_count, (unsigned)info->batch_size);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "frame_count (%u) must be a non-zero multiple of batch_size (%u).",
+                           (unsigned)info->frame_count, (unsigned)info->batch_size);
     depth = info->frame_count / info->batch_size;
     if ((s = check_queue(b, info->queue)) != CLMEM_OK ||
         (s = check_semaphores(b, info, depth, &host_ordered)) != CLMEM_OK)
@@ -199,17 +195,17 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_
             free(ring->slots);
         }
         free(ring);
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a ring of %u frames failed.",
-                               (unsigned)info->frame_count);
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating a ring of %u frames failed.",
+                           (unsigned)info->frame_count);
     }
     /* The frames: acquire_many's own checks, and none held by OpenCL. */
     s = clmem__handoff_check(b, info->frame_count, (const clmem_handle *const *)info->frames, info->queue,
                              ring->recs);
     for (uint32_t i = 0; s == CLMEM_OK && i < info->frame_count; i++)
         if (atomic_load(&ring->recs[i]->acquired))
-            s = clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                "Frame %u is acquired by OpenCL; a ring starts with every frame Vulkan's.",
-                                (unsigned)i);
+            s = clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                            "Frame %u is acquired by OpenCL; a ring starts with every frame Vulkan's.",
+                            (unsigned)i);
     if (s != CLMEM_OK) {
         free(ring->frames);
         free(ring->recs);
@@ -260,6 +256,12 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_
     }
     *out = ring;
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_bridge_ring_info *info,
+                                                   clmem_bridge_ring **out)
+{
+    return clmem__error_in(__func__, ring_create(b, info, out));
 }
 
 CLMEM_EXPORT clmem_bridge_ring *clmem_bridge_ring_ref(clmem_bridge_ring *ring)

@@ -9,6 +9,7 @@
  * count of 1, and the teardown's release is a count-1 handoff as well. */
 #include "config.h"
 #include "export.h"
+#include "fail.h"
 #include "fault.h"
 #include "import.h"
 
@@ -104,10 +105,10 @@ static bool first_duplicate(struct bridge_import *const *recs, cl_uint count, cl
 
 static clmem_status duplicate_error(cl_uint k, cl_uint i)
 {
-    return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                           "Entries %u and %u are the same imported memory (handles of one import share one state): "
-                           "list it once.",
-                           (unsigned)k, (unsigned)i);
+    return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                       "Entries %u and %u are the same imported memory (handles of one import share one state): "
+                       "list it once.",
+                       (unsigned)k, (unsigned)i);
 }
 
 clmem_status clmem__handoff_check(const clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
@@ -121,32 +122,32 @@ clmem_status clmem__handoff_check(const clmem_bridge *b, cl_uint count, const cl
         struct bridge_import *rec;
 
         if (!h)
-            return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "%s is NULL.",
-                                   entry_label(count, i, label, sizeof label));
+            return clmem__fail(CLMEM_ERR_NULL_POINTER, "%s is NULL.",
+                               entry_label(count, i, label, sizeof label));
         rec = clmem__import_of_handle(h);
         if (!rec)
-            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                   "%s did not come from clmem-bridge, so there is nothing to hand over.",
-                                   entry_label(count, i, label, sizeof label));
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                               "%s did not come from clmem-bridge, so there is nothing to hand over.",
+                               entry_label(count, i, label, sizeof label));
         if (rec->bridge != b)
-            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                   "%s belongs to bridge %p, not to bridge %p.",
-                                   entry_label(count, i, label, sizeof label), (void *)rec->bridge, (void *)b);
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                               "%s belongs to bridge %p, not to bridge %p.",
+                               entry_label(count, i, label, sizeof label), (void *)rec->bridge, (void *)b);
         if (!queue)
-            return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The queue is NULL.");
+            return fail_null("queue");
         if (atomic_load(&rec->in_ring))
-            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                   "%s is a frame of a frame ring, which alone hands it over.",
-                                   entry_label(count, i, label, sizeof label));
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                               "%s is a frame of a frame ring, which alone hands it over.",
+                               entry_label(count, i, label, sizeof label));
         /* The teardown hands an import left acquired back on its acquire's
          * queue and waits for the queues in its list: an acquire on a queue
          * outside the list would escape both. */
         if (!clmem__import_has_queue(rec, queue))
-            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                   "%s: no handle of its import was made for queue %p; make one with "
-                                   "clmem_bridge_handle_for_queue(), so that the import's teardown waits for that "
-                                   "queue too.",
-                                   entry_label(count, i, label, sizeof label), (void *)queue);
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                               "%s: no handle of its import was made for queue %p; make one with "
+                               "clmem_bridge_handle_for_queue(), so that the import's teardown waits for that "
+                               "queue too.",
+                               entry_label(count, i, label, sizeof label), (void *)queue);
         if (count <= HANDOFF_STACK && duplicate_before(recs_out, i, rec, &k))
             return duplicate_error(k, i);
         recs_out[i] = rec;
@@ -231,8 +232,8 @@ clmem_status clmem__import_handoff(bool to_opencl, struct bridge_import *const *
         scratch = FAULT("handoff_alloc") ? NULL
                                          : malloc(count * (sizeof *order + sizeof *cmds + sizeof *events));
         if (!scratch)
-            return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0,
-                                   "Allocating the lists for a handoff of %u buffers failed.", (unsigned)count);
+            return clmem__fail(CLMEM_ERR_NO_MEMORY,
+                               "Allocating the lists for a handoff of %u buffers failed.", (unsigned)count);
         cmds = scratch;
         order = (struct bridge_import **)(cmds + count);
         events = (cl_event *)(order + count);
@@ -246,12 +247,12 @@ clmem_status clmem__import_handoff(bool to_opencl, struct bridge_import *const *
             for (cl_uint k = 0; k < i; k++)
                 atomic_store(&recs[k]->acquired, !to_opencl);
             free(scratch);
-            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                   to_opencl ? "%s is already acquired by OpenCL; release it first. Nothing was "
-                                               "handed over."
-                                             : "%s is not acquired by OpenCL, so it cannot be released. Nothing was "
-                                               "handed back.",
-                                   entry_label(count, i, label, sizeof label));
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                               to_opencl ? "%s is already acquired by OpenCL; release it first. Nothing was "
+                                           "handed over."
+                                         : "%s is not acquired by OpenCL, so it cannot be released. Nothing was "
+                                           "handed back.",
+                               entry_label(count, i, label, sizeof label));
         }
     }
 
@@ -330,13 +331,13 @@ static clmem_status handoff_many(bool to_opencl, clmem_bridge *b, cl_uint count,
     if (event_out)
         *event_out = NULL;
     if (!b)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+        return fail_null("bridge");
     BRIDGE_LIVE(b, to_opencl ? "clmem_bridge_acquire" : "clmem_bridge_release");
     if (count == 0) {
         /* Nothing to hand over: an event that completes after the wait
          * list, if one is asked for, so that code waiting on it works. */
         if (!queue)
-            return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The queue is NULL.");
+            return fail_null("queue");
         if ((s = clmem__bridge_check_queue(b, queue)) != CLMEM_OK || !event_out)
             return s;
         err = FAULT("clEnqueueMarkerWithWaitList(handoff)")
@@ -350,11 +351,11 @@ static clmem_status handoff_many(bool to_opencl, clmem_bridge *b, cl_uint count,
         return CLMEM_OK;
     }
     if (!handles)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
-                               "The handle list is NULL, with a count of %u.", (unsigned)count);
+        return clmem__fail(CLMEM_ERR_NULL_POINTER,
+                           "The handle list is NULL, with a count of %u.", (unsigned)count);
     if (count > HANDOFF_STACK && !(recs = FAULT("handoff_alloc") ? NULL : malloc(count * sizeof *recs)))
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0,
-                               "Allocating the list for a handoff of %u buffers failed.", (unsigned)count);
+        return clmem__fail(CLMEM_ERR_NO_MEMORY,
+                           "Allocating the list for a handoff of %u buffers failed.", (unsigned)count);
     s = clmem__handoff_check(b, count, handles, queue, recs);
     if (s == CLMEM_OK)
         s = clmem__import_handoff(to_opencl, recs, count, queue, num_events, wait_list, event_out);
@@ -369,8 +370,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_acquire_many(clmem_bridge *b, cl_uint cou
 {
     /* The public type is the one callers' arrays convert to; the handles are
      * only read. */
-    return handoff_many(true, b, count, (const clmem_handle *const *)handles, queue, num_events, wait_list,
-                        event_out);
+    return clmem__error_in(__func__, handoff_many(true, b, count, (const clmem_handle *const *)handles, queue,
+                                                  num_events, wait_list, event_out));
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint count, clmem_handle *const *handles,
@@ -379,19 +380,25 @@ CLMEM_EXPORT clmem_status clmem_bridge_release_many(clmem_bridge *b, cl_uint cou
 {
     /* The public type is the one callers' arrays convert to; the handles are
      * only read. */
-    return handoff_many(false, b, count, (const clmem_handle *const *)handles, queue, num_events, wait_list,
-                        event_out);
+    return clmem__error_in(__func__, handoff_many(false, b, count, (const clmem_handle *const *)handles, queue,
+                                                  num_events, wait_list, event_out));
 }
 
 /* The one-handle calls: a count of 1 on the handle's own queue. */
+clmem_status clmem__handoff_one(bool to_opencl, clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
+                                const cl_event *wait_list, cl_event *event_out)
+{
+    return handoff_many(to_opencl, b, 1, &h, clmem_handle_queue(h), num_events, wait_list, event_out);
+}
+
 CLMEM_EXPORT clmem_status clmem_bridge_acquire(clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
                                                const cl_event *wait_list, cl_event *event_out)
 {
-    return handoff_many(true, b, 1, &h, clmem_handle_queue(h), num_events, wait_list, event_out);
+    return clmem__error_in(__func__, clmem__handoff_one(true, b, h, num_events, wait_list, event_out));
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_release(clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
                                                const cl_event *wait_list, cl_event *event_out)
 {
-    return handoff_many(false, b, 1, &h, clmem_handle_queue(h), num_events, wait_list, event_out);
+    return clmem__error_in(__func__, clmem__handoff_one(false, b, h, num_events, wait_list, event_out));
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 #include "host-map.h"
+#include "error-private.h"
 #include "fault.h"
 
 #include <pthread.h>
@@ -44,7 +45,7 @@ clmem_status clmem__host_map_get(struct host_maps *maps, VkDeviceMemory memory, 
     } else if (!(m = calloc(1, sizeof *m)) || FAULT("host_map_alloc")) {
         free(m);
         m = NULL;
-        status = clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a mapping record failed.");
+        status = clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating a mapping record failed.");
     } else {
         VkResult r = FAULT("vkMapMemory") ? VK_ERROR_MEMORY_MAP_FAILED
                                           : maps->vk->MapMemory(maps->device, memory, 0, VK_WHOLE_SIZE, 0, &m->base);

@@ -21,6 +21,7 @@
  * OpenCL may still touch it. */
 #include "config.h"
 #include "export.h"
+#include "fail.h"
 #include "fault.h"
 #include "image.h"
 
@@ -198,7 +199,7 @@ struct staging {
 
 static clmem_status staging_open(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage, struct staging *st)
 {
-    clmem_status s = clmem_bridge_vk_buffer_create(
+    clmem_status s = clmem__vk_buffer_create(
         b, size, usage, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0, &st->buffer,
         &st->memory);
     VkResult r;
@@ -293,16 +294,16 @@ static clmem_status run_check(clmem_bridge *b, const struct image_format *f, clm
     if (!owned || !host) {
         free(owned);
         free(host);
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating the live check failed.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the live check failed.");
     }
     owned->bridge = b;
-    s = clmem_bridge_vk_image_create(b, f->vk, (VkExtent2D){CHECK_WIDTH, CHECK_HEIGHT}, VK_IMAGE_TILING_OPTIMAL,
-                                     usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
-                                     (VkExternalMemoryHandleTypeFlags)clmem__path_handle_type(path), &owned->image);
+    s = clmem__vk_image_create(b, f->vk, (VkExtent2D){CHECK_WIDTH, CHECK_HEIGHT}, VK_IMAGE_TILING_OPTIMAL,
+                               usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                               (VkExternalMemoryHandleTypeFlags)clmem__path_handle_type(path), &owned->image);
     if (s == CLMEM_ERR_UNSUPPORTED) /* no device-local type for it (a CPU device): any type */
-        s = clmem_bridge_vk_image_create(b, f->vk, (VkExtent2D){CHECK_WIDTH, CHECK_HEIGHT}, VK_IMAGE_TILING_OPTIMAL,
-                                         usage, 0, (VkExternalMemoryHandleTypeFlags)clmem__path_handle_type(path),
-                                         &owned->image);
+        s = clmem__vk_image_create(b, f->vk, (VkExtent2D){CHECK_WIDTH, CHECK_HEIGHT}, VK_IMAGE_TILING_OPTIMAL,
+                                   usage, 0, (VkExternalMemoryHandleTypeFlags)clmem__path_handle_type(path),
+                                   &owned->image);
     if (s != CLMEM_OK) {
         free(owned);
         free(host);
@@ -331,7 +332,7 @@ static clmem_status run_check(clmem_bridge *b, const struct image_format *f, clm
         }
         goto done;
     }
-    if ((s = clmem_bridge_acquire(b, h, 0, NULL, NULL)) != CLMEM_OK) {
+    if ((s = clmem__handoff_one(true, b, h, 0, NULL, NULL)) != CLMEM_OK) {
         snprintf(why, why_len, "acquiring it failed: %s", clmem_error_message());
         s = CLMEM_ERR_UNSUPPORTED;
         goto done;
@@ -355,7 +356,7 @@ static clmem_status run_check(clmem_bridge *b, const struct image_format *f, clm
         s = CLMEM_ERR_UNSUPPORTED;
         goto done;
     }
-    if ((s = clmem_bridge_release(b, h, 0, NULL, &released)) != CLMEM_OK ||
+    if ((s = clmem__handoff_one(false, b, h, 0, NULL, &released)) != CLMEM_OK ||
         (err = clWaitForEvents(1, &released)) != CL_SUCCESS) {
         snprintf(why, why_len, "releasing it failed: %s",
                  s != CLMEM_OK ? clmem_error_message() : "clWaitForEvents on the release failed");
@@ -379,9 +380,8 @@ done:
     return s;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkFormat format, clmem_bridge_path path,
-                                                        VkQueue vk_queue, uint32_t vk_queue_family,
-                                                        cl_command_queue queue)
+static clmem_status image_live_check(clmem_bridge *b, VkFormat format, clmem_bridge_path path, VkQueue vk_queue,
+                                     uint32_t vk_queue_family, cl_command_queue queue)
 {
     const struct image_format *f;
     clmem_bridge_path fd_path;
@@ -390,24 +390,21 @@ CLMEM_EXPORT clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkForma
     clmem_status s;
 
     if (!b || !vk_queue || !queue)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !b ? "bridge" : !vk_queue ? "vk_queue" : "queue");
+        return fail_null(!b ? "bridge" : !vk_queue ? "vk_queue" : "queue");
     BRIDGE_LIVE(b, "clmem_bridge_image_live_check");
     /* In clmem-bridge.h's order ("Which error wins"): the arguments on
      * their own (the path's value, the format table), then the queue's
      * context, then what this bridge can do. */
     if (path != CLMEM_BRIDGE_PATH_BEST && path != CLMEM_BRIDGE_PATH_OPAQUE_FD && path != CLMEM_BRIDGE_PATH_DMA_BUF &&
         path != CLMEM_BRIDGE_PATH_HOST_MAPPED)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown path %d.", (int)path);
+        return fail_unknown_path((int)path);
     if (!(f = clmem__format_find(format)))
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "clmem-bridge does not share images of VkFormat %d; it shares %s.", (int)format,
-                               clmem__format_list());
+        return clmem__format_unknown(format);
     if (!(f->offers & FORMAT_OPTIMAL_FD))
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "%s offers no optimal-tiling import (core OpenCL has no image of %u planes to import "
-                               "it into); nothing to check.",
-                               f->name, f->plane_count);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "%s offers no optimal-tiling import (core OpenCL has no image of %u planes to import "
+                           "it into); nothing to check.",
+                           f->name, f->plane_count);
     if ((s = clmem__bridge_check_queue(b, queue)) != CLMEM_OK ||
         (s = clmem__image_optimal_path(b, NULL, path, &fd_path)) != CLMEM_OK ||
         (s = clmem__caps_report(&b->caps.image_from_fd)) != CLMEM_OK ||
@@ -440,4 +437,11 @@ CLMEM_EXPORT clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkForma
     s = clmem__caps_report(&slot->answer);
     pthread_mutex_unlock(&b->check_lock);
     return s;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_image_live_check(clmem_bridge *b, VkFormat format, clmem_bridge_path path,
+                                                        VkQueue vk_queue, uint32_t vk_queue_family,
+                                                        cl_command_queue queue)
+{
+    return clmem__error_in(__func__, image_live_check(b, format, path, vk_queue, vk_queue_family, queue));
 }

@@ -17,6 +17,7 @@
  * before anything is imported. */
 #include "config.h"
 #include "export.h"
+#include "fail.h"
 #include "image.h"
 
 #include <string.h>
@@ -31,9 +32,7 @@ VkExternalMemoryHandleTypeFlagBits clmem__path_handle_type(clmem_bridge_path pat
 
 static clmem_status unknown_format(VkFormat format)
 {
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "clmem-bridge does not share images of VkFormat %d; it shares %s.", (int)format,
-                           clmem__format_list());
+    return clmem__format_unknown(format);
 }
 
 static bool concrete_path(clmem_bridge_path p)
@@ -63,16 +62,16 @@ clmem_status clmem__image_cl_format_supported(const clmem_bridge *b, const struc
         found = formats[i].image_channel_order == fp->cl.image_channel_order &&
                 formats[i].image_channel_data_type == fp->cl.image_channel_data_type;
     if (!found)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "%s does not support 2D images of %s (plane %u of %s) with flags 0x%llx.",
-                               b->caps.cl_device_name, fp->cl_name, plane, f->name, (unsigned long long)flags);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "%s does not support 2D images of %s (plane %u of %s) with flags 0x%llx.",
+                           b->caps.cl_device_name, fp->cl_name, plane, f->name, (unsigned long long)flags);
     clGetDeviceInfo(b->cl_device, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof max_w, &max_w, NULL);
     clGetDeviceInfo(b->cl_device, CL_DEVICE_IMAGE2D_MAX_HEIGHT, sizeof max_h, &max_h, NULL);
     if ((max_w && width > max_w) || (max_h && height > max_h))
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "Plane %u of this %s image is %ux%u texels; %s makes 2D images of at most %zux%zu "
-                               "(CL_DEVICE_IMAGE2D_MAX_WIDTH, _HEIGHT).",
-                               plane, f->name, width, height, b->caps.cl_device_name, max_w, max_h);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "Plane %u of this %s image is %ux%u texels; %s makes 2D images of at most %zux%zu "
+                           "(CL_DEVICE_IMAGE2D_MAX_WIDTH, _HEIGHT).",
+                           plane, f->name, width, height, b->caps.cl_device_name, max_w, max_h);
     return CLMEM_OK;
 }
 
@@ -89,13 +88,13 @@ static clmem_status view_possible(const clmem_bridge *b, const struct image_form
     if ((s = clmem__image_cl_format_supported(b, f, plane, flags, width, height)) != CLMEM_OK)
         return s;
     if (align_bytes && pitch % align_bytes != 0)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "An image2d view of plane %u of this %s image needs its row pitch to be a multiple "
-                               "of CL_DEVICE_IMAGE_PITCH_ALIGNMENT (%u texels of %u bytes = %llu bytes on %s); the "
-                               "plane's row pitch is %llu bytes. Its buffer handle (no CLMEM_BRIDGE_IMAGE_AS_IMAGE) "
-                               "works at any pitch.",
-                               plane, f->name, b->caps.image_pitch_align, fp->texel_bytes,
-                               (unsigned long long)align_bytes, b->caps.cl_device_name, (unsigned long long)pitch);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "An image2d view of plane %u of this %s image needs its row pitch to be a multiple "
+                           "of CL_DEVICE_IMAGE_PITCH_ALIGNMENT (%u texels of %u bytes = %llu bytes on %s); the "
+                           "plane's row pitch is %llu bytes. Its buffer handle (no CLMEM_BRIDGE_IMAGE_AS_IMAGE) "
+                           "works at any pitch.",
+                           plane, f->name, b->caps.image_pitch_align, fp->texel_bytes,
+                           (unsigned long long)align_bytes, b->caps.cl_device_name, (unsigned long long)pitch);
     return CLMEM_OK;
 }
 
@@ -108,21 +107,21 @@ clmem_status clmem__image_optimal_path(const clmem_bridge *b, const clmem_bridge
 
     switch (asked) {
     case CLMEM_BRIDGE_PATH_HOST_MAPPED:
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "Optimal-tiling images are offered on the fd paths only: the host-mapped path shares "
-                               "bytes, and an optimal image's bytes are in the driver's own layout. Use linear "
-                               "tiling on the host-mapped path.");
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "Optimal-tiling images are offered on the fd paths only: the host-mapped path shares "
+                           "bytes, and an optimal image's bytes are in the driver's own layout. Use linear "
+                           "tiling on the host-mapped path.");
     case CLMEM_BRIDGE_PATH_OPAQUE_FD:
     case CLMEM_BRIDGE_PATH_DMA_BUF:
         if (b->caps.path[asked].status != CLMEM_OK)
-            return clmem_error_set(b->caps.path[asked].status, CLMEM_API_NONE, NULL, 0,
-                                   "Optimal-tiling images are offered on the fd paths only, after a live check, and "
-                                   "this bridge has no %s path. %s",
-                                   clmem_bridge_path_name(asked), b->caps.path[asked].message);
+            return clmem__fail(b->caps.path[asked].status,
+                               "Optimal-tiling images are offered on the fd paths only, after a live check, and "
+                               "this bridge has no %s path. %s",
+                               clmem_bridge_path_name(asked), b->caps.path[asked].message);
         if (memory && !(memory->export_types & clmem__path_handle_type(asked)))
-            return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                                   "The image's memory was not allocated exportable as %s (export_types 0x%x).",
-                                   clmem_bridge_path_name(asked), (unsigned)memory->export_types);
+            return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                               "The image's memory was not allocated exportable as %s (export_types 0x%x).",
+                               clmem_bridge_path_name(asked), (unsigned)memory->export_types);
         *path_out = asked;
         return CLMEM_OK;
     case CLMEM_BRIDGE_PATH_BEST:
@@ -132,18 +131,18 @@ clmem_status clmem__image_optimal_path(const clmem_bridge *b, const clmem_bridge
                 *path_out = fd_paths[i];
                 return CLMEM_OK;
             }
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "Optimal-tiling images are offered on the fd paths only, after a live check, and "
-                               "none fits%s: opaque fd: %s dma-buf: %s",
-                               memory ? " this memory" : "",
-                               b->caps.path[CLMEM_BRIDGE_PATH_OPAQUE_FD].status
-                                   ? b->caps.path[CLMEM_BRIDGE_PATH_OPAQUE_FD].message
-                                   : "the memory is not exportable as opaque fd.",
-                               b->caps.path[CLMEM_BRIDGE_PATH_DMA_BUF].status
-                                   ? b->caps.path[CLMEM_BRIDGE_PATH_DMA_BUF].message
-                                   : "the memory is not exportable as dma-buf.");
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "Optimal-tiling images are offered on the fd paths only, after a live check, and "
+                           "none fits%s: opaque fd: %s dma-buf: %s",
+                           memory ? " this memory" : "",
+                           b->caps.path[CLMEM_BRIDGE_PATH_OPAQUE_FD].status
+                               ? b->caps.path[CLMEM_BRIDGE_PATH_OPAQUE_FD].message
+                               : "the memory is not exportable as opaque fd.",
+                           b->caps.path[CLMEM_BRIDGE_PATH_DMA_BUF].status
+                               ? b->caps.path[CLMEM_BRIDGE_PATH_DMA_BUF].message
+                               : "the memory is not exportable as dma-buf.");
     }
-    return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown path %d.", (int)asked);
+    return fail_unknown_path((int)asked);
 }
 
 /* ------------------------------------------------------------ the import */
@@ -155,28 +154,21 @@ static clmem_status check_description(const clmem_bridge_vk_image *image, uint32
     const struct image_format *f;
 
     if (image_flags & ~(uint32_t)CLMEM_BRIDGE_IMAGE_AS_IMAGE)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "image_flags 0x%x holds unknown bits 0x%x.", (unsigned)image_flags,
-                               (unsigned)(image_flags & ~(uint32_t)CLMEM_BRIDGE_IMAGE_AS_IMAGE));
+        return fail_unknown_bits("image_flags", image_flags, image_flags & ~(uint32_t)CLMEM_BRIDGE_IMAGE_AS_IMAGE);
     if (!(f = clmem__format_find(image->format)))
         return unknown_format(image->format);
     if (plane >= f->plane_count)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "Plane %u is past the %u plane%s of %s (planes 0 to %u).", plane, f->plane_count,
-                               f->plane_count == 1 ? "" : "s", f->name, f->plane_count - 1u);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "Plane %u is past the %u plane%s of %s (planes 0 to %u).", plane, f->plane_count,
+                           f->plane_count == 1 ? "" : "s", f->name, f->plane_count - 1u);
     if (image->plane_count != f->plane_count)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "image->plane_count is %u; %s has %u plane%s.", image->plane_count, f->name,
-                               f->plane_count, f->plane_count == 1 ? "" : "s");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "image->plane_count is %u; %s has %u plane%s.", image->plane_count, f->name,
+                           f->plane_count, f->plane_count == 1 ? "" : "s");
     if (image->extent.width == 0 || image->extent.height == 0)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "The image extent %ux%u is empty.",
-                               image->extent.width, image->extent.height);
+        return fail_empty_extent(CLMEM_ERR_INVALID_VALUE, image->extent);
     if (f->plane_count > 1 && (image->extent.width % 2 || image->extent.height % 2))
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "%s is 4:2:0: its chroma plane has one texel per 2x2 block of luma, so its width and "
-                               "height must be even (Vulkan's VUID-VkImageCreateInfo-format-04712 and -04713); this "
-                               "extent is %ux%u.",
-                               f->name, image->extent.width, image->extent.height);
+        return fail_odd_420_extent(f->name, image->extent);
     *format_out = f;
     return CLMEM_OK;
 }
@@ -208,12 +200,12 @@ static clmem_status check_dedicated(const clmem_bridge *b, const clmem_bridge_vk
     if (!image->image || image->memory.dedicated || !fd_path || b->caps.vk_vendor_id != VK_VENDOR_NVIDIA ||
         (image->format != VK_FORMAT_R8G8B8A8_UNORM && image->format != VK_FORMAT_B8G8R8A8_UNORM))
         return CLMEM_OK;
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "A linear %s VkImage shared through an fd path on %s needs a dedicated allocation "
-                           "(VkMemoryDedicatedAllocateInfo, and memory.dedicated set): in memory that is not, "
-                           "Vulkan was measured to read back wrong what OpenCL wrote (NVIDIA 580). "
-                           "clmem_bridge_vk_image_create() allocates exported images dedicated.",
-                           f->name, b->caps.vk_device_name);
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                       "A linear %s VkImage shared through an fd path on %s needs a dedicated allocation "
+                       "(VkMemoryDedicatedAllocateInfo, and memory.dedicated set): in memory that is not, "
+                       "Vulkan was measured to read back wrong what OpenCL wrote (NVIDIA 580). "
+                       "clmem_bridge_vk_image_create() allocates exported images dedicated.",
+                       f->name, b->caps.vk_device_name);
 }
 
 static clmem_status import_linear(clmem_bridge *b, const clmem_bridge_vk_image *image, const struct image_format *f,
@@ -229,33 +221,33 @@ static clmem_status import_linear(clmem_bridge *b, const clmem_bridge_vk_image *
     image_request_of(f, plane, image, false, &im);
     row_bytes = (uint64_t)im.width * im.texel_bytes;
     if (pl->width != im.width || pl->height != im.height)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "Plane %u of a %ux%u %s image is %ux%u texels; its description says %ux%u.", plane,
-                               image->extent.width, image->extent.height, f->name, im.width, im.height, pl->width,
-                               pl->height);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "Plane %u of a %ux%u %s image is %ux%u texels; its description says %ux%u.", plane,
+                           image->extent.width, image->extent.height, f->name, im.width, im.height, pl->width,
+                           pl->height);
     if (pl->row_pitch < row_bytes || pl->row_pitch % im.texel_bytes != 0 || pl->row_pitch > UINT32_MAX)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The row pitch %llu of plane %u must hold a row of %u texels of %u bytes (%llu), be a "
-                               "multiple of %u and fit in 32 bits.",
-                               (unsigned long long)pl->row_pitch, plane, im.width, im.texel_bytes,
-                               (unsigned long long)row_bytes, im.texel_bytes);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "The row pitch %llu of plane %u must hold a row of %u texels of %u bytes (%llu), be a "
+                           "multiple of %u and fit in 32 bits.",
+                           (unsigned long long)pl->row_pitch, plane, im.width, im.texel_bytes,
+                           (unsigned long long)row_bytes, im.texel_bytes);
     span = (uint64_t)(im.height - 1) * pl->row_pitch + row_bytes;
     if (pl->size < span)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "Plane %u is %llu bytes, less than the %llu bytes its %u rows of pitch %llu span.",
-                               plane, (unsigned long long)pl->size, (unsigned long long)span, im.height,
-                               (unsigned long long)pl->row_pitch);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "Plane %u is %llu bytes, less than the %llu bytes its %u rows of pitch %llu span.",
+                           plane, (unsigned long long)pl->size, (unsigned long long)span, im.height,
+                           (unsigned long long)pl->row_pitch);
     /* Then the request's own checks and whether it fits the bridge, before
      * what the device can do (clmem-bridge.h, "Which error wins"). */
     if ((s = clmem__import_check_own(&req, path)) != CLMEM_OK || (s = clmem__import_check_fits(b, &req)) != CLMEM_OK)
         return s;
     if (pl->offset % b->caps.base_align_bytes != 0)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "Plane %u of this %s image starts at offset %llu of its memory, which is not a "
-                               "multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN (%u bytes on %s), as the origin of the "
-                               "sub-buffer that covers the plane must be.",
-                               plane, f->name, (unsigned long long)pl->offset, b->caps.base_align_bytes,
-                               b->caps.cl_device_name);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "Plane %u of this %s image starts at offset %llu of its memory, which is not a "
+                           "multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN (%u bytes on %s), as the origin of the "
+                           "sub-buffer that covers the plane must be.",
+                           plane, f->name, (unsigned long long)pl->offset, b->caps.base_align_bytes,
+                           b->caps.cl_device_name);
     if (as_image && (s = view_possible(b, f, plane, flags, im.width, im.height, pl->row_pitch)) != CLMEM_OK)
         return s;
     if ((s = check_dedicated(b, image, f, path)) != CLMEM_OK)
@@ -276,10 +268,7 @@ clmem_status clmem__import_optimal(clmem_bridge *b, const clmem_bridge_vk_image 
 
     image_request_of(f, 0, image, true, &im);
     if (image->memory_offset != 0)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "An optimal-tiling image is imported from the fd of its whole allocation, so it must "
-                               "be bound at offset 0 (memory_offset is %llu).",
-                               (unsigned long long)image->memory_offset);
+        return fail_optimal_offset(image->memory_offset);
     if ((s = clmem__caps_report(&b->caps.image_from_fd)) != CLMEM_OK ||
         (s = clmem__image_cl_format_supported(b, f, 0, flags, im.width, im.height)) != CLMEM_OK)
         return s;
@@ -292,10 +281,10 @@ static clmem_status optimal_offered(const struct image_format *f)
 {
     if (f->offers & FORMAT_OPTIMAL_FD)
         return CLMEM_OK;
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "%s offers no optimal-tiling import (core OpenCL has no image of %u planes to import "
-                           "it into); with linear tiling each plane is a handle.",
-                           f->name, f->plane_count);
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                       "%s offers no optimal-tiling import (core OpenCL has no image of %u planes to import "
+                       "it into); with linear tiling each plane is a handle.",
+                       f->name, f->plane_count);
 }
 
 /* The bridge's kept live-check answer for the format on fd_path: CLMEM_OK
@@ -305,10 +294,10 @@ static clmem_status optimal_checked(clmem_bridge *b, const struct image_format *
     struct image_check check = clmem__bridge_image_check(b, f, fd_path);
 
     if (check.state == IMAGE_CHECK_NOT_RUN)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "Optimal-tiling %s images are offered only after a live check on this bridge, and "
-                               "none has run for the %s path: call clmem_bridge_image_live_check() first.",
-                               f->name, clmem_bridge_path_name(fd_path));
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "Optimal-tiling %s images are offered only after a live check on this bridge, and "
+                           "none has run for the %s path: call clmem_bridge_image_live_check() first.",
+                           f->name, clmem_bridge_path_name(fd_path));
     return clmem__caps_report(&check.answer);
 }
 
@@ -322,17 +311,14 @@ static clmem_status import_optimal_checked(clmem_bridge *b, const clmem_bridge_v
     clmem_status s;
 
     if (!as_image)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "An optimal-tiling image has no buffer layout to share (its texels are where the "
-                               "driver puts them): ask for CLMEM_BRIDGE_IMAGE_AS_IMAGE, or make the image with "
-                               "linear tiling.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "An optimal-tiling image has no buffer layout to share (its texels are where the "
+                           "driver puts them): ask for CLMEM_BRIDGE_IMAGE_AS_IMAGE, or make the image with "
+                           "linear tiling.");
     if ((s = optimal_offered(f)) != CLMEM_OK)
         return s;
     if (image->memory_offset != 0)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "An optimal-tiling image is imported from the fd of its whole allocation, so it must "
-                               "be bound at offset 0 (memory_offset is %llu).",
-                               (unsigned long long)image->memory_offset);
+        return fail_optimal_offset(image->memory_offset);
     /* The request's own checks and whether it fits the bridge, before what
      * the device can do (clmem-bridge.h, "Which error wins"). */
     if ((s = clmem__import_check_own(&req, path)) != CLMEM_OK || (s = clmem__import_check_fits(b, &req)) != CLMEM_OK)
@@ -344,10 +330,9 @@ static clmem_status import_optimal_checked(clmem_bridge *b, const clmem_bridge_v
     return clmem__import_optimal(b, image, fd_path, vk_keepalive, queue, flags, out);
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_import_vk_image(clmem_bridge *b, const clmem_bridge_vk_image *image,
-                                                       uint32_t plane, clmem_bridge_path path,
-                                                       clmem_keepalive *vk_keepalive, cl_command_queue queue,
-                                                       cl_mem_flags flags, uint32_t image_flags, clmem_handle **out)
+static clmem_status import_vk_image(clmem_bridge *b, const clmem_bridge_vk_image *image, uint32_t plane,
+                                    clmem_bridge_path path, clmem_keepalive *vk_keepalive, cl_command_queue queue,
+                                    cl_mem_flags flags, uint32_t image_flags, clmem_handle **out)
 {
     const struct image_format *f = NULL;
     bool as_image = (image_flags & CLMEM_BRIDGE_IMAGE_AS_IMAGE) != 0;
@@ -356,12 +341,11 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk_image(clmem_bridge *b, const cl
     if (out)
         *out = NULL;
     if (!b || !image || !queue || !out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !b ? "bridge" : !image ? "image" : !queue ? "queue" : "out");
+        return fail_null(!b ? "bridge" : !image ? "image" : !queue ? "queue" : "out");
     BRIDGE_LIVE(b, "clmem_bridge_import_vk_image");
     if (!image->memory.device || !image->memory.memory)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "image->memory.%s is NULL.",
-                               !image->memory.device ? "device" : "memory");
+        return clmem__fail(CLMEM_ERR_NULL_POINTER, "image->memory.%s is NULL.",
+                           !image->memory.device ? "device" : "memory");
     if ((s = check_description(image, plane, image_flags, &f)) != CLMEM_OK)
         return s;
     /* The tiling is the last argument to check on its own; each branch then
@@ -373,15 +357,22 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk_image(clmem_bridge *b, const cl
         return import_optimal_checked(b, image, f, path, vk_keepalive, queue, flags, as_image, out);
     default: break;
     }
-    return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                           "image->tiling %d is neither VK_IMAGE_TILING_LINEAR nor VK_IMAGE_TILING_OPTIMAL.",
-                           (int)image->tiling);
+    return fail_unknown_tiling("image->tiling", (int)image->tiling);
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_import_vk_image(clmem_bridge *b, const clmem_bridge_vk_image *image,
+                                                       uint32_t plane, clmem_bridge_path path,
+                                                       clmem_keepalive *vk_keepalive, cl_command_queue queue,
+                                                       cl_mem_flags flags, uint32_t image_flags, clmem_handle **out)
+{
+    return clmem__error_in(__func__, import_vk_image(b, image, plane, path, vk_keepalive, queue, flags, image_flags,
+                                                     out));
 }
 
 /* ------------------------------------------------------------ the check */
 
-CLMEM_EXPORT clmem_status clmem_bridge_check_image(const clmem_bridge *cb, VkFormat format, VkImageTiling tiling,
-                                                   clmem_bridge_path path, cl_mem_flags flags, uint32_t image_flags)
+static clmem_status check_image(const clmem_bridge *cb, VkFormat format, VkImageTiling tiling, clmem_bridge_path path,
+                                cl_mem_flags flags, uint32_t image_flags)
 {
     /* The Vulkan query goes through the bridge's table; nothing is written. */
     clmem_bridge *b = (clmem_bridge *)cb;
@@ -391,19 +382,14 @@ CLMEM_EXPORT clmem_status clmem_bridge_check_image(const clmem_bridge *cb, VkFor
     clmem_status s;
 
     if (!b)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+        return fail_null("bridge");
     BRIDGE_LIVE(b, "clmem_bridge_check_image");
     if (!concrete_path(path))
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "clmem_bridge_check_image takes one concrete path, not %d.", (int)path);
+        return fail_not_concrete("path", (int)path);
     if (image_flags & ~(uint32_t)CLMEM_BRIDGE_IMAGE_AS_IMAGE)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "image_flags 0x%x holds unknown bits 0x%x.", (unsigned)image_flags,
-                               (unsigned)(image_flags & ~(uint32_t)CLMEM_BRIDGE_IMAGE_AS_IMAGE));
+        return fail_unknown_bits("image_flags", image_flags, image_flags & ~(uint32_t)CLMEM_BRIDGE_IMAGE_AS_IMAGE);
     if (tiling != VK_IMAGE_TILING_LINEAR && tiling != VK_IMAGE_TILING_OPTIMAL)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "tiling %d is neither VK_IMAGE_TILING_LINEAR nor VK_IMAGE_TILING_OPTIMAL.",
-                               (int)tiling);
+        return fail_unknown_tiling("tiling", (int)tiling);
     if (!(f = clmem__format_find(format)))
         return unknown_format(format);
     if (tiling == VK_IMAGE_TILING_LINEAR) {
@@ -418,9 +404,9 @@ CLMEM_EXPORT clmem_status clmem_bridge_check_image(const clmem_bridge *cb, VkFor
         return CLMEM_OK;
     }
     if (!as_image)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "An optimal-tiling image is shared as an OpenCL image only: ask with "
-                               "CLMEM_BRIDGE_IMAGE_AS_IMAGE.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "An optimal-tiling image is shared as an OpenCL image only: ask with "
+                           "CLMEM_BRIDGE_IMAGE_AS_IMAGE.");
     if ((s = optimal_offered(f)) != CLMEM_OK)
         return s;
     {
@@ -435,4 +421,10 @@ CLMEM_EXPORT clmem_status clmem_bridge_check_image(const clmem_bridge *cb, VkFor
             return s;
         return optimal_checked(b, f, fd_path);
     }
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_check_image(const clmem_bridge *cb, VkFormat format, VkImageTiling tiling,
+                                                   clmem_bridge_path path, cl_mem_flags flags, uint32_t image_flags)
+{
+    return clmem__error_in(__func__, check_image(cb, format, tiling, path, flags, image_flags));
 }

@@ -22,6 +22,17 @@ clmem_status clmem__vk_image_supported(clmem_bridge *b, const struct image_forma
 uint32_t clmem__vk_find_memory_type(const struct vkfn *vk, VkPhysicalDevice pd, uint32_t allowed,
                                     VkMemoryPropertyFlags want);
 
+/* clmem_bridge_vk_buffer_create() and clmem_bridge_vk_image_create(), for
+ * the live check: their sentence is the calling public function's
+ * (lib/error-private.h). */
+clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,
+                                     VkMemoryPropertyFlags property_flags,
+                                     VkExternalMemoryHandleTypeFlags export_types, VkBuffer *buffer_out,
+                                     clmem_bridge_vk_memory *memory_out);
+clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D extent, VkImageTiling tiling,
+                                    VkImageUsageFlags usage, VkMemoryPropertyFlags property_flags,
+                                    VkExternalMemoryHandleTypeFlags export_types, clmem_bridge_vk_image *image_out);
+
 /* The handle type of an fd path. */
 VkExternalMemoryHandleTypeFlagBits clmem__path_handle_type(clmem_bridge_path path);
 

@@ -11,6 +11,7 @@
  * caller's), and each later step's undo is the anchor's release. */
 #include "config.h"
 #include "export.h"
+#include "fail.h"
 #include "fault.h"
 #include "import.h"
 #include "keepalive-private.h"
@@ -50,7 +51,7 @@ static clmem_keepalive *import_anchor_new(struct bridge_import *rec)
     struct import_anchor *a = FAULT("anchor_alloc") ? NULL : malloc(sizeof *a);
 
     if (!a) {
-        clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating an import's anchor failed.");
+        clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating an import's anchor failed.");
         return NULL;
     }
     clmem__keepalive_init(&a->ka, clmem__import_anchor_release, rec);
@@ -67,7 +68,7 @@ static clmem_status import_begin(clmem_bridge *b, const struct import_ops *ops, 
     clmem_keepalive *anchor;
 
     if (!rec)
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating an import record failed.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating an import record failed.");
     anchor = import_anchor_new(rec);
     if (!anchor) {
         free(rec);
@@ -111,8 +112,8 @@ clmem_status clmem__import_add_queue(struct bridge_import *rec, cl_command_queue
         if (grown)
             rec->queues = grown;
         if (!grown)
-            s = clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0,
-                                "Growing the import's queue list failed.");
+            s = clmem__fail(CLMEM_ERR_NO_MEMORY,
+                            "Growing the import's queue list failed.");
         else if (err != CL_SUCCESS)
             s = clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clRetainCommandQueue", err,
                                 "Retaining the queue failed.");
@@ -182,8 +183,7 @@ static clmem_status check_common(clmem_bridge *b, cl_command_queue queue, clmem_
     if (out)
         *out = NULL;
     if (!b || !queue || !out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !b ? "bridge" : !queue ? "queue" : "out");
+        return fail_null(!b ? "bridge" : !queue ? "queue" : "out");
     BRIDGE_LIVE(b, call);
     return CLMEM_OK;
 }
@@ -191,30 +191,32 @@ static clmem_status check_common(clmem_bridge *b, cl_command_queue queue, clmem_
 static clmem_status check_vk_memory(const clmem_bridge_vk_memory *memory)
 {
     if (!memory || !memory->device || !memory->memory)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !memory ? "memory" : !memory->device ? "memory->device" : "memory->memory");
+        return fail_null(!memory ? "memory" : !memory->device ? "memory->device" : "memory->memory");
     return CLMEM_OK;
 }
 
 static clmem_status check_range(uint64_t allocation_size, uint64_t offset, uint64_t size)
 {
     if (allocation_size == 0 || size == 0)
-        return clmem_error_set(CLMEM_ERR_ZERO_SIZE, CLMEM_API_NONE, NULL, 0, "The %s is zero.",
-                               size == 0 ? "size" : "allocation size");
-    if (offset > allocation_size || size > allocation_size - offset)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The range [%llu, %llu + %llu) reaches beyond the %llu-byte allocation.",
-                               (unsigned long long)offset, (unsigned long long)offset, (unsigned long long)size,
-                               (unsigned long long)allocation_size);
+        return fail_zero(size == 0 ? "size" : "allocation size");
+    if (offset > allocation_size || size > allocation_size - offset) {
+        char end[48]; /* offset + size, or the sum written out where it does not fit 64 bits */
+        if (size <= UINT64_MAX - offset)
+            snprintf(end, sizeof end, "%llu", (unsigned long long)(offset + size));
+        else
+            snprintf(end, sizeof end, "%llu + %llu", (unsigned long long)offset, (unsigned long long)size);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "The range [%llu, %s) reaches beyond the %llu-byte allocation.",
+                           (unsigned long long)offset, end, (unsigned long long)allocation_size);
+    }
     return CLMEM_OK;
 }
 
 static clmem_status check_flags(cl_mem_flags flags)
 {
     if (flags & HOST_PTR_FLAGS)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "flags 0x%llx hold a host-pointer flag; the bridge chooses how memory is shared.",
-                               (unsigned long long)flags);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "flags 0x%llx hold a host-pointer flag; the bridge chooses how memory is shared.",
+                           (unsigned long long)flags);
     return CLMEM_OK;
 }
 
@@ -234,10 +236,10 @@ static clmem_status check_target(clmem_bridge *b, const struct import_request *r
     if (req->memory && (s = clmem__own_memory_check(&b->own, req->memory)) != CLMEM_OK)
         return s;
     if (req->offset % b->caps.base_align_bytes != 0)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "offset %llu is not a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN (%u bytes), which "
-                               "sub-buffer origins must be.",
-                               (unsigned long long)req->offset, b->caps.base_align_bytes);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "offset %llu is not a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN (%u bytes), which "
+                           "sub-buffer origins must be.",
+                           (unsigned long long)req->offset, b->caps.base_align_bytes);
     return CLMEM_OK;
 }
 
@@ -292,7 +294,7 @@ static clmem_status choose_path(const clmem_bridge *b, const clmem_bridge_vk_mem
 
     if (asked != CLMEM_BRIDGE_PATH_BEST) {
         if (!ops_of(asked))
-            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown path %d.", (int)asked);
+            return fail_unknown_path((int)asked);
         if ((s = path_fits(b, m, asked)) != CLMEM_OK)
             return s;
         *ops_out = ops_of(asked);
@@ -312,13 +314,13 @@ static clmem_status choose_path(const clmem_bridge *b, const clmem_bridge_vk_mem
             l += (size_t)snprintf(lacking + l, sizeof lacking - l, " %s: %s", clmem_bridge_path_name(order[i]),
                                   why[i]);
     }
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "No path fits this memory (export_types 0x%x, property flags 0x%x).%s%s%s%s "
-                           "(OpenCL device %s, %s; Vulkan device %s.)",
-                           (unsigned)m->export_types, (unsigned)m->property_flags,
-                           offered[0] ? " Offered by this pair, but not for this memory:" : "", offered,
-                           lacking[0] ? " Not offered by this pair:" : "", lacking, b->caps.cl_device_name,
-                           b->caps.cl_platform_name, b->caps.vk_device_name);
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                       "No path fits this memory (export_types 0x%x, property flags 0x%x).%s%s%s%s "
+                       "(OpenCL device %s, %s; Vulkan device %s.)",
+                       (unsigned)m->export_types, (unsigned)m->property_flags,
+                       offered[0] ? " Offered by this pair, but not for this memory:" : "", offered,
+                       lacking[0] ? " Not offered by this pair:" : "", lacking, b->caps.cl_device_name,
+                       b->caps.cl_platform_name, b->caps.vk_device_name);
 }
 
 /* ------------------------------------------------------------- building */
@@ -343,10 +345,10 @@ static clmem_status make_image_view(struct bridge_import *rec, const struct impo
 
     if (base_align && clGetMemObjectInfo(buffer, CL_MEM_HOST_PTR, sizeof host_ptr, &host_ptr, NULL) == CL_SUCCESS &&
         host_ptr && (uintptr_t)host_ptr % ((uintptr_t)base_align * im->texel_bytes) != 0)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "An image view of plane %u needs its host address %p to be a multiple of "
-                               "CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT (%u texels of %u bytes) on %s.",
-                               im->plane, host_ptr, base_align, im->texel_bytes, rec->bridge->caps.cl_device_name);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "An image view of plane %u needs its host address %p to be a multiple of "
+                           "CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT (%u texels of %u bytes) on %s.",
+                           im->plane, host_ptr, base_align, im->texel_bytes, rec->bridge->caps.cl_device_name);
     desc.buffer = buffer;
     rec->image = FAULT("clCreateImage") ? NULL
                                         : clCreateImage(rec->bridge->context, req->flags, &im->cl_format, &desc, NULL,
@@ -473,7 +475,7 @@ clmem_status clmem__import_check_own(struct import_request *req, clmem_bridge_pa
     if (s != CLMEM_OK)
         return s;
     if (path != CLMEM_BRIDGE_PATH_BEST && !ops_of(path))
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown path %d.", (int)path);
+        return fail_unknown_path((int)path);
     req->allocation_size = req->memory->allocation_size;
     return check_range(req->allocation_size, req->offset, req->size);
 }
@@ -481,9 +483,9 @@ clmem_status clmem__import_check_own(struct import_request *req, clmem_bridge_pa
 static clmem_status check_device(const clmem_bridge *b, const clmem_bridge_vk_memory *memory)
 {
     if (memory->device != b->device)
-        return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                               "The memory belongs to VkDevice %p, not to the bridge's VkDevice %p.",
-                               (void *)memory->device, (void *)b->device);
+        return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
+                           "The memory belongs to VkDevice %p, not to the bridge's VkDevice %p.",
+                           (void *)memory->device, (void *)b->device);
     return CLMEM_OK;
 }
 
@@ -534,10 +536,9 @@ clmem_status clmem__import_vk_request(clmem_bridge *b, struct import_request *re
     return s;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_bridge_vk_memory *memory,
-                                                 VkDeviceSize offset, VkDeviceSize size, clmem_bridge_path path,
-                                                 clmem_keepalive *vk_keepalive, cl_command_queue queue,
-                                                 cl_mem_flags flags, clmem_handle **out)
+static clmem_status import_vk(clmem_bridge *b, const clmem_bridge_vk_memory *memory, VkDeviceSize offset,
+                              VkDeviceSize size, clmem_bridge_path path, clmem_keepalive *vk_keepalive,
+                              cl_command_queue queue, cl_mem_flags flags, clmem_handle **out)
 {
     struct import_request req = {memory, -1, 0, offset, size, queue, flags, 0, NULL};
     clmem_status s = check_common(b, queue, out, "clmem_bridge_import_vk");
@@ -547,17 +548,24 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_br
     return s == CLMEM_OK ? clmem__import_vk_request(b, &req, path, vk_keepalive, out) : s;
 }
 
+CLMEM_EXPORT clmem_status clmem_bridge_import_vk(clmem_bridge *b, const clmem_bridge_vk_memory *memory,
+                                                 VkDeviceSize offset, VkDeviceSize size, clmem_bridge_path path,
+                                                 clmem_keepalive *vk_keepalive, cl_command_queue queue,
+                                                 cl_mem_flags flags, clmem_handle **out)
+{
+    return clmem__error_in(__func__, import_vk(b, memory, offset, size, path, vk_keepalive, queue, flags, out));
+}
+
 /* A buffer import whose handles carry a row pitch. The pitch is checked
  * here, before anything is imported, with the rules
  * clmem_handle_wrap_checked() applies to a handle's pitch; the import itself
  * is the one every Vulkan import goes through (clmem__import_vk_request),
  * which already puts a request's row_pitch on its handles and in the cache
  * key. */
-CLMEM_EXPORT clmem_status clmem_bridge_import_vk_pitched(clmem_bridge *b, const clmem_bridge_vk_memory *memory,
-                                                         VkDeviceSize offset, VkDeviceSize size, uint32_t row_pitch,
-                                                         uint32_t element_size, clmem_bridge_path path,
-                                                         clmem_keepalive *vk_keepalive, cl_command_queue queue,
-                                                         cl_mem_flags flags, clmem_handle **out)
+static clmem_status import_vk_pitched(clmem_bridge *b, const clmem_bridge_vk_memory *memory, VkDeviceSize offset,
+                                      VkDeviceSize size, uint32_t row_pitch, uint32_t element_size,
+                                      clmem_bridge_path path, clmem_keepalive *vk_keepalive, cl_command_queue queue,
+                                      cl_mem_flags flags, clmem_handle **out)
 {
     struct import_request req = {memory, -1, 0, offset, size, queue, flags, row_pitch, NULL};
     clmem_status s = check_common(b, queue, out, "clmem_bridge_import_vk_pitched");
@@ -565,26 +573,35 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk_pitched(clmem_bridge *b, const 
     if (s != CLMEM_OK || (s = check_vk_memory(memory)) != CLMEM_OK)
         return s;
     if (size == 0)
-        return clmem_error_set(CLMEM_ERR_ZERO_SIZE, CLMEM_API_NONE, NULL, 0, "The size is zero.");
+        return fail_zero("size");
     if (row_pitch == 0)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "row_pitch is 0; a packed range needs no pitch: use clmem_bridge_import_vk().");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "row_pitch is 0; a packed range needs no pitch: use clmem_bridge_import_vk().");
     if (row_pitch > size)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "row_pitch %u is larger than the range's %llu bytes.", (unsigned)row_pitch,
-                               (unsigned long long)size);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "row_pitch %u is larger than the range's %llu bytes.", (unsigned)row_pitch,
+                           (unsigned long long)size);
     if (element_size != 0 && row_pitch % element_size != 0)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "row_pitch %u is not a multiple of the %u-byte element, so no leading dimension in "
-                               "elements is exact.",
-                               (unsigned)row_pitch, (unsigned)element_size);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "row_pitch %u is not a multiple of the %u-byte element, so no leading dimension in "
+                           "elements is exact.",
+                           (unsigned)row_pitch, (unsigned)element_size);
     return clmem__import_vk_request(b, &req, path, vk_keepalive, out);
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_import_fd(clmem_bridge *b, int fd, clmem_bridge_path path,
-                                                 uint64_t allocation_size, uint64_t offset, uint64_t size,
-                                                 clmem_keepalive *keepalive, cl_command_queue queue,
-                                                 cl_mem_flags flags, clmem_handle **out)
+CLMEM_EXPORT clmem_status clmem_bridge_import_vk_pitched(clmem_bridge *b, const clmem_bridge_vk_memory *memory,
+                                                         VkDeviceSize offset, VkDeviceSize size, uint32_t row_pitch,
+                                                         uint32_t element_size, clmem_bridge_path path,
+                                                         clmem_keepalive *vk_keepalive, cl_command_queue queue,
+                                                         cl_mem_flags flags, clmem_handle **out)
+{
+    return clmem__error_in(__func__, import_vk_pitched(b, memory, offset, size, row_pitch, element_size, path,
+                                                       vk_keepalive, queue, flags, out));
+}
+
+static clmem_status import_fd(clmem_bridge *b, int fd, clmem_bridge_path path, uint64_t allocation_size,
+                              uint64_t offset, uint64_t size, clmem_keepalive *keepalive, cl_command_queue queue,
+                              cl_mem_flags flags, clmem_handle **out)
 {
     struct import_request req = {NULL, fd, allocation_size, offset, size, queue, flags, 0, NULL};
     struct bridge_import *rec;
@@ -593,12 +610,11 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_fd(clmem_bridge *b, int fd, clmem_
     if (s != CLMEM_OK)
         return s;
     if (fd < 0)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "fd %d is negative.", fd);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "fd %d is negative.", fd);
     if (path != CLMEM_BRIDGE_PATH_OPAQUE_FD && path != CLMEM_BRIDGE_PATH_DMA_BUF)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "clmem_bridge_import_fd takes CLMEM_BRIDGE_PATH_OPAQUE_FD or "
-                               "CLMEM_BRIDGE_PATH_DMA_BUF, not %s.",
-                               clmem_bridge_path_name(path));
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "The path must be CLMEM_BRIDGE_PATH_OPAQUE_FD or CLMEM_BRIDGE_PATH_DMA_BUF, not %s.",
+                           clmem_bridge_path_name(path));
     if ((s = check_target(b, &req)) != CLMEM_OK)
         return s;
     /* The OpenCL side must import this fd type; the Vulkan side is the
@@ -611,8 +627,16 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_fd(clmem_bridge *b, int fd, clmem_
     return s;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_handle_for_queue(const clmem_handle *h, cl_command_queue queue,
-                                                        clmem_handle **out)
+CLMEM_EXPORT clmem_status clmem_bridge_import_fd(clmem_bridge *b, int fd, clmem_bridge_path path,
+                                                 uint64_t allocation_size, uint64_t offset, uint64_t size,
+                                                 clmem_keepalive *keepalive, cl_command_queue queue,
+                                                 cl_mem_flags flags, clmem_handle **out)
+{
+    return clmem__error_in(__func__, import_fd(b, fd, path, allocation_size, offset, size, keepalive, queue, flags,
+                                               out));
+}
+
+static clmem_status handle_for_queue(const clmem_handle *h, cl_command_queue queue, clmem_handle **out)
 {
     struct bridge_import *rec = clmem__import_of_handle(h);
     clmem_status s;
@@ -620,27 +644,34 @@ CLMEM_EXPORT clmem_status clmem_bridge_handle_for_queue(const clmem_handle *h, c
     if (out)
         *out = NULL;
     if (!h || !queue || !out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !h ? "handle" : !queue ? "queue" : "out");
+        return fail_null(!h ? "handle" : !queue ? "queue" : "out");
     if (!rec)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The handle did not come from clmem-bridge.");
+        return fail_foreign_handle();
     if ((s = clmem__bridge_check_queue(rec->bridge, queue)) != CLMEM_OK)
         return s;
     /* h's reference keeps the anchor, and so rec, alive. */
     return import_new_handle(rec, clmem_handle_keepalive(h), queue, out);
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_bridge_path *path_out)
+CLMEM_EXPORT clmem_status clmem_bridge_handle_for_queue(const clmem_handle *h, cl_command_queue queue,
+                                                        clmem_handle **out)
+{
+    return clmem__error_in(__func__, handle_for_queue(h, queue, out));
+}
+
+static clmem_status handle_path(const clmem_handle *h, clmem_bridge_path *path_out)
 {
     struct bridge_import *rec = clmem__import_of_handle(h);
 
     if (!h || !path_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !h ? "handle" : "path_out");
+        return fail_null(!h ? "handle" : "path_out");
     if (!rec)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The handle did not come from clmem-bridge.");
+        return fail_foreign_handle();
     *path_out = rec->ops->path;
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_handle_path(const clmem_handle *h, clmem_bridge_path *path_out)
+{
+    return clmem__error_in(__func__, handle_path(h, path_out));
 }

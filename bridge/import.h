@@ -200,6 +200,12 @@ clmem_status clmem__import_handoff(bool to_opencl, struct bridge_import *const *
 clmem_status clmem__handoff_check(const clmem_bridge *b, cl_uint count, const clmem_handle *const *handles,
                                   cl_command_queue queue, struct bridge_import **recs_out);
 
+/* clmem_bridge_acquire() (to_opencl) and clmem_bridge_release(), for the
+ * image live check: their sentence is the calling public function's
+ * (lib/error-private.h). */
+clmem_status clmem__handoff_one(bool to_opencl, clmem_bridge *b, const clmem_handle *h, cl_uint num_events,
+                                const cl_event *wait_list, cl_event *event_out);
+
 /* The teardown's release of a record left acquired: a count-1 handoff. */
 clmem_status clmem__import_release_on(struct bridge_import *rec, cl_command_queue queue, cl_uint n,
                                       const cl_event *wait, cl_event *event_out);

@@ -3,6 +3,7 @@
  * table under one lock, consulted by each new import of Vulkan memory (not
  * by cache hits) and changed by the bridge's allocate and free calls. */
 #include "config.h"
+#include "error-private.h"
 #include "own-memory.h"
 
 #include <stdbool.h>
@@ -85,8 +86,8 @@ clmem_status clmem__own_memory_check(struct own_memory *t, const clmem_bridge_vk
     pthread_mutex_unlock(&t->lock);
     if (!listed || size == m->allocation_size)
         return CLMEM_OK;
-    return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                           "memory->allocation_size is %llu bytes, but the bridge allocated this VkDeviceMemory "
-                           "with %llu bytes.",
-                           (unsigned long long)m->allocation_size, (unsigned long long)size);
+    return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                       "memory->allocation_size is %llu bytes, but the bridge allocated this VkDeviceMemory "
+                       "with %llu bytes.",
+                       (unsigned long long)m->allocation_size, (unsigned long long)size);
 }

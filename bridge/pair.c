@@ -5,6 +5,7 @@
 #include "config.h"
 #include "clmem-bridge.h"
 #include "export.h"
+#include "fail.h"
 #include "opencl/query-cl.h"
 #include "vkfn.h"
 
@@ -13,9 +14,8 @@
 #define MAX_PLATFORMS 32
 #define MAX_DEVICES 64
 
-CLMEM_EXPORT clmem_status clmem_bridge_pair(VkInstance instance, PFN_vkGetInstanceProcAddr get_instance_proc_addr,
-                                            VkPhysicalDevice physical_device, cl_platform_id *platform_out,
-                                            cl_device_id *device_out)
+static clmem_status pair(VkInstance instance, PFN_vkGetInstanceProcAddr get_instance_proc_addr,
+                         VkPhysicalDevice physical_device, cl_platform_id *platform_out, cl_device_id *device_out)
 {
     struct vkfn vk;
     unsigned char vk_uuid[VK_UUID_SIZE];
@@ -30,16 +30,15 @@ CLMEM_EXPORT clmem_status clmem_bridge_pair(VkInstance instance, PFN_vkGetInstan
     if (device_out)
         *device_out = NULL;
     if (!instance || !physical_device)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "%s is NULL.",
-                               !instance ? "instance" : "physical_device");
+        return fail_null(!instance ? "instance" : "physical_device");
     if (clmem__vkfn_load_instance(&vk, get_instance_proc_addr, instance) != CLMEM_OK)
         return clmem_error_status();
     clmem__vk_device_identity(&vk, physical_device, vk_uuid, vk_name);
 
     err = clGetPlatformIDs(MAX_PLATFORMS, platforms, &nplatforms);
     if (err == CL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && nplatforms == 0))
-        return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                               "There is no OpenCL platform, so nothing pairs with Vulkan device %s.", vk_name);
+        return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
+                           "There is no OpenCL platform, so nothing pairs with Vulkan device %s.", vk_name);
     if (err != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetPlatformIDs", err,
                                "Listing OpenCL platforms failed.");
@@ -68,10 +67,17 @@ CLMEM_EXPORT clmem_status clmem_bridge_pair(VkInstance instance, PFN_vkGetInstan
         }
     }
     if (!any_uuid)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "No OpenCL device offers cl_khr_device_uuid, so none can be matched to Vulkan "
-                               "device %s.",
-                               vk_name);
-    return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                           "No OpenCL device has the deviceUUID of Vulkan device %s.", vk_name);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "No OpenCL device offers cl_khr_device_uuid, so none can be matched to Vulkan "
+                           "device %s.",
+                           vk_name);
+    return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
+                       "No OpenCL device has the deviceUUID of Vulkan device %s.", vk_name);
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_pair(VkInstance instance, PFN_vkGetInstanceProcAddr get_instance_proc_addr,
+                                            VkPhysicalDevice physical_device, cl_platform_id *platform_out,
+                                            cl_device_id *device_out)
+{
+    return clmem__error_in(__func__, pair(instance, get_instance_proc_addr, physical_device, platform_out, device_out));
 }

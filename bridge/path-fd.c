@@ -4,6 +4,7 @@
  * imports it with clCreateBufferWithProperties, and ownership moves with
  * the extension's acquire and release. */
 #include "config.h"
+#include "error-private.h"
 #include "fault.h"
 #include "fd-numbers.h"
 #include "import.h"
@@ -199,9 +200,9 @@ static clmem_status exportable_as(const clmem_bridge_vk_memory *m, VkExternalMem
 {
     if (m->export_types & bit)
         return CLMEM_OK;
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "The memory was not allocated exportable as %s (export_types 0x%x).",
-                           clmem_bridge_path_name(path), (unsigned)m->export_types);
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                       "The memory was not allocated exportable as %s (export_types 0x%x).",
+                       clmem_bridge_path_name(path), (unsigned)m->export_types);
 }
 
 static clmem_status opaque_fd_allows(const clmem_bridge_vk_memory *m)

@@ -7,6 +7,7 @@
  * Zero-copy on CPU and host-unified devices; a copy at each handoff
  * elsewhere (NVIDIA). */
 #include "config.h"
+#include "error-private.h"
 #include "fault.h"
 #include "import.h"
 
@@ -47,15 +48,15 @@ static clmem_status import_host(struct bridge_import *rec, const struct import_r
     clmem_status s;
 
     if (req->image && req->image->optimal) /* image.c never asks: an optimal layout is not bytes to share */
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "The host-mapped path shares bytes; an optimal-tiling image needs an fd path.");
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "The host-mapped path shares bytes; an optimal-tiling image needs an fd path.");
     if ((s = clmem__host_map_get(&b->maps, req->memory->memory, &rec->host_map, &rec->host_base)) != CLMEM_OK)
         return s;
     if (!end_mapped(rec->host_base, req->allocation_size)) {
-        s = clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                            "memory->allocation_size is %llu bytes, but Vulkan's mapping of this memory ends "
-                            "before that: the allocation is smaller.",
-                            (unsigned long long)req->allocation_size);
+        s = clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                        "memory->allocation_size is %llu bytes, but Vulkan's mapping of this memory ends "
+                        "before that: the allocation is smaller.",
+                        (unsigned long long)req->allocation_size);
         goto fail;
     }
     rec->parent = FAULT("clCreateBuffer")
@@ -193,10 +194,10 @@ static clmem_status host_mapped_allows(const clmem_bridge_vk_memory *m)
 
     if ((m->property_flags & want) == want)
         return CLMEM_OK;
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "The host-mapped path needs HOST_VISIBLE | HOST_COHERENT memory; this memory's property "
-                           "flags are 0x%x.",
-                           (unsigned)m->property_flags);
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                       "The host-mapped path needs HOST_VISIBLE | HOST_COHERENT memory; this memory's property "
+                       "flags are 0x%x.",
+                       (unsigned)m->property_flags);
 }
 
 const struct import_ops clmem__host_mapped_ops = {

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "bridge.h"
 #include "export.h"
+#include "fail.h"
 #include "fault.h"
 #include "fd-numbers.h"
 #include "semaphore.h"
@@ -29,13 +30,13 @@ static clmem_status import_device(struct clmem_bridge_semaphore *sem, VkSemaphor
     VkResult r;
 
     if (!get_fd)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "vkGetSemaphoreFdKHR is not available: enable VK_KHR_external_semaphore_fd on the "
-                               "VkDevice.");
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "vkGetSemaphoreFdKHR is not available: enable VK_KHR_external_semaphore_fd on the "
+                           "VkDevice.");
     if (!ext->create_semaphore || !ext->wait_semaphores || !ext->signal_semaphores ||
         !ext->release_semaphore)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "The OpenCL platform does not return the cl_khr_semaphore entry points.");
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "The OpenCL platform does not return the cl_khr_semaphore entry points.");
     r = FAULT("vkGetSemaphoreFdKHR") ? VK_ERROR_TOO_MANY_OBJECTS : get_fd(b->device, &info, &fd);
     if (r != VK_SUCCESS)
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkGetSemaphoreFdKHR", r,
@@ -77,8 +78,8 @@ static clmem_status import_host(struct clmem_bridge_semaphore *sem, VkQueue vk_q
     VkResult r;
 
     if (!vk_queue)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
-                               "Host ordering needs the VkQueue to submit the semaphore's wait and signal to.");
+        return clmem__fail(CLMEM_ERR_NULL_POINTER,
+                           "Host ordering needs the VkQueue to submit the semaphore's wait and signal to.");
     r = FAULT("vkCreateFence") ? VK_ERROR_OUT_OF_HOST_MEMORY : b->vk.CreateFence(b->device, &fi, NULL, &sem->fence);
     if (r != VK_SUCCESS)
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkCreateFence", r,
@@ -88,9 +89,9 @@ static clmem_status import_host(struct clmem_bridge_semaphore *sem, VkQueue vk_q
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue vk_queue, VkSemaphore semaphore,
-                                                        clmem_bridge_semaphore_mode mode,
-                                                        clmem_keepalive *vk_keepalive, clmem_bridge_semaphore **out)
+static clmem_status semaphore_import(clmem_bridge *b, VkQueue vk_queue, VkSemaphore semaphore,
+                                     clmem_bridge_semaphore_mode mode, clmem_keepalive *vk_keepalive,
+                                     clmem_bridge_semaphore **out)
 {
     struct clmem_bridge_semaphore *sem;
     clmem_status s;
@@ -98,12 +99,10 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue
     if (out)
         *out = NULL;
     if (!b || !semaphore || !out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !b ? "bridge" : !semaphore ? "semaphore" : "out");
+        return fail_null(!b ? "bridge" : !semaphore ? "semaphore" : "out");
     BRIDGE_LIVE(b, "clmem_bridge_semaphore_import");
     if (mode > CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown semaphore mode %d.",
-                               (int)mode);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Unknown semaphore mode %d.", (int)mode);
     /* The bridge's answer, worked out at creation, decides BEST and checks
      * a named device mode. */
     if (mode == CLMEM_BRIDGE_SEMAPHORE_BEST)
@@ -116,7 +115,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue
 
     sem = FAULT("semaphore_alloc") ? NULL : calloc(1, sizeof *sem);
     if (!sem)
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a semaphore failed.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating a semaphore failed.");
     refcount_init(&sem->refs);
     sem->live = MARK_SEMAPHORE;
     atomic_init(&sem->in_ring, false);
@@ -136,6 +135,13 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue
     sem->vk_keepalive = clmem_keepalive_ref(vk_keepalive);
     *out = sem;
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue vk_queue, VkSemaphore semaphore,
+                                                        clmem_bridge_semaphore_mode mode,
+                                                        clmem_keepalive *vk_keepalive, clmem_bridge_semaphore **out)
+{
+    return clmem__error_in(__func__, semaphore_import(b, vk_queue, semaphore, mode, vk_keepalive, out));
 }
 
 CLMEM_EXPORT clmem_bridge_semaphore_mode clmem_bridge_semaphore_get_mode(const clmem_bridge_semaphore *sem)
@@ -196,26 +202,35 @@ static clmem_status complete_event(cl_command_queue queue, cl_event *event_out)
     return CLMEM_OK;
 }
 
+/* Host ordering: the caller's wait list, waited for on the host. */
+static clmem_status wait_on_host(cl_uint num_events, const cl_event *wait_list)
+{
+    cl_int err;
+
+    if (num_events && (err = clWaitForEvents(num_events, wait_list)) != CL_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clWaitForEvents", err,
+                               "Waiting for the wait list failed.");
+    return CLMEM_OK;
+}
+
 static clmem_status check_call(const clmem_bridge *b, const clmem_bridge_semaphore *sem, cl_command_queue queue,
                                cl_event *event_out, const char *call)
 {
     if (event_out)
         *event_out = NULL;
     if (!b || !sem || !queue)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !b ? "bridge" : !sem ? "semaphore" : "queue");
+        return fail_null(!b ? "bridge" : !sem ? "semaphore" : "queue");
     BRIDGE_LIVE(b, call);
     LIVE_CHECK(sem->live, MARK_SEMAPHORE, call, sem);
     if (sem->bridge != b)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The semaphore belongs to bridge %p, not to bridge %p.", (void *)sem->bridge,
-                               (void *)b);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "The semaphore belongs to bridge %p, not to bridge %p.", (void *)sem->bridge,
+                           (void *)b);
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem,
-                                                      cl_command_queue queue, cl_uint num_events,
-                                                      const cl_event *wait_list, cl_event *event_out)
+clmem_status clmem__semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
+                                   cl_uint num_events, const cl_event *wait_list, cl_event *event_out)
 {
     clmem_status s = check_call(b, sem, queue, event_out, "clmem_bridge_semaphore_wait");
     VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
@@ -232,9 +247,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bri
                                    "Enqueueing the semaphore wait failed.");
         return CLMEM_OK;
     }
-    if (num_events && (err = clWaitForEvents(num_events, wait_list)) != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clWaitForEvents", err,
-                               "Waiting for the wait list failed.");
+    if ((s = wait_on_host(num_events, wait_list)) != CLMEM_OK)
+        return s;
     /* The host learns that Vulkan signalled by having Vulkan consume the
      * signal in a submission with a fence. */
     si.pWaitSemaphores = &sem->vk_sem;
@@ -252,9 +266,15 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bri
     return complete_event(queue, event_out);
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem,
-                                                        cl_command_queue queue, cl_uint num_events,
-                                                        const cl_event *wait_list, cl_event *event_out)
+CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem,
+                                                      cl_command_queue queue, cl_uint num_events,
+                                                      const cl_event *wait_list, cl_event *event_out)
+{
+    return clmem__error_in(__func__, clmem__semaphore_wait(b, sem, queue, num_events, wait_list, event_out));
+}
+
+clmem_status clmem__semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
+                                     cl_uint num_events, const cl_event *wait_list, cl_event *event_out)
 {
     clmem_status s = check_call(b, sem, queue, event_out, "clmem_bridge_semaphore_signal");
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .signalSemaphoreCount = 1};
@@ -272,9 +292,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_b
                                    "Enqueueing the semaphore signal failed.");
         return CLMEM_OK;
     }
-    if (num_events && (err = clWaitForEvents(num_events, wait_list)) != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clWaitForEvents", err,
-                               "Waiting for the wait list failed.");
+    if ((s = wait_on_host(num_events, wait_list)) != CLMEM_OK)
+        return s;
     if ((err = clFinish(queue)) != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clFinish", err,
                                "Finishing the queue before the host-ordered signal failed.");
@@ -284,4 +303,11 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_b
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkQueueSubmit", r,
                                "Submitting the semaphore signal failed.");
     return complete_event(queue, event_out);
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem,
+                                                        cl_command_queue queue, cl_uint num_events,
+                                                        const cl_event *wait_list, cl_event *event_out)
+{
+    return clmem__error_in(__func__, clmem__semaphore_signal(b, sem, queue, num_events, wait_list, event_out));
 }

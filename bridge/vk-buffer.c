@@ -6,6 +6,7 @@
 #include "config.h"
 #include "image.h"
 #include "export.h"
+#include "fail.h"
 #include "fault.h"
 
 #include <string.h>
@@ -38,11 +39,10 @@ uint32_t clmem__vk_find_memory_type(const struct vkfn *vk, VkPhysicalDevice pd, 
     return UINT32_MAX;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDeviceSize size,
-                                                        VkBufferUsageFlags usage,
-                                                        VkMemoryPropertyFlags property_flags,
-                                                        VkExternalMemoryHandleTypeFlags export_types,
-                                                        VkBuffer *buffer_out, clmem_bridge_vk_memory *memory_out)
+clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,
+                                     VkMemoryPropertyFlags property_flags,
+                                     VkExternalMemoryHandleTypeFlags export_types, VkBuffer *buffer_out,
+                                     clmem_bridge_vk_memory *memory_out)
 {
     VkExternalMemoryBufferCreateInfo external = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
                                                  .handleTypes = export_types};
@@ -68,14 +68,13 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDevic
     if (memory_out)
         memset(memory_out, 0, sizeof *memory_out);
     if (!b || !buffer_out || !memory_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !b ? "bridge" : !buffer_out ? "buffer_out" : "memory_out");
+        return fail_null(!b ? "bridge" : !buffer_out ? "buffer_out" : "memory_out");
     BRIDGE_LIVE(b, "clmem_bridge_vk_buffer_create");
     const struct vkfn *vk = &b->vk;
     VkPhysicalDevice physical_device = b->physical_device;
     VkDevice device = b->device;
     if (size == 0)
-        return clmem_error_set(CLMEM_ERR_ZERO_SIZE, CLMEM_API_NONE, NULL, 0, "The buffer size is zero.");
+        return fail_zero("buffer size");
 
     r = FAULT("vkCreateBuffer") ? VK_ERROR_OUT_OF_HOST_MEMORY : vk->CreateBuffer(device, &create, NULL, &buffer);
     if (r != VK_SUCCESS)
@@ -87,9 +86,9 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDevic
     alloc.memoryTypeIndex = clmem__vk_find_memory_type(vk, physical_device, req.memoryRequirements.memoryTypeBits, property_flags);
     if (alloc.memoryTypeIndex == UINT32_MAX) {
         vk->DestroyBuffer(device, buffer, NULL);
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "No memory type with property flags 0x%x can hold this buffer (allowed types 0x%x).",
-                               (unsigned)property_flags, (unsigned)req.memoryRequirements.memoryTypeBits);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "No memory type with property flags 0x%x can hold this buffer (allowed types 0x%x).",
+                           (unsigned)property_flags, (unsigned)req.memoryRequirements.memoryTypeBits);
     }
     use_dedicated = dedicated_req.requiresDedicatedAllocation || dedicated_req.prefersDedicatedAllocation ||
                     (export_types && export_needs_dedicated(vk, physical_device, usage, export_types));
@@ -127,6 +126,16 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDevic
     clmem__own_memory_note(&b->own, memory, alloc.allocationSize); /* imports of it are checked against this */
     *buffer_out = buffer;
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDeviceSize size,
+                                                        VkBufferUsageFlags usage,
+                                                        VkMemoryPropertyFlags property_flags,
+                                                        VkExternalMemoryHandleTypeFlags export_types,
+                                                        VkBuffer *buffer_out, clmem_bridge_vk_memory *memory_out)
+{
+    return clmem__error_in(__func__, clmem__vk_buffer_create(b, size, usage, property_flags, export_types,
+                                                             buffer_out, memory_out));
 }
 
 CLMEM_EXPORT void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer,

@@ -7,6 +7,7 @@
  * vkGetImageSubresourceLayout. */
 #include "config.h"
 #include "export.h"
+#include "fail.h"
 #include "fault.h"
 #include "image.h"
 
@@ -40,11 +41,11 @@ clmem_status clmem__vk_image_supported(clmem_bridge *b, const struct image_forma
                                f->name, tiling_name(tiling), (unsigned)usage);
     if (extent && (extent->width > props.imageFormatProperties.maxExtent.width ||
                    extent->height > props.imageFormatProperties.maxExtent.height))
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "%s makes %s images with %s tiling of at most %ux%u, not %ux%u.",
-                               b->caps.vk_device_name, f->name, tiling_name(tiling),
-                               props.imageFormatProperties.maxExtent.width,
-                               props.imageFormatProperties.maxExtent.height, extent->width, extent->height);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "%s makes %s images with %s tiling of at most %ux%u, not %ux%u.",
+                           b->caps.vk_device_name, f->name, tiling_name(tiling),
+                           props.imageFormatProperties.maxExtent.width,
+                           props.imageFormatProperties.maxExtent.height, extent->width, extent->height);
     for (uint32_t bit = 1; bit && bit <= export_types; bit <<= 1) {
         VkPhysicalDeviceExternalImageFormatInfo ext = {
             .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO,
@@ -86,11 +87,9 @@ static void describe_planes(clmem_bridge *b, const struct image_format *f, VkIma
     }
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D extent,
-                                                       VkImageTiling tiling, VkImageUsageFlags usage,
-                                                       VkMemoryPropertyFlags property_flags,
-                                                       VkExternalMemoryHandleTypeFlags export_types,
-                                                       clmem_bridge_vk_image *image_out)
+clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D extent, VkImageTiling tiling,
+                                    VkImageUsageFlags usage, VkMemoryPropertyFlags property_flags,
+                                    VkExternalMemoryHandleTypeFlags export_types, clmem_bridge_vk_image *image_out)
 {
     const struct image_format *f = clmem__format_find(format);
     VkExternalMemoryImageCreateInfo external = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO,
@@ -124,26 +123,16 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat
     if (image_out)
         memset(image_out, 0, sizeof *image_out);
     if (!b || !image_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !b ? "bridge" : "image_out");
+        return fail_null(!b ? "bridge" : "image_out");
     BRIDGE_LIVE(b, "clmem_bridge_vk_image_create");
     if (!f)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "clmem-bridge does not share images of VkFormat %d; it shares %s.", (int)format,
-                               clmem__format_list());
+        return clmem__format_unknown(format);
     if (extent.width == 0 || extent.height == 0)
-        return clmem_error_set(CLMEM_ERR_ZERO_SIZE, CLMEM_API_NONE, NULL, 0, "The image extent %ux%u is empty.",
-                               extent.width, extent.height);
+        return fail_empty_extent(CLMEM_ERR_ZERO_SIZE, extent);
     if (tiling != VK_IMAGE_TILING_LINEAR && tiling != VK_IMAGE_TILING_OPTIMAL)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "tiling %d is neither VK_IMAGE_TILING_LINEAR nor VK_IMAGE_TILING_OPTIMAL.",
-                               (int)tiling);
+        return fail_unknown_tiling("tiling", (int)tiling);
     if (f->plane_count > 1 && (extent.width % 2 || extent.height % 2))
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "%s is 4:2:0: its chroma plane has one texel per 2x2 block of luma, so its width and "
-                               "height must be even (Vulkan's VUID-VkImageCreateInfo-format-04712 and -04713); this "
-                               "extent is %ux%u.",
-                               f->name, extent.width, extent.height);
+        return fail_odd_420_extent(f->name, extent);
     if ((s = clmem__vk_image_supported(b, f, tiling, usage, export_types, &extent, &dedicated_only)) != CLMEM_OK)
         return s;
 
@@ -160,11 +149,11 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat
                                                        property_flags);
     if (alloc.memoryTypeIndex == UINT32_MAX) {
         vk->DestroyImage(b->device, image, NULL);
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "No memory type with property flags 0x%x can hold this %s image with %s tiling "
-                               "(allowed types 0x%x).",
-                               (unsigned)property_flags, f->name, tiling_name(tiling),
-                               (unsigned)req.memoryRequirements.memoryTypeBits);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "No memory type with property flags 0x%x can hold this %s image with %s tiling "
+                           "(allowed types 0x%x).",
+                           (unsigned)property_flags, f->name, tiling_name(tiling),
+                           (unsigned)req.memoryRequirements.memoryTypeBits);
     }
     /* Exported images always get a dedicated allocation. On NVIDIA 580 a
      * linear RGBA8 or BGRA8 image in non-dedicated exported memory, written
@@ -216,6 +205,16 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat
     if (tiling == VK_IMAGE_TILING_LINEAR)
         describe_planes(b, f, image, extent, image_out);
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D extent,
+                                                       VkImageTiling tiling, VkImageUsageFlags usage,
+                                                       VkMemoryPropertyFlags property_flags,
+                                                       VkExternalMemoryHandleTypeFlags export_types,
+                                                       clmem_bridge_vk_image *image_out)
+{
+    return clmem__error_in(__func__, clmem__vk_image_create(b, format, extent, tiling, usage, property_flags,
+                                                            export_types, image_out));
 }
 
 CLMEM_EXPORT void clmem_bridge_vk_image_destroy(clmem_bridge *b, const clmem_bridge_vk_image *image)

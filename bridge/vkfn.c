@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 #include "vkfn.h"
+#include "error-private.h"
 #include "fault.h"
 
 #include <stddef.h>
@@ -10,9 +11,9 @@
 /* A missing entry point is an error that names it. */
 static clmem_status missing(const char *level, const char *name)
 {
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "The %s-level Vulkan function %s is not available (clmem-bridge needs Vulkan 1.1).",
-                           level, name);
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                       "The %s-level Vulkan function %s is not available (clmem-bridge needs Vulkan 1.1).",
+                       level, name);
 }
 
 #define LOAD_INSTANCE(field)                                                                          \

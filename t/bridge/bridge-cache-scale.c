@@ -224,19 +224,19 @@ int main(void)
         list[33] = other; /* entry 5's import */
         list[37] = h[2];
         s = clmem_bridge_acquire_many(b, MANY, list, f.queue, 0, NULL, NULL);
-        tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "Entries 5 and 33"),
+        tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "entries 5 and 33"),
                "%d handles with two imports listed twice: rejected, naming the first repeat (%s: %s)", MANY,
                clmem_status_name(s), clmem_error_message());
         list[20] = h[5];
         s = clmem_bridge_acquire_many(b, MANY, list, f.queue, 0, NULL, NULL);
-        tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "Entries 5 and 20"),
+        tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "entries 5 and 20"),
                "an import three times: the lowest repeat is named (%s)", clmem_error_message());
         list[20] = h[20];
         list[33] = h[33];
         list[37] = h[37];
         list[MANY - 1] = h[0];
         s = clmem_bridge_acquire_many(b, MANY, list, f.queue, 0, NULL, NULL);
-        tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "Entries 0 and 39"),
+        tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "entries 0 and 39"),
                "the last entry repeating the first (%s)", clmem_error_message());
         list[MANY - 1] = h[MANY - 1];
         s = clmem_bridge_acquire_many(b, MANY, list, f.queue, 0, NULL, NULL);

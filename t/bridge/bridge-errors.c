@@ -74,6 +74,30 @@ enum call {
     HANDLE_FOR_QUEUE  /* clmem_bridge_handle_for_queue(handle, queue, out) */
 };
 
+/* The public function each call is: a refused call's message begins with
+ * its name and a colon, once. */
+static const char *const call_names[] = {
+    [BRIDGE_CREATE] = "clmem_bridge_create",
+    [FINISH] = "clmem_bridge_finish",
+    [IMPORT_VK] = "clmem_bridge_import_vk",
+    [IMPORT_FD] = "clmem_bridge_import_fd",
+    [PAIR] = "clmem_bridge_pair",
+    [CHECK_PATH] = "clmem_bridge_check_path",
+    [CHECK_SEMAPHORE] = "clmem_bridge_check_semaphore",
+    [VK_BUFFER_CREATE] = "clmem_bridge_vk_buffer_create",
+    [SEMAPHORE_IMPORT] = "clmem_bridge_semaphore_import",
+    [ACQUIRE] = "clmem_bridge_acquire",
+    [HANDLE_PATH] = "clmem_bridge_handle_path",
+    [HANDLE_FOR_QUEUE] = "clmem_bridge_handle_for_queue",
+};
+
+/* Does msg begin with "name: ", and name it only there? */
+static bool begins_with_name(const char *msg, const char *name)
+{
+    size_t len = strlen(name);
+    return strncmp(msg, name, len) == 0 && msg[len] == ':' && msg[len + 1] == ' ' && !strstr(msg + len, name);
+}
+
 /* The bridge_create info: the good one, or one thing wrong with it. */
 enum info_arg {
     INFO_GOOD,
@@ -176,7 +200,7 @@ static const struct error_case cases[] = {
     {"a queue from another context", IMPORT_VK, .queue = QUEUE_OTHER_CONTEXT, .want = CLMEM_ERR_CONTEXT_MISMATCH,
      .fragment = "context"},
     {"an unknown path value", IMPORT_VK, .path = (clmem_bridge_path)42, .want = CLMEM_ERR_INVALID_VALUE,
-     .fragment = "Unknown path"},
+     .fragment = "unknown path"},
     {"opaque fd on memory not allocated exportable", IMPORT_VK, .path = CLMEM_BRIDGE_PATH_OPAQUE_FD,
      .want = CLMEM_ERR_UNSUPPORTED, .fragment = "exportable"},
     {"dma-buf on memory exported only as opaque fd", IMPORT_VK, .memory = MEMORY_LOCAL,
@@ -414,7 +438,7 @@ static void run_case(struct world *w, const struct error_case *c)
 {
     const char *out_note = "";
     clmem_status got;
-    bool out_cleared, named, good;
+    bool out_cleared, named, first, good;
 
     if (!has(w, c->needs)) {
         tap_skip(needs_missing[c->needs], "%s", c->what);
@@ -427,13 +451,16 @@ static void run_case(struct world *w, const struct error_case *c)
     clmem_error_clear();
     got = call(w, c, &out_cleared);
     named = !c->fragment || strstr(clmem_error_message(), c->fragment);
-    good = got == c->want && out_cleared && named;
+    first = got == CLMEM_OK || begins_with_name(clmem_error_message(), call_names[c->call]);
+    good = got == c->want && out_cleared && named && first;
     if (good)
         tap_ok(true, "%s -> %s%s", c->what, clmem_status_name(c->want), out_note);
     else
-        tap_ok(false, "%s -> %s%s | got %s%s: %s%s%s%s", c->what, clmem_status_name(c->want), out_note,
+        tap_ok(false, "%s -> %s%s | got %s%s: %s%s%s%s%s%s%s", c->what, clmem_status_name(c->want), out_note,
                clmem_status_name(got), out_cleared ? "" : ", out not cleared", clmem_error_message(),
-               named ? "" : " (the message should name \"", named ? "" : c->fragment, named ? "" : "\")");
+               named ? "" : " (the message should name \"", named ? "" : c->fragment, named ? "" : "\")",
+               first ? "" : " (the message should begin \"", first ? "" : call_names[c->call],
+               first ? "" : ": \", once)");
 }
 
 static void run_cases(struct world *w, const struct error_case *table, size_t n)

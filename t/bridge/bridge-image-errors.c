@@ -65,12 +65,13 @@ static void check_bad_input(struct image_env *e, clmem_bridge_path path)
         snprintf(text, sizeof text, "offset %llu", (unsigned long long)d.planes[1].offset);
         st = clmem_bridge_import_vk_image(e->b, &d, 1, path, counted, e->f->queue, CL_MEM_READ_WRITE, 0, &out);
         if (e->base_align > 1)
-            expect_refused(st, CLMEM_ERR_INVALID_VALUE, out, text, "Plane 1",
+            expect_refused(st, CLMEM_ERR_INVALID_VALUE, out, text, "plane 1",
                            "NV12 whose CbCr plane starts at a misaligned offset");
         clmem_handle_unref(out), out = NULL;
         /* plane index past the planes */
         st = clmem_bridge_import_vk_image(e->b, &n.desc, 2, path, counted, e->f->queue, CL_MEM_READ_WRITE, 0, &out);
-        expect_refused(st, CLMEM_ERR_INVALID_VALUE, out, "Plane 2 is past the 2 planes", NULL, "plane 2 of NV12");
+        expect_refused(st, CLMEM_ERR_INVALID_VALUE, out, "clmem_bridge_import_vk_image: plane 2 is past the 2 planes",
+                       NULL, "plane 2 of NV12");
         clmem_handle_unref(out), out = NULL;
         tap_is_int(clmem_bridge_image_plane_format(nv12->vk, 2, NULL, NULL), CLMEM_ERR_INVALID_VALUE,
                    "bad input: clmem_bridge_image_plane_format(NV12, plane 2) -> CLMEM_ERR_INVALID_VALUE");
@@ -101,7 +102,7 @@ static void check_bad_input(struct image_env *e, clmem_bridge_path path)
         clmem_keepalive_unref(n.ka);
     }
     st = clmem_bridge_import_vk_image(e->b, &img.desc, 1, path, counted, e->f->queue, CL_MEM_READ_WRITE, 0, &out);
-    expect_refused(st, CLMEM_ERR_INVALID_VALUE, out, "Plane 1 is past the 1 plane", NULL, "plane 1 of RGBA8");
+    expect_refused(st, CLMEM_ERR_INVALID_VALUE, out, "plane 1 is past the 1 plane", NULL, "plane 1 of RGBA8");
     clmem_handle_unref(out), out = NULL;
 
     /* unsupported format */

@@ -8,6 +8,7 @@
 #include "t/lib/image-fixture.h"
 #include "t/lib/tap.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,15 @@ static void check_optimal_offer(struct image_env *e)
     if (clmem_bridge_check_path(e->b, CLMEM_BRIDGE_PATH_OPAQUE_FD) != CLMEM_OK) {
         /* Optimal tiling is not offered here, and says why precisely: the
          * opaque-fd path's own answer. */
+        static const char named[] = "clmem_bridge_check_path: ";
+        const char *answer = clmem_error_message();
         char why[700];
-        snprintf(why, sizeof why, "%s", clmem_error_message());
+        /* The answer as the live check quotes it: without check_path's
+         * name, its first letter a capital again (the name lower-cased it). */
+        if (strncmp(answer, named, sizeof named - 1) == 0)
+            answer += sizeof named - 1;
+        snprintf(why, sizeof why, "%s", answer);
+        why[0] = (char)toupper((unsigned char)why[0]);
         st = clmem_bridge_image_live_check(e->b, r8->vk, CLMEM_BRIDGE_PATH_OPAQUE_FD, e->vk->queue,
                                            e->vk->queue_family, e->f->queue);
         expect_refused(st, CLMEM_ERR_UNSUPPORTED, NULL, "has no opaque-fd path", why,

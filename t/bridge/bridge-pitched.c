@@ -222,7 +222,7 @@ static void bad_input(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, c
     expect(s, CLMEM_ERR_INVALID_VALUE, h, "pitched import with CL_MEM_USE_HOST_PTR", "host-pointer flag");
     h = JUNK;
     s = clmem_bridge_import_vk_pitched(b, &m, 0, 65536, 256, 4, (clmem_bridge_path)42, counted, f->queue, 0, &h);
-    expect(s, CLMEM_ERR_INVALID_VALUE, h, "pitched import through path 42", "Unknown path 42");
+    expect(s, CLMEM_ERR_INVALID_VALUE, h, "pitched import through path 42", "clmem_bridge_import_vk_pitched: unknown path 42");
 
     fd_describe_new(&before, extra, sizeof extra);
     tap_ok(fd_count() == fds_before, "pitched bad input: no fd left open (%d before, %d after; new: %s)", fds_before,
