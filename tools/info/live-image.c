@@ -42,8 +42,7 @@ static const char *usage_names(VkImageUsageFlags usage, char *buf, size_t len)
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (usage & names[i].bit) {
-            used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s", used ? "|" : "",
-                                     names[i].name);
+            used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s", used ? "|" : "", names[i].name);
             usage &= ~names[i].bit;
         }
     if (usage || !used)
@@ -100,9 +99,8 @@ static bool image_bytes_match(const unsigned char *got, unsigned p, uint32_t w, 
  * (Vulkan makes no such image, the import refuses it as unsupported);
  * `why` says what. *no_image is true when the image itself could not be
  * made, so that neither way can be checked. */
-static enum row_status image_live(struct vkctx *ctx, struct cl_env *env, clmem_bridge *bridge,
-                                  clmem_bridge_path path, VkFormat format, bool as_image, char *why, size_t len,
-                                  bool *no_image)
+static enum row_status image_live(struct vkctx *ctx, struct cl_env *env, clmem_bridge *bridge, clmem_bridge_path path,
+                                  VkFormat format, bool as_image, char *why, size_t len, bool *no_image)
 {
     bool fd = path != CLMEM_BRIDGE_PATH_HOST_MAPPED;
     clmem_bridge_vk_image img;
@@ -113,9 +111,9 @@ static enum row_status image_live(struct vkctx *ctx, struct cl_env *env, clmem_b
     clmem_status s;
 
     s = clmem_bridge_vk_image_create(
-        bridge, format, (VkExtent2D){IMAGE_WIDTH, IMAGE_HEIGHT}, VK_IMAGE_TILING_LINEAR,
-        IMAGE_USAGE,
-        fd ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+        bridge, format, (VkExtent2D){IMAGE_WIDTH, IMAGE_HEIGHT}, VK_IMAGE_TILING_LINEAR, IMAGE_USAGE,
+        fd ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
+           : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
         fd ? (path == CLMEM_BRIDGE_PATH_DMA_BUF ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT
                                                 : VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT)
            : 0,
@@ -263,8 +261,8 @@ void check_images(struct report *r, struct vkctx *ctx, struct cl_env *env, clmem
         bool no_image = false, no_view_image = false;
         clmem_status s;
 
-        ir->status[IMG_PLANES] = image_live(ctx, env, bridge, path, formats[i], false, ir->reason[IMG_PLANES], TEXT,
-                                            &no_image);
+        ir->status[IMG_PLANES] =
+            image_live(ctx, env, bridge, path, formats[i], false, ir->reason[IMG_PLANES], TEXT, &no_image);
         /* The view needs the same linear image: when Vulkan could not make
          * it, the view has the planes' reason (one footnote, not two). */
         if (no_image) {
