@@ -26,7 +26,7 @@
  * The submissions go to one queue of FFmpeg's transfer family (sync.h):
  * on NVIDIA a transfer-only queue, where a semaphore-only submission costs
  * about 85 us against about 400 us on the graphics queue (the GPU's
- * context switch; ../shared/device/NOTES.md, tlsync-probe.c). */
+ * context switch; docs/driver-notes.md, docs/probes/tlsync-probe.c). */
 #include "config.h"
 #include "sync.h"
 

@@ -33,8 +33,8 @@ bool clmem__ring_wait_changed(clmem_bridge_ring *ring, uint64_t deadline)
 /* Until ev completed, or the deadline. CLMEM_ERR_TIMEOUT, CLMEM_ERR_OPENCL
  * (the query failed, or the command ended in an error). clWaitForEvents
  * has no timeout, and event callbacks come late (NVIDIA: 20-36 ms after
- * the work, NOTES.md), so the status is polled: yielding for the first
- * 2 ms, then sleeping 50 us at a time. The yield phase is that long
+ * the work, docs/driver-notes.md), so the status is polled: yielding for
+ * the first 2 ms, then sleeping 50 us at a time. The yield phase is that long
  * because a sleep is never short: with Linux's default 50 us timer slack a
  * nanosleep(20 us) took 122 us on average on the CPU test machine, and a
  * host-ordered batch on the H200 completes a few hundred microseconds

@@ -8,8 +8,8 @@
  *      (hand_back below says why not at once), and its event is waited for;
  *  (c) OpenCL destroyed the cl_mem: its destructor callback.
  * (c) alone is not enough: NVIDIA runs the destructor callback before the
- * kernels using the buffer completed (../shared/device/NOTES.md,
- * docs/driver-notes.md). So the cl_mem is released only after (a) and (b),
+ * kernels using the buffer completed (docs/driver-notes.md). So the
+ * cl_mem is released only after (a) and (b),
  * which also keeps clReleaseMemObject from blocking (NVIDIA's blocks while
  * a kernel using the buffer runs), and the keepalives go in (c)'s callback.
  *

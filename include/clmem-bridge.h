@@ -145,6 +145,8 @@
 
 /**
  * @page vulkan_sync Synchronisation with Vulkan
+ * @brief The Vulkan half of a handoff: barriers and an order between the
+ * two APIs' work.
  *
  * clmem_bridge_acquire() and clmem_bridge_release() (and their _many
  * forms, and a frame ring's clmem_bridge_ring_cl_next() and

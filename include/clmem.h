@@ -218,6 +218,18 @@
  * 0)`. The libraries' libtool version and sonames are given per release in
  * the source tree's NEWS.
  *
+ * @section versioning_together The libraries of one release go together
+ * libclmem-bridge, libclmem-av and libclmem-ipc share internals with
+ * libclmem, so each works only with the libclmem of its own release, and
+ * libclmem-av and libclmem-ipc only with that release's libclmem-bridge.
+ * Their pkg-config modules require exactly that version (for 0.3.0,
+ * `clmem = 0.3.0`). At run time libclmem exports these internals under a
+ * symbol version named after its exact release (`CLMEM_PRIVATE_0.3.0`),
+ * which the other libraries record that they need: a program whose
+ * libclmem is of another release does not start, and the dynamic linker
+ * says why: version CLMEM_PRIVATE_0.3.0 not found, required by
+ * libclmem-bridge.so.2. Install and upgrade the four libraries together.
+ *
  * @section versioned_structs Versioned structs
  * A struct with a `size` field (clmem_bridge_info, clmem_bridge_ring_info,
  * clmem_ipc_producer_info, clmem_ipc_consumer_info) may grow: set `size`

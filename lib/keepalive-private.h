@@ -2,9 +2,12 @@
 /* Internal, shared by libclmem and libclmem-bridge (never installed): the
  * anchor's layout, and the three operations only the bridge needs, which
  * clmem.h does not offer users. They are inline on the struct, so neither
- * is an exported symbol of libclmem; the bridge is built from the same
- * source tree as the core it links (clmem-bridge.pc requires the same
- * version), so the layout is the same on both sides. */
+ * is an exported symbol of libclmem. What keeps the layout the same on
+ * both sides is libclmem's private version node, named after the exact
+ * release (lib/clmem-private.sym.in): libclmem-bridge records that it needs
+ * CLMEM_PRIVATE_<this version>, so the dynamic linker refuses to start it
+ * with a libclmem of another release. The pkg-config files pin the same
+ * version for building (t/version-pin.sh tests both). */
 #ifndef CLMEM_KEEPALIVE_PRIVATE_H
 #define CLMEM_KEEPALIVE_PRIVATE_H
 #include "clmem.h"

@@ -6,7 +6,7 @@
  * CL_MEM_DEVICE_HANDLE_LIST_KHR; both are 0x2051. Semaphores need their own
  * list, 0x2053, which 2023.02 lacks: passing 0x2051 to
  * clCreateSemaphoreWithPropertiesKHR gives CL_INVALID_PROPERTY on NVIDIA
- * (measured: ../shared/device/NOTES.md). The tree uses its own names so it
+ * (measured: docs/driver-notes.md). The tree uses its own names so it
  * builds with either release. */
 #ifndef CLMEM_CL_COMPAT_H
 #define CLMEM_CL_COMPAT_H

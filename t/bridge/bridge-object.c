@@ -294,7 +294,7 @@ static void *gate_safety(void *arg)
 /* Work still held back on a handle's queue: finish gives up after its
  * timeout, and succeeds once the work could run. On the fd path the import
  * is released before the held-back kernel (an import left acquired behind a
- * gated kernel hung NVIDIA: ../shared/device/NOTES.md), so there the
+ * gated kernel hung NVIDIA: docs/driver-notes.md), so there the
  * kernel works on a plain buffer; on host-mapped it uses the import, left
  * acquired for the bridge to hand back. */
 static void finish_timeout(clmem_bridge *b, struct vkctx *vk, struct cl_fixture *f, cl_kernel k,

@@ -22,8 +22,8 @@
  * the bridge, fault-injection, stress and av tests built a second time with
  * this file. No library and no installed program contains it.
  *
- * What it models is what ../shared/device/NOTES.md and docs/driver-notes.md
- * measured on the H200, not what the extension allows:
+ * What it models is what docs/driver-notes.md records as measured on the
+ * H200, not what the extension allows:
  *  - a CPU device lists cl_khr_external_memory, cl_khr_external_memory_opaque_fd
  *    and cl_khr_device_uuid, imports CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR
  *    only, and its CL_DEVICE_UUID_KHR is the Vulkan device's deviceUUID (the
@@ -72,7 +72,7 @@
 #include <vulkan/vulkan.h>
 
 #define FAKE_EXTENSIONS " cl_khr_external_memory cl_khr_external_memory_opaque_fd cl_khr_device_uuid"
-#define FAKE_BAD_FD 999        /* NVIDIA's answer to an fd it cannot import (NOTES.md) */
+#define FAKE_BAD_FD 999        /* NVIDIA's answer to an fd it cannot import (docs/driver-notes.md) */
 #define SUB_BUFFER_DELAY_NS 50000000L
 
 static void *real(const char *name)
@@ -284,7 +284,7 @@ static void CL_CALLBACK unmap_import(cl_mem mem, void *user)
  * last release can be NVIDIA's:
  *  - an import's destructor callbacks run then, in reverse order of
  *    registration, whatever still uses the buffer, and its fd is closed
- *    (NOTES.md: the driver closes it when the cl_mem is released);
+ *    (docs/driver-notes.md: the driver closes it when the cl_mem is released);
  *  - a sub-buffer's release reaches PoCL 50 ms later, from a thread of the
  *    layer's, so its callbacks come after its parent's, and still before
  *    PoCL frees it (its address is not reused before they ran). */
@@ -703,7 +703,7 @@ CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem mem)
     if (!last)
         return NEXT(release_mem)(mem);
     if (last->acquired) {
-        /* NVIDIA never destroys an import OpenCL still holds (NOTES.md):
+        /* NVIDIA never destroys an import OpenCL still holds (docs/driver-notes.md):
          * the bridge must hand it back first. Loudly, not a quiet leak. */
         fprintf(stderr,
                 "fake-nvidia-import: cl_mem %p released while acquired by OpenCL; NVIDIA would never destroy it\n",

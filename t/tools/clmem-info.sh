@@ -39,7 +39,7 @@ case $vulkan_line in
     exit 0 ;;
 esac
 
-echo "1..11"
+echo "1..12"
 n=0
 # ok CONDITION-STATUS DESCRIPTION: one TAP line; on failure show the output.
 check() {
@@ -123,6 +123,17 @@ assert rows and all(i["planes"]["status"] == "ok" for i in rows), rows
 ' <"$tmp/json" 2>"$tmp/py.err"; }
     check $? "host-mapped RGBA8 plane buffers are read back live, in the text and the JSON"
 fi
+
+# The image footnotes give each reason once: no footnote is another's
+# reason under a prefix (a view that could not be checked for the planes'
+# reason shares their footnote). Image usage is given by flag names.
+awk '/^    \[[0-9]+\] / { sub(/^    \[[0-9]+\] /, ""); note[++k] = $0 }
+     END { for (i = 1; i <= k; i++) for (j = 1; j <= k; j++)
+               if (i != j && note[i] != note[j] && length(note[i]) > length(note[j]) &&
+                   substr(note[i], length(note[i]) - length(note[j]) + 1) == note[j]) {
+                   print "footnote \"" note[i] "\" repeats \"" note[j] "\"" >"/dev/stderr"; bad = 1 }
+           exit bad }' "$tmp/text" 2>"$tmp/py.err" && ! grep -n 'usage 0x' "$tmp/text" >>"$tmp/py.err"
+check $? "the image footnotes give each reason once, and name usage flags rather than a number"
 
 # Usage errors are exit status 2, --help is 0.
 "$tool" --size 6 >/dev/null 2>&1

@@ -17,6 +17,61 @@ static unsigned char image_byte(uint32_t x, uint32_t y, unsigned p, unsigned k)
     return (unsigned char)((x * 7u + y * 13u + p * 5u + k * 3u) % 0x70u);
 }
 
+/* What the images made here are for: a staging copy in, and none out. */
+#define IMAGE_USAGE (VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT)
+
+/* usage's flag names, as "TRANSFER_SRC|TRANSFER_DST", into buf; a bit this
+ * table does not know prints as hex. */
+static const char *usage_names(VkImageUsageFlags usage, char *buf, size_t len)
+{
+    static const struct {
+        VkImageUsageFlags bit;
+        const char *name;
+    } names[] = {
+        {VK_IMAGE_USAGE_TRANSFER_SRC_BIT, "TRANSFER_SRC"},
+        {VK_IMAGE_USAGE_TRANSFER_DST_BIT, "TRANSFER_DST"},
+        {VK_IMAGE_USAGE_SAMPLED_BIT, "SAMPLED"},
+        {VK_IMAGE_USAGE_STORAGE_BIT, "STORAGE"},
+        {VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT, "COLOR_ATTACHMENT"},
+        {VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT, "DEPTH_STENCIL_ATTACHMENT"},
+        {VK_IMAGE_USAGE_TRANSIENT_ATTACHMENT_BIT, "TRANSIENT_ATTACHMENT"},
+        {VK_IMAGE_USAGE_INPUT_ATTACHMENT_BIT, "INPUT_ATTACHMENT"},
+    };
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (usage & names[i].bit) {
+            used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s", used ? "|" : "", names[i].name);
+            usage &= ~names[i].bit;
+        }
+    if (usage || !used)
+        snprintf(buf + used, used < len ? len - used : 0, "%s0x%x", used ? "|" : "", (unsigned)usage);
+    return buf;
+}
+
+/* Into why: clmem_bridge_vk_image_create's message after the call's name
+ * (once), with the usage this tool asked for by its flag names where the
+ * library's sentence gives it as a number ("usage 0x3"). */
+static void image_create_failure(char *why, size_t len)
+{
+    static const char call[] = "clmem_bridge_vk_image_create: ";
+    const char *message = clmem_error_message();
+    char number[32], names[128];
+    const char *at;
+
+    if (strncmp(message, call, sizeof call - 1) == 0)
+        message += sizeof call - 1;
+    snprintf(number, sizeof number, "usage 0x%x", (unsigned)IMAGE_USAGE);
+    at = strstr(message, number);
+    if (!at) {
+        snprintf(why, len, "%s%s", call, message);
+        return;
+    }
+    snprintf(why, len, "%s%.*susage %s%s", call, (int)(at - message), message,
+             usage_names(IMAGE_USAGE, names, sizeof names), at + strlen(number));
+}
+
 static void on_image_released(void *user)
 {
     atomic_store(&((struct anchor_state *)user)->released, true);
@@ -42,9 +97,10 @@ static bool image_bytes_match(const unsigned char *got, unsigned p, uint32_t w, 
  * reads it back: clEnqueueReadBufferRect through the handle's row pitch, or
  * clEnqueueReadImage. ROW_UNSUPPORTED where a step says the machine cannot
  * (Vulkan makes no such image, the import refuses it as unsupported);
- * `why` says what. */
-static enum row_status image_live(struct vkctx *ctx, struct cl_env *env, clmem_bridge *bridge,
-                                  clmem_bridge_path path, VkFormat format, bool as_image, char *why, size_t len)
+ * `why` says what. *no_image is true when the image itself could not be
+ * made, so that neither way can be checked. */
+static enum row_status image_live(struct vkctx *ctx, struct cl_env *env, clmem_bridge *bridge, clmem_bridge_path path,
+                                  VkFormat format, bool as_image, char *why, size_t len, bool *no_image)
 {
     bool fd = path != CLMEM_BRIDGE_PATH_HOST_MAPPED;
     clmem_bridge_vk_image img;
@@ -55,15 +111,16 @@ static enum row_status image_live(struct vkctx *ctx, struct cl_env *env, clmem_b
     clmem_status s;
 
     s = clmem_bridge_vk_image_create(
-        bridge, format, (VkExtent2D){IMAGE_WIDTH, IMAGE_HEIGHT}, VK_IMAGE_TILING_LINEAR,
-        VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
-        fd ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+        bridge, format, (VkExtent2D){IMAGE_WIDTH, IMAGE_HEIGHT}, VK_IMAGE_TILING_LINEAR, IMAGE_USAGE,
+        fd ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
+           : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
         fd ? (path == CLMEM_BRIDGE_PATH_DMA_BUF ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT
                                                 : VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT)
            : 0,
         &img);
+    *no_image = s != CLMEM_OK;
     if (s != CLMEM_OK) {
-        snprintf(why, len, "clmem_bridge_vk_image_create: %s", clmem_error_message());
+        image_create_failure(why, len);
         return check_status(s);
     }
     anchor = xrealloc(NULL, sizeof *anchor);
@@ -201,16 +258,23 @@ void check_images(struct report *r, struct vkctx *ctx, struct cl_env *env, clmem
 
     for (uint32_t i = 0; i < n; i++) {
         struct image_rec *ir = add_image(r, bi, path, formats[i]);
+        bool no_image = false, no_view_image = false;
         clmem_status s;
 
-        ir->status[IMG_PLANES] = image_live(ctx, env, bridge, path, formats[i], false, ir->reason[IMG_PLANES], TEXT);
-        s = clmem_bridge_check_image(bridge, formats[i], VK_IMAGE_TILING_LINEAR, path, CL_MEM_READ_ONLY,
-                                     CLMEM_BRIDGE_IMAGE_AS_IMAGE);
-        if (s != CLMEM_OK) {
+        ir->status[IMG_PLANES] =
+            image_live(ctx, env, bridge, path, formats[i], false, ir->reason[IMG_PLANES], TEXT, &no_image);
+        /* The view needs the same linear image: when Vulkan could not make
+         * it, the view has the planes' reason (one footnote, not two). */
+        if (no_image) {
+            ir->status[IMG_VIEW] = ir->status[IMG_PLANES];
+            snprintf(ir->reason[IMG_VIEW], TEXT, "%s", ir->reason[IMG_PLANES]);
+        } else if ((s = clmem_bridge_check_image(bridge, formats[i], VK_IMAGE_TILING_LINEAR, path, CL_MEM_READ_ONLY,
+                                                 CLMEM_BRIDGE_IMAGE_AS_IMAGE)) != CLMEM_OK) {
             snprintf(ir->reason[IMG_VIEW], TEXT, "%s", clmem_error_message());
             ir->status[IMG_VIEW] = check_status(s);
         } else {
-            ir->status[IMG_VIEW] = image_live(ctx, env, bridge, path, formats[i], true, ir->reason[IMG_VIEW], TEXT);
+            ir->status[IMG_VIEW] =
+                image_live(ctx, env, bridge, path, formats[i], true, ir->reason[IMG_VIEW], TEXT, &no_view_image);
         }
         s = clmem_bridge_image_live_check(bridge, formats[i], path, ctx->queue, ctx->queue_family, env->queue);
         if (s != CLMEM_OK)
