@@ -17,7 +17,7 @@
  *   ffmpeg-frames.c (j) FFmpeg's Vulkan frames through libclmem-av
  *   xproc*.c      (x) frames across processes through libclmem-ipc, and its
  *                 consumer process (clmem-bench run again: XPROC_CHILD_OPTION);
- *                 tools/bench/xproc.h lists its files
+ *                 tools/bench/xproc-common.h lists its files
  *   batches.c     the batch run's setup and teardown
  *   batch-run.c   the batch run measured
  *   results.c     every row measured and every part skipped, for the outputs
@@ -536,7 +536,7 @@ void print_ffmpeg_frames(void);
 /* xproc.c: (x), where libclmem-ipc is built (HAVE_IPC); without it,
  * print_xproc says why it did not run. The consumer process is clmem-bench
  * run again with XPROC_CHILD_OPTION as its first argument, which main()
- * hands to xproc_child_main() before anything else. */
+ * hands to xproc_child_main() (xproc-child.c) before anything else. */
 #define XPROC_CHILD_OPTION "--xproc-consumer-process"
 void run_xproc(struct bench *b, bool quick, int frames, int blocks);
 void print_xproc(const struct bench *b);

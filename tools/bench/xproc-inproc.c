@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* clmem-bench (x): the same frames in one process, what the cross-process
- * measures are held against: (e)'s one-frame handoff with the bench's two
- * semaphores, and a clmem_bridge_ring of the four frames, batch 1. */
-#include "xproc.h"
+/* clmem-bench, frames across processes: the same frames in one process,
+ * what the cross-process measures are held against: the bridge's one-frame
+ * handoff ordered by the bench's two semaphores (the mechanism and mode of
+ * the bench's handoff measure), and a clmem_bridge_ring of the four frames,
+ * batch 1. */
+#include "xproc-common.h"
 
 /* ------------------------------------------------------------ in one process */
 
@@ -43,9 +45,9 @@ static void enqueue_bump(struct bench *b, cl_kernel k)
     check_cl(clEnqueueNDRangeKernel(b->queue, k, 1, NULL, &one, NULL, 0, NULL, NULL), "clEnqueueNDRangeKernel");
 }
 
-/* (e) on slot 0: K frames one at a time, ordered by the bench's semaphores;
- * time per frame. */
-static double inproc_e_block(struct xrun *r, struct inproc *ip, int frames)
+/* The one-frame handoff on slot 0: K frames one at a time, ordered by the
+ * bench's semaphores; time per frame. */
+static double handoff_block(struct xrun *r, struct inproc *ip, int frames)
 {
     struct bench *b = r->b;
     struct sem_set *set = &b->sem[V_CLMEM];
@@ -147,24 +149,26 @@ void xproc_run_inproc(struct xrun *r, struct xresult *res)
     struct inproc ip = {0};
     struct ring_sems rs = {0};
     char why[256];
+    char *why_handoff = res->why[XM_INPROC_HANDOFF], *why_ring = res->why[XM_INPROC_RING_D4];
+    size_t why_len = sizeof res->why[0];
 
     inproc_setup(r, &ip);
     if (!b->sem_ok) {
-        snprintf(res->why[X_INPROC_E], sizeof res->why[0], "the bench's semaphores are not usable: %s", b->sem_note);
-        snprintf(res->why[X_RING4], sizeof res->why[0], "the bench's semaphores are not usable");
+        snprintf(why_handoff, why_len, "the bench's semaphores are not usable: %s", b->sem_note);
+        snprintf(why_ring, why_len, "the bench's semaphores are not usable");
     } else {
         xproc_frames_zero(r);
-        inproc_e_block(r, &ip, r->warmup);
+        handoff_block(r, &ip, r->warmup);
         double c0 = xproc_cpu_us(0);
         for (int blk = 0; blk < r->blocks; blk++)
-            r->samples[blk] = inproc_e_block(r, &ip, r->frames);
-        res->cpu[X_INPROC_E] = (xproc_cpu_us(0) - c0) / ((double)r->blocks * r->frames);
-        res->s[X_INPROC_E] = summarize(r->samples, r->blocks, r->frames);
-        res->ran[X_INPROC_E] = xproc_frames_check(r, "in-process (e)", res->why[X_INPROC_E], sizeof res->why[0]);
-        if (!res->ran[X_INPROC_E])
-            fail(b, "(x) %s: %s", r->k->label, res->why[X_INPROC_E]);
+            r->samples[blk] = handoff_block(r, &ip, r->frames);
+        res->cpu[XM_INPROC_HANDOFF] = (xproc_cpu_us(0) - c0) / ((double)r->blocks * r->frames);
+        res->s[XM_INPROC_HANDOFF] = summarize(r->samples, r->blocks, r->frames);
+        res->ran[XM_INPROC_HANDOFF] = xproc_frames_check(r, xmeasure_label[XM_INPROC_HANDOFF], why_handoff, why_len);
+        if (!res->ran[XM_INPROC_HANDOFF])
+            fail(b, "(x) %s: %s", r->k->label, why_handoff);
 
-        /* The ring's semaphores, in (e)'s mode. */
+        /* The ring's semaphores, in the handoff's mode. */
         bool ok = true;
         for (int s = 0; s < XPROC_SLOTS && ok; s++) {
             rs.ready[s] = semaphore_create(b, b->sem_exportable);
@@ -173,20 +177,20 @@ void xproc_run_inproc(struct xrun *r, struct xresult *res)
                  lib_semaphore_import(b, rs.done[s], b->sem_mode, &rs.lib_done[s]) == CLMEM_OK;
         }
         if (!ok)
-            snprintf(res->why[X_RING4], sizeof res->why[0], "clmem_bridge_semaphore_import: %s", clmem_error_message());
+            snprintf(why_ring, why_len, "clmem_bridge_semaphore_import: %s", clmem_error_message());
         xproc_frames_zero(r);
         double per = ok ? ring_block(r, &ip, &rs, r->warmup, why, sizeof why) : -1;
         c0 = xproc_cpu_us(0);
         for (int blk = 0; blk < r->blocks && per >= 0; blk++)
             per = r->samples[blk] = ring_block(r, &ip, &rs, r->frames, why, sizeof why);
-        res->cpu[X_RING4] = (xproc_cpu_us(0) - c0) / ((double)r->blocks * r->frames);
+        res->cpu[XM_INPROC_RING_D4] = (xproc_cpu_us(0) - c0) / ((double)r->blocks * r->frames);
         if (ok && per < 0)
-            snprintf(res->why[X_RING4], sizeof res->why[0], "%s", why);
+            snprintf(why_ring, why_len, "%s", why);
         else if (ok) {
-            res->s[X_RING4] = summarize(r->samples, r->blocks, r->frames);
-            res->ran[X_RING4] = xproc_frames_check(r, "in-process ring", res->why[X_RING4], sizeof res->why[0]);
-            if (!res->ran[X_RING4])
-                fail(b, "(x) %s: %s", r->k->label, res->why[X_RING4]);
+            res->s[XM_INPROC_RING_D4] = summarize(r->samples, r->blocks, r->frames);
+            res->ran[XM_INPROC_RING_D4] = xproc_frames_check(r, "in-process ring", why_ring, why_len);
+            if (!res->ran[XM_INPROC_RING_D4])
+                fail(b, "(x) %s: %s", r->k->label, why_ring);
         }
         check_vk(vkDeviceWaitIdle(b->vk.device), "vkDeviceWaitIdle");
         for (int s = 0; s < XPROC_SLOTS; s++) { /* their anchors destroy the VkSemaphores */

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* clmem-bench (x): the producer's side through libclmem-ipc, the consumer
- * being a second clmem-bench process (xproc-child.c). */
-#include "xproc.h"
+/* clmem-bench, frames across processes through libclmem-ipc, both sides:
+ * the producer (this process, the bench's Vulkan device) and the consumer
+ * role of the consumer process (xproc-child.c runs it). At one frame in
+ * flight the producer takes turns with the same protocol made with the raw
+ * calls (xproc-raw.c), frame by frame, for the library's share. */
+#include "xproc-common.h"
 
 #include <math.h>
 #include <unistd.h>
 
-/* ------------------------------------------------------------ through libclmem-ipc */
+/* ------------------------------------------------------------ the producer */
 
 static bool ipc_offer(struct xrun *r, clmem_ipc_producer *p, int slots)
 {
@@ -62,7 +65,7 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
                                     .physical_device = b->vk.physical_device, .device = b->vk.device,
                                     .socket_fd = sock};
     clmem_ipc_producer *p = NULL;
-    struct xraw raw = {.sock = -1};
+    struct raw_producer raw = {.sock = -1};
     bool raw_ok = false;
     double cpu_lib = 0, cpu_raw = 0, *raw_samples = NULL;
     uint32_t i = 0;
@@ -70,15 +73,14 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
               clmem_ipc_producer_start(p, XPROC_TIMEOUT_NS) == CLMEM_OK;
     if (!p)
         close(sock);
-    if (ok && !xproc_path_note[0])
-        snprintf(xproc_path_note, sizeof xproc_path_note, "the consumer process imports through the %s path",
-                 clmem_bridge_path_name(clmem_ipc_producer_peer_path(p)));
+    if (ok && !res->peer_path)
+        res->peer_path = clmem_bridge_path_name(clmem_ipc_producer_peer_path(p));
     xproc_frames_zero(r);
     if (slots == 1) {
         raw_samples = calloc((size_t)r->frames + 1, sizeof *raw_samples);
         if (!raw_samples)
             die("out of memory");
-        raw_ok = ok && xproc_raw_open(r, &raw, 1, res->why[X_RAW1], sizeof res->why[0]);
+        raw_ok = ok && xproc_raw_open(r, &raw, 1, res->why[XM_RAW_D1], sizeof res->why[0]);
         ok = ok && clmem_ipc_producer_next(p, 0, &i) == CLMEM_OK; /* the one frame */
         for (int f = 0; ok && f < r->warmup + r->frames; f++) {
             bool timed = f >= r->warmup;
@@ -92,7 +94,7 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
                     ok = ipc_frame(r, p, &i, &lib_us);
                 else if (!xproc_raw_frame(r, &raw, &raw_us)) {
                     raw_ok = false;
-                    snprintf(res->why[X_RAW1], sizeof res->why[0], "the raw protocol's consumer stopped answering");
+                    snprintf(res->why[XM_RAW_D1], sizeof res->why[0], "the raw protocol's consumer stopped answering");
                 }
                 double c1 = xproc_cpu_us(lib_now ? pid : raw.pid);
                 if (timed)
@@ -133,7 +135,7 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
         char raw_child[256] = "";
         if (!xproc_raw_close(&raw, raw_child, sizeof raw_child) && raw_ok) {
             raw_ok = false;
-            snprintf(res->why[X_RAW1], sizeof res->why[0], "%s", raw_child);
+            snprintf(res->why[XM_RAW_D1], sizeof res->why[0], "%s", raw_child);
         }
     }
     if (ok && child_ok) {
@@ -144,24 +146,72 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
                 die("out of memory");
             res->lib1 = summarize_paired(r->samples, raw_samples, diff, done);
             free(diff);
-            res->s[X_RAW1] = summarize(raw_samples, done, 1);
-            res->cpu[X_RAW1] = done ? cpu_raw / done : NAN;
+            res->s[XM_RAW_D1] = summarize(raw_samples, done, 1);
+            res->cpu[XM_RAW_D1] = done ? cpu_raw / done : NAN;
         }
         res->s[m] = summarize(r->samples, done, slots == 1 ? 1 : r->frames);
         res->cpu[m] = frames ? cpu_lib / frames : NAN;
         res->ran[m] = xproc_frames_check(r, xmeasure_label[m], why, sizeof res->why[0]);
         /* the raw frames are slot 1's, checked with the rest */
         if (slots == 1)
-            res->ran[X_RAW1] = raw_ok && res->ran[m];
+            res->ran[XM_RAW_D1] = raw_ok && res->ran[m];
         if (raw_ok && !res->ran[m])
-            snprintf(res->why[X_RAW1], sizeof res->why[0], "the frames' check failed: %s", why);
+            snprintf(res->why[XM_RAW_D1], sizeof res->why[0], "the frames' check failed: %s", why);
     }
-    if (slots == 1 && !res->ran[X_RAW1]) {
-        if (!res->why[X_RAW1][0])
-            snprintf(res->why[X_RAW1], sizeof res->why[0], "libclmem-ipc's D=1 did not run");
-        fail(b, "(x) %s %s: %s", r->k->label, xmeasure_label[X_RAW1], res->why[X_RAW1]);
+    if (slots == 1 && !res->ran[XM_RAW_D1]) {
+        if (!res->why[XM_RAW_D1][0])
+            snprintf(res->why[XM_RAW_D1], sizeof res->why[0], "libclmem-ipc's D=1 did not run");
+        fail(b, "(x) %s %s: %s", r->k->label, xmeasure_label[XM_RAW_D1], res->why[XM_RAW_D1]);
     }
     free(raw_samples);
     if (!res->ran[m])
         fail(b, "(x) %s %s: %s", r->k->label, xmeasure_label[m], why);
+}
+
+/* ------------------------------------------------------------ the consumer */
+
+/* libclmem-ipc's consumer: the bump kernel on plane 0 of every frame, each
+ * frame's planes let go once the kernel is enqueued, until the producer's
+ * BYE. It takes the socket. */
+int xproc_consume_ipc(struct consumer_devices *c, int sock)
+{
+    clmem_bridge_info bi = {.size = sizeof bi, .instance = c->vk.instance, .physical_device = c->vk.physical_device,
+                            .device = c->vk.device, .get_instance_proc_addr = c->vk.get_instance_proc_addr,
+                            .context = c->context, .cl_device = c->device};
+    clmem_bridge *bridge;
+    clmem_ipc_consumer *consumer;
+    if (clmem_bridge_create(&bi, &bridge) != CLMEM_OK)
+        return xproc_consumer_fail("clmem_bridge_create");
+    clmem_ipc_consumer_info ci = {.size = sizeof ci, .bridge = bridge, .instance = c->vk.instance,
+                                  .get_instance_proc_addr = c->vk.get_instance_proc_addr,
+                                  .physical_device = c->vk.physical_device, .queue = c->queue, .socket_fd = sock};
+    if (clmem_ipc_consumer_create(&ci, &consumer) != CLMEM_OK)
+        return xproc_consumer_fail("clmem_ipc_consumer_create");
+    if (clmem_ipc_consumer_start(consumer, XPROC_TIMEOUT_NS) != CLMEM_OK)
+        return xproc_consumer_fail("clmem_ipc_consumer_start");
+    for (;;) {
+        clmem_ipc_frame f;
+        size_t one = 1;
+        if (clmem_ipc_consumer_next(consumer, XPROC_TIMEOUT_NS, &f, NULL) != CLMEM_OK)
+            return xproc_consumer_fail("clmem_ipc_consumer_next");
+        if (f.plane_count == 0)
+            break;
+        cl_mem m = clmem_handle_mem(f.planes[0].handle);
+        clSetKernelArg(c->bump, 0, sizeof m, &m);
+        if (clEnqueueNDRangeKernel(c->queue, c->bump, 1, NULL, &one, NULL, 0, NULL, NULL) != CL_SUCCESS)
+            return xproc_consumer_fail("clEnqueueNDRangeKernel");
+        for (uint32_t p = 0; p < f.plane_count; p++)
+            clmem_handle_unref(f.planes[p].handle); /* the release point: after the kernel */
+    }
+    if (clmem_ipc_consumer_state(consumer) != CLMEM_IPC_STATE_ENDED) {
+        fprintf(stderr, "clmem-bench (x) consumer: the stream ended %s\n",
+                clmem_ipc_state_name(clmem_ipc_consumer_state(consumer)));
+        return 1;
+    }
+    if (clmem_ipc_consumer_destroy(consumer, XPROC_TIMEOUT_NS) != CLMEM_OK)
+        return xproc_consumer_fail("clmem_ipc_consumer_destroy");
+    if (clmem_bridge_finish(bridge, XPROC_TIMEOUT_NS) != CLMEM_OK)
+        return xproc_consumer_fail("clmem_bridge_finish");
+    clmem_bridge_unref(bridge);
+    return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* clmem-bench (x): libclmem-ipc's protocol made with the raw calls and no
- * library call, both sides, so that libclmem-ipc minus this is the
- * library's own cost across processes.
+/* clmem-bench, frames across processes: libclmem-ipc's protocol made with
+ * the raw calls and no library call, both sides, so that libclmem-ipc minus
+ * this is the library's own cost across processes.
  *
  * The memory's opaque fd crosses a socketpair once (SCM_RIGHTS, in HELLO);
  * the consumer imports it the way libclmem-ipc's consumer does on the path
@@ -13,32 +13,10 @@
  * releases it, waits for the release on the host (clWaitForEvents) and
  * sends FREE. Both directions are ordered by the host, as the library's:
  * no semaphore crosses the processes. */
-#include "xproc.h"
+#include "xproc-common.h"
 
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
-
-/* ------------------------------------------------------------ CPU time */
-
-static double clock_us(clockid_t id)
-{
-    struct timespec ts;
-    if (clock_gettime(id, &ts) != 0)
-        return 0;
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-/* The CPU clocks of both processes (every thread of each): the producer's
- * and, while it runs, the consumer's, read from here at any time. */
-double xproc_cpu_us(pid_t pid)
-{
-    clockid_t child;
-    double us = clock_us(CLOCK_PROCESS_CPUTIME_ID);
-    if (pid > 0 && clock_getcpuclockid(pid, &child) == 0)
-        us += clock_us(child);
-    return us;
-}
 
 /* ------------------------------------------------------------ the producer */
 
@@ -54,16 +32,16 @@ static uint32_t memory_type_of(struct bench *b, VkMemoryPropertyFlags flags)
     return UINT32_MAX;
 }
 
-bool xproc_raw_open(struct xrun *r, struct xraw *x, int slot, char *why, size_t len)
+bool xproc_raw_open(struct xrun *r, struct raw_producer *x, int slot, char *why, size_t len)
 {
     struct bench *b = r->b;
     const clmem_bridge_vk_memory *m = &r->f[slot].buf.mem;
     VkMemoryGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
                                  .memory = m->memory,
                                  .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
-    struct shm_msg hello = {.type = 1, .bytes = m->allocation_size, .slots = 1, .path = (uint32_t)b->path,
+    struct xproc_msg hello = {.type = XMSG_HELLO, .bytes = m->allocation_size, .slots = 1, .path = (uint32_t)b->path,
                             .memory_type = memory_type_of(b, m->property_flags), .dedicated = m->dedicated};
-    struct shm_msg accept;
+    struct xproc_msg accept;
     int fd = -1;
     bool sent;
 
@@ -75,9 +53,9 @@ bool xproc_raw_open(struct xrun *r, struct xraw *x, int slot, char *why, size_t 
         x->sock = -1;
         return false;
     }
-    sent = xproc_shm_send(x->sock, &hello, &fd, 1);
+    sent = xproc_msg_send(x->sock, &hello, &fd, 1);
     close(fd); /* the consumer has its own copy */
-    if (!sent || xproc_shm_recv(x->sock, &accept, NULL, 0) != 0 || accept.type != 4) {
+    if (!sent || xproc_msg_recv(x->sock, &accept, NULL, 0) != 0 || accept.type != XMSG_ACCEPT) {
         snprintf(why, len, "the raw protocol's consumer did not accept the frame (its stderr says why)");
         close(x->sock);
         x->sock = -1;
@@ -88,21 +66,21 @@ bool xproc_raw_open(struct xrun *r, struct xraw *x, int slot, char *why, size_t 
 
 /* One frame, from the write's submission to its FREE, as libclmem-ipc's
  * D=1 is timed. */
-bool xproc_raw_frame(struct xrun *r, struct xraw *x, double *us)
+bool xproc_raw_frame(struct xrun *r, struct raw_producer *x, double *us)
 {
     struct bench *b = r->b;
-    struct shm_msg msg = {.type = 2, .slot = 0, .value = XPROC_VALUE(x->slot)};
+    struct xproc_msg msg = {.type = XMSG_READY, .slot = 0, .value = XPROC_VALUE(x->slot)};
     double t0 = now_us();
     xproc_submit_fill(r, x->slot);
     if (vkWaitForFences(b->vk.device, 1, &r->f[x->slot].fence, VK_TRUE, XPROC_TIMEOUT_NS) != VK_SUCCESS ||
-        !xproc_shm_send(x->sock, &msg, NULL, 0) || xproc_shm_recv(x->sock, &msg, NULL, 0) != 0 || msg.type != 3)
+        !xproc_msg_send(x->sock, &msg, NULL, 0) || xproc_msg_recv(x->sock, &msg, NULL, 0) != 0 || msg.type != XMSG_FREE)
         return false;
     *us = now_us() - t0;
     r->f[x->slot].uses++;
     return true;
 }
 
-bool xproc_raw_close(struct xraw *x, char *why, size_t len)
+bool xproc_raw_close(struct raw_producer *x, char *why, size_t len)
 {
     if (x->sock >= 0)
         close(x->sock); /* EOF: the consumer tears down and exits */
@@ -129,7 +107,7 @@ static int raw_fail(const char *what, int code)
 }
 
 /* The fd into OpenCL, as libclmem-ipc's consumer imports it: takes fd. */
-static int raw_consumer_import(struct child_cl *c, const struct shm_msg *h, int fd, struct raw_consumer *rc)
+static int raw_consumer_import(struct consumer_devices *c, const struct xproc_msg *h, int fd, struct raw_consumer *rc)
 {
     cl_int err = CL_SUCCESS;
     if (h->path == CLMEM_BRIDGE_PATH_OPAQUE_FD) {
@@ -191,7 +169,7 @@ static int raw_consumer_import(struct child_cl *c, const struct shm_msg *h, int 
 }
 
 /* One frame: acquire, the kernel, release, the release waited for. */
-static int raw_consume(struct child_cl *c, const struct shm_msg *h, struct raw_consumer *rc)
+static int raw_consume(struct consumer_devices *c, const struct xproc_msg *h, struct raw_consumer *rc)
 {
     size_t one = 1;
     cl_event done = NULL;
@@ -224,25 +202,27 @@ static void CL_CALLBACK raw_destroyed(cl_mem mem, void *user)
     atomic_store((atomic_int *)user, 1);
 }
 
-int xproc_child_raw(struct child_cl *c, int sock)
+/* The raw protocol's consumer: HELLO's memory imported, ACCEPT, then a
+ * frame consumed for each READY and FREE said, until EOF. */
+int xproc_consume_raw(struct consumer_devices *c, int sock)
 {
     struct raw_consumer rc = {0};
-    struct shm_msg hello, msg;
+    struct xproc_msg hello, msg;
     int fd = -1, status;
-    int nfds = xproc_shm_recv(sock, &hello, &fd, 1);
-    if (nfds != 1 || hello.type != 1) {
+    int nfds = xproc_msg_recv(sock, &hello, &fd, 1);
+    if (nfds != 1 || hello.type != XMSG_HELLO) {
         if (nfds == 1)
             close(fd);
         return raw_fail("the raw HELLO did not come with one fd", nfds);
     }
     status = raw_consumer_import(c, &hello, fd, &rc);
-    msg = (struct shm_msg){.type = 4};
-    if (status == 0 && !xproc_shm_send(sock, &msg, NULL, 0))
+    msg = (struct xproc_msg){.type = XMSG_ACCEPT};
+    if (status == 0 && !xproc_msg_send(sock, &msg, NULL, 0))
         status = raw_fail("sending ACCEPT", 0);
-    while (status == 0 && xproc_shm_recv(sock, &msg, NULL, 0) == 0 && msg.type == 2) {
+    while (status == 0 && xproc_msg_recv(sock, &msg, NULL, 0) == 0 && msg.type == XMSG_READY) {
         status = raw_consume(c, &hello, &rc);
-        msg.type = 3;
-        if (status == 0 && !xproc_shm_send(sock, &msg, NULL, 0))
+        msg.type = XMSG_FREE;
+        if (status == 0 && !xproc_msg_send(sock, &msg, NULL, 0))
             break;
     }
     /* In the bridge's order: OpenCL's map undone, the cl_mem destroyed,

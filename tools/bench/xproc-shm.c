@@ -1,63 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* clmem-bench (x): what programs do today without sharing, the producer's
- * side: each frame copied out of Vulkan into a /dev/shm file whose fd the
- * consumer got once; its messages, which the consumer process
- * (xproc-child.c) answers. */
-#include "xproc.h"
+/* clmem-bench, frames across processes: what programs do today without
+ * sharing, both sides. The producer copies each frame out of Vulkan into a
+ * /dev/shm file whose fd the consumer got once (in HELLO) and says READY;
+ * the consumer role of the consumer process (xproc-child.c runs it) writes
+ * the frame into its cl_mem, runs the kernel and says FREE. */
+#include "xproc-common.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 
-/* ------------------------------------------------------------ through /dev/shm */
-
-bool xproc_shm_send(int sock, const struct shm_msg *m, const int *fds, int nfds)
-{
-    union {
-        char space[CMSG_SPACE(sizeof(int) * XPROC_SLOTS)];
-        struct cmsghdr align;
-    } control;
-    struct iovec iov = {(void *)m, sizeof *m};
-    struct msghdr h = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (nfds) {
-        memset(&control, 0, sizeof control);
-        h.msg_control = control.space;
-        h.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&h);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
-    }
-    return sendmsg(sock, &h, MSG_NOSIGNAL) == (ssize_t)sizeof *m;
-}
-
-/* One message, its fds in fds (up to max, the rest closed): how many came,
- * or -1 when no whole message did. */
-int xproc_shm_recv(int sock, struct shm_msg *m, int *fds, int max)
-{
-    union {
-        char space[CMSG_SPACE(sizeof(int) * XPROC_SLOTS)];
-        struct cmsghdr align;
-    } control;
-    struct iovec iov = {m, sizeof *m};
-    struct msghdr h = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.space,
-                       .msg_controllen = sizeof control.space};
-    ssize_t n = recvmsg(sock, &h, MSG_CMSG_CLOEXEC);
-    int got = 0;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&h); n > 0 && c; c = CMSG_NXTHDR(&h, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
-                int fd;
-                memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof fd);
-                if (got < max)
-                    fds[got++] = fd;
-                else
-                    close(fd);
-            }
-    return n == (ssize_t)sizeof *m ? got : -1;
-}
+/* ------------------------------------------------------------ the producer */
 
 /* The producer's side: per frame, Vulkan writes word 0 and copies the frame
  * into its slot's staging buffer, the host copies that into the slot's
@@ -98,8 +52,8 @@ void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure
         end_commands(copy[s]);
     }
     pid_t pid = xproc_spawn_consumer("shm", &sock);
-    struct shm_msg hello = {.type = 1, .bytes = bytes, .slots = (uint32_t)slots};
-    ok = xproc_shm_send(sock, &hello, fds, slots);
+    struct xproc_msg hello = {.type = XMSG_HELLO, .bytes = bytes, .slots = (uint32_t)slots};
+    ok = xproc_msg_send(sock, &hello, fds, slots);
     for (int s = 0; s < slots; s++)
         close(fds[s]);
 
@@ -107,13 +61,13 @@ void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure
     double t0 = now_us(), c0 = xproc_cpu_us(pid), cpu = 0;
     for (int f = 0; ok && f < total; f++) {
         int s = f % slots;
-        struct shm_msg msg;
+        struct xproc_msg msg;
         if (f == r->warmup) {
             t0 = now_us();
             c0 = xproc_cpu_us(pid);
         }
         if (in_flight == slots) { /* the slot's previous frame first */
-            ok = xproc_shm_recv(sock, &msg, NULL, 0) == 0 && msg.type == 3;
+            ok = xproc_msg_recv(sock, &msg, NULL, 0) == 0 && msg.type == XMSG_FREE;
             in_flight--;
         }
         double f0 = now_us();
@@ -122,19 +76,19 @@ void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure
         check_vk(vkQueueSubmit(b->vk.queue, 1, &si, r->f[s].fence), "vkQueueSubmit(write the frame, copy it out)");
         check_vk(vkWaitForFences(b->vk.device, 1, &r->f[s].fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
         memcpy(shm[s], staged[s], bytes);
-        msg = (struct shm_msg){.type = 2, .slot = (uint32_t)s, .value = XPROC_VALUE(s)};
-        ok = ok && xproc_shm_send(sock, &msg, NULL, 0);
+        msg = (struct xproc_msg){.type = XMSG_READY, .slot = (uint32_t)s, .value = XPROC_VALUE(s)};
+        ok = ok && xproc_msg_send(sock, &msg, NULL, 0);
         in_flight++;
         if (slots == 1) {
-            ok = ok && xproc_shm_recv(sock, &msg, NULL, 0) == 0 && msg.type == 3;
+            ok = ok && xproc_msg_recv(sock, &msg, NULL, 0) == 0 && msg.type == XMSG_FREE;
             in_flight--;
             if (f >= r->warmup)
                 r->samples[done++] = now_us() - f0;
         }
     }
     while (ok && in_flight) {
-        struct shm_msg msg;
-        ok = xproc_shm_recv(sock, &msg, NULL, 0) == 0 && msg.type == 3;
+        struct xproc_msg msg;
+        ok = xproc_msg_recv(sock, &msg, NULL, 0) == 0 && msg.type == XMSG_FREE;
         in_flight--;
     }
     if (slots > 1)
@@ -163,3 +117,51 @@ void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure
     }
 }
 
+/* ------------------------------------------------------------ the consumer */
+
+/* The /dev/shm copy's consumer: each frame written into its slot's
+ * cl_mem, the kernel, FREE once it completed. */
+int xproc_consume_shm(struct consumer_devices *c, int sock)
+{
+    struct xproc_msg hello, msg;
+    int fds[XPROC_SLOTS];
+    void *shm[XPROC_SLOTS];
+    cl_mem mem[XPROC_SLOTS];
+    cl_int err;
+    uint32_t wrong = 0;
+    int nfds = xproc_msg_recv(sock, &hello, fds, XPROC_SLOTS);
+    if (nfds < 1 || hello.type != XMSG_HELLO || hello.slots != (uint32_t)nfds) {
+        for (int s = 0; s < nfds; s++)
+            close(fds[s]);
+        return xproc_consumer_fail("the /dev/shm HELLO");
+    }
+    for (uint32_t s = 0; s < hello.slots; s++) {
+        shm[s] = mmap(NULL, hello.bytes, PROT_READ, MAP_SHARED, fds[s], 0);
+        close(fds[s]);
+        mem[s] = clCreateBuffer(c->context, CL_MEM_READ_WRITE, hello.bytes, NULL, &err);
+        if (shm[s] == MAP_FAILED || err != CL_SUCCESS)
+            return xproc_consumer_fail("mapping a /dev/shm slot or making its cl_mem");
+    }
+    while (xproc_msg_recv(sock, &msg, NULL, 0) == 0 && msg.type == XMSG_READY && msg.slot < hello.slots) {
+        size_t one = 1;
+        uint32_t s = msg.slot;
+        wrong += *(volatile uint32_t *)shm[s] != msg.value;
+        if (clEnqueueWriteBuffer(c->queue, mem[s], CL_FALSE, 0, hello.bytes, shm[s], 0, NULL, NULL) != CL_SUCCESS)
+            return xproc_consumer_fail("clEnqueueWriteBuffer");
+        clSetKernelArg(c->bump, 0, sizeof mem[s], &mem[s]);
+        clEnqueueNDRangeKernel(c->queue, c->bump, 1, NULL, &one, NULL, 0, NULL, NULL);
+        if (clFinish(c->queue) != CL_SUCCESS)
+            return xproc_consumer_fail("clFinish");
+        msg.type = XMSG_FREE;
+        if (!xproc_msg_send(sock, &msg, NULL, 0))
+            break;
+    }
+    for (uint32_t s = 0; s < hello.slots; s++) {
+        munmap(shm[s], hello.bytes);
+        clReleaseMemObject(mem[s]);
+    }
+    if (wrong)
+        fprintf(stderr, "clmem-bench (x) consumer: %u frames read from /dev/shm were not what the producer wrote\n",
+                wrong);
+    return wrong ? 1 : 0;
+}

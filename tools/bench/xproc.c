@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* clmem-bench (x): frames across processes through libclmem-ipc, against
- * the same frames in one process and against a copy through /dev/shm.
+/* clmem-bench, frames across processes (its report's (x)): the top. The
+ * frames measured, the run of every measure on each, the rows, the targets
+ * and the report; the measures themselves are in xproc-*.c, which
+ * xproc-common.h lists. Frames go through libclmem-ipc, against the same
+ * frames in one process and against a copy through /dev/shm.
  *
  * The producer is this process (Vulkan, the bench's device); the consumer
  * is clmem-bench run again (posix_spawn of /proc/self/exe with the hidden
@@ -13,29 +16,31 @@
  * kernel ran after its own frame's write, whatever the process.
  *
  * For each frame (1920x1080 RGBA8, 1920x1080 NV12 with its two planes, a
- * 256 MiB buffer; --quick: 1 MiB), per frame, in microseconds:
- *  - in-process (e): the bridge's one-frame handoff ordered by the bench's
- *    two semaphores ((e)'s mechanism and mode), blocks of K frames / K;
+ * 256 MiB buffer; --quick: 1 MiB), per frame, in microseconds, under the
+ * labels the report prints:
+ *  - "in-process (e)": the bridge's one-frame handoff ordered by the bench's
+ *    two semaphores (the mechanism and mode of the bench's own handoff
+ *    measure), blocks of K frames / K;
  *  - xproc D=1: the round trip through libclmem-ipc with one frame, from the
  *    fill's submission to the frame back in clmem_ipc_producer_next();
  *  - raw D=1: the same protocol made with the raw calls (xproc-raw.c), frame
  *    by frame in turn with xproc D=1, and the library's share: xproc D=1
  *    minus raw D=1, paired, with its 95 % interval;
- *  - in-process ring D=4: clmem_bridge_ring of 4 frames, batch 1, in (e)'s
- *    semaphore mode, K frames / K;
+ *  - in-process ring D=4: clmem_bridge_ring of 4 frames, batch 1, in the
+ *    handoff's semaphore mode, K frames / K;
  *  - xproc D=4: four frames in flight through libclmem-ipc, K frames / K;
  *  - /dev/shm D=1 and D=4: what a program does today without sharing: the
  *    producer copies the frame out of Vulkan (vkCmdCopyBuffer to a
  *    persistently mapped staging buffer, a fence) and into a /dev/shm file
  *    (memcpy; the file's fd went to the consumer once), the consumer writes
  *    it into its cl_mem (clEnqueueWriteBuffer) and runs the kernel; READY
- *    and FREE messages as above.
+ *    and FREE messages on the socket (xproc-shm.c).
  * Beside each, the CPU time a frame of both processes (their CPU clocks,
  * every thread, over the timed frames): what the copy costs in cores.
  * The targets printed after the table are the cross-process ones, each
  * comparing two figures of the same run: the library's share at D=1 at
- * most 10 us (the whole interval), D=1 at most in-process (e) + 40 us, D=4
- * at most 1.5x the in-process ring, and /dev/shm D=1 at least 20x xproc
+ * most 10 us (the whole interval), D=1 at most the in-process handoff + 40
+ * us, D=4 at most 1.5x the in-process ring, and /dev/shm D=1 at least 20x xproc
  * D=1 at 1920x1080. */
 #include "bench.h"
 
@@ -43,136 +48,23 @@
 #include <math.h>
 
 #if HAVE_IPC
-#include "xproc.h"
+#include "xproc-common.h"
 
-const char *const xmeasure_label[X_COUNT] = {"in-process (e)", "xproc D=1", "raw D=1", "in-proc ring D=4",
-                                             "xproc D=4", "/dev/shm D=1", "/dev/shm D=4"};
-char xproc_path_note[NOTE_MAX];
 static struct xresult xresults[3];
 static int n_xresults;
 static char xproc_note[NOTE_MAX];
 static bool xproc_ran;
 /* The rows' names (xproc_<frame>_<name>) and variants, per measure. */
-static const char *const xmeasure_name[X_COUNT] = {"inproc_e", "ipc_d1", "raw_d1", "inproc_ring_d4",
-                                                   "ipc_d4",   "shm_d1", "shm_d4"};
-static const char *const xmeasure_variant[X_COUNT] = {"clmem", "clmem", "raw", "clmem", "clmem", "baseline", "baseline"};
-static const int xmeasure_ring[X_COUNT] = {1, 1, 1, 4, 4, 1, 4};
+static const char *const xmeasure_name[XM_COUNT] = {"inproc_e", "ipc_d1", "raw_d1", "inproc_ring_d4",
+                                                    "ipc_d4",   "shm_d1", "shm_d4"};
+static const char *const xmeasure_variant[XM_COUNT] = {"clmem", "clmem",    "raw",     "clmem",
+                                                        "clmem", "baseline", "baseline"};
+static const int xmeasure_ring[XM_COUNT] = {1, 1, 1, 4, 4, 1, 4};
 #define XTARGETS (3 * 4)
 static const struct target *xtargets[XTARGETS];
 static int n_xtargets;
 
-/* ------------------------------------------------------------ the frames */
-
-static void frames_setup(struct xrun *r)
-{
-    struct bench *b = r->b;
-    bool fd_path = b->path == CLMEM_BRIDGE_PATH_OPAQUE_FD;
-    VkMemoryPropertyFlags props = fd_path ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
-                                          : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    VkPhysicalDeviceMemoryProperties mp;
-    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-
-    vkGetPhysicalDeviceMemoryProperties(b->vk.physical_device, &mp);
-    for (int s = 0; s < XPROC_SLOTS; s++) {
-        struct xframe *f = &r->f[s];
-        f->owner = calloc(1, sizeof *f->owner);
-        if (!f->owner)
-            die("out of memory");
-        f->owner->bridge = b->bridge;
-        atomic_init(&f->owner->freed, 0);
-        check_clmem(clmem_bridge_vk_buffer_create(b->bridge, r->k->bytes,
-                                                  VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                                                      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                                                  props, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
-                                                  &f->owner->buf.buffer, &f->owner->buf.mem),
-                    "clmem_bridge_vk_buffer_create(an exportable frame)");
-        f->buf = f->owner->buf;
-        f->anchor = clmem_keepalive_new(anchored_buf_release, f->owner);
-        if (!f->anchor)
-            die("clmem_keepalive_new failed");
-        f->memory_type = CLMEM_IPC_MEMORY_TYPE_BY_FLAGS;
-        f->fill = record_fill_word0(b, f->buf.buffer, XPROC_VALUE(s));
-        f->zero = begin_commands(b);
-        vkCmdFillBuffer(f->zero, f->buf.buffer, 0, 8, 0);
-        end_commands(f->zero);
-        check_vk(vkCreateFence(b->vk.device, &fi, NULL, &f->fence), "vkCreateFence");
-    }
-    check_clmem(clmem_bridge_vk_buffer_create(b->bridge, 8 * XPROC_SLOTS, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                              VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                              0, &r->readback.buffer, &r->readback.mem),
-                "clmem_bridge_vk_buffer_create(readback)");
-    check_vk(vkMapMemory(b->vk.device, r->readback.mem.memory, 0, VK_WHOLE_SIZE, 0, (void **)&r->readback_ptr),
-             "vkMapMemory(readback)");
-}
-
-static void frames_teardown(struct xrun *r)
-{
-    struct bench *b = r->b;
-    check_vk(vkDeviceWaitIdle(b->vk.device), "vkDeviceWaitIdle");
-    check_cl(clFinish(b->queue), "clFinish(before the teardowns)");
-    for (int s = 0; s < XPROC_SLOTS; s++) {
-        VkCommandBuffer cbs[2] = {r->f[s].fill, r->f[s].zero};
-        vkFreeCommandBuffers(b->vk.device, b->vk.pool, 2, cbs);
-        vkDestroyFence(b->vk.device, r->f[s].fence, NULL);
-        /* The memory goes once the bridge's imports of it let go (their
-         * teardowns complete through the driver's callbacks once the
-         * markers ran: clFinish above), as size.c waits for its buffer;
-         * the consumer processes are gone, their imports with them. */
-        clmem_keepalive_unref(r->f[s].anchor);
-        if (!anchored_buf_free(r->f[s].owner, teardown_deadline())) /* left to the anchor, which may still run */
-            fail(b, "(x): a frame's anchor was not released %d s after its last import went", DESTROY_WAIT_S);
-    }
-    vkUnmapMemory(b->vk.device, r->readback.mem.memory);
-    clmem_bridge_vk_buffer_destroy(b->bridge, r->readback.buffer, &r->readback.mem);
-}
-
-/* Words 0 and 1 of every slot set to 0, and nothing counted. */
-void xproc_frames_zero(struct xrun *r)
-{
-    for (int s = 0; s < XPROC_SLOTS; s++) {
-        submit_and_wait(r->b, r->f[s].zero, "vkQueueSubmit(zero a frame)");
-        r->f[s].uses = 0;
-    }
-}
-
-/* After a measure: every slot's p[1] is its kernels' count x its value:
- * each kernel saw its own frame's write. */
-bool xproc_frames_check(struct xrun *r, const char *what, char *why, size_t len)
-{
-    VkCommandBuffer cb = begin_commands(r->b);
-    for (int s = 0; s < XPROC_SLOTS; s++) {
-        VkBufferCopy region = {0, (VkDeviceSize)s * 8, 8};
-        vkCmdCopyBuffer(cb, r->f[s].buf.buffer, r->readback.buffer, 1, &region);
-    }
-    end_commands(cb);
-    submit_and_wait(r->b, cb, "vkQueueSubmit(read the frames back)");
-    vkFreeCommandBuffers(r->b->vk.device, r->b->vk.pool, 1, &cb);
-    for (int s = 0; s < XPROC_SLOTS; s++) {
-        uint32_t w0 = r->readback_ptr[2 * s], w1 = r->readback_ptr[2 * s + 1];
-        uint32_t want1 = r->f[s].uses * XPROC_VALUE(s), want0 = r->f[s].uses ? XPROC_VALUE(s) + 1 : 0;
-        if (w0 != want0 || w1 != want1) {
-            snprintf(why, len, "%s, slot %d after %u frames: words 0x%x 0x%x, want 0x%x 0x%x", what, s, r->f[s].uses,
-                     w0, w1, want0, want1);
-            return false;
-        }
-    }
-    return true;
-}
-
-void xproc_fence_reset(struct bench *b, VkFence f)
-{
-    check_vk(vkResetFences(b->vk.device, 1, &f), "vkResetFences");
-}
-
-void xproc_submit_fill(struct xrun *r, int s)
-{
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                       .pCommandBuffers = &r->f[s].fill};
-    xproc_fence_reset(r->b, r->f[s].fence);
-    check_vk(vkQueueSubmit(r->b->vk.queue, 1, &si, r->f[s].fence), "vkQueueSubmit(fill)");
-}
-
-/* ------------------------------------------------------------ the measure */
+/* ------------------------------------------------------------ the run */
 
 static void xkinds(bool quick, struct xkind *k, int *n)
 {
@@ -198,7 +90,7 @@ static void frame_slug(const char *label, char *out, size_t len)
 
 /* The rows, xproc_<frame>_<measure> (size_bytes: the frame's bytes; batch
  * 1; ring the frames in flight), and the targets, set on the H200: D=1 at
- * most in-process (e) + 40 us and D=4 at most 1.5x the in-process ring's
+ * most the in-process handoff + 40 us and D=4 at most 1.5x the in-process ring's
  * time a frame, for each frame; /dev/shm D=1 at least 20x D=1's time at
  * 1920x1080. */
 static void record_xproc(struct bench *b, const struct xkind *kinds)
@@ -207,14 +99,15 @@ static void record_xproc(struct bench *b, const struct xkind *kinds)
     static const char *const what[3] = {"D=1 at most in-process (e) + 40 us",
                                         "D=4 at most 1.5x the in-process ring's time a frame",
                                         "/dev/shm D=1 at least 20x D=1's time"};
-    static const enum xmeasure judged[3] = {X_D1, X_D4, X_SHM1}, against[3] = {X_INPROC_E, X_RING4, X_D1};
+    static const enum xmeasure judged[3] = {XM_IPC_D1, XM_IPC_D4, XM_SHM_D1},
+                               against[3] = {XM_INPROC_HANDOFF, XM_INPROC_RING_D4, XM_IPC_D1};
     static char text[3][3][128], measure[3][3][96];
 
     for (int i = 0; i < n_xresults; i++) {
         const struct xresult *x = &xresults[i];
         char slug[48];
         frame_slug(x->label, slug, sizeof slug);
-        for (int m = 0; m < X_COUNT; m++) {
+        for (int m = 0; m < XM_COUNT; m++) {
             char name[96];
             if (!x->ran[m])
                 continue;
@@ -227,7 +120,7 @@ static void record_xproc(struct bench *b, const struct xkind *kinds)
         snprintf(share_text[i], sizeof share_text[i], "the library's share at D=1 at most 10 us a frame, the whole "
                  "interval (%s)", x->label);
         struct target_spec share = {"x", share_measure[i], kinds[i].bytes, share_text[i], true};
-        if (x->ran[X_RAW1] && x->lib1.have) {
+        if (x->ran[XM_RAW_D1] && x->lib1.have) {
             record_paired_row("x", kinds[i].bytes, share_measure[i], &x->lib1, 1);
             xtargets[n_xtargets++] = record_target(b, &share, true, NULL, x->lib1.pairs, x->lib1.median,
                                                    paired_verdict_within(&x->lib1, 10.0));
@@ -286,15 +179,15 @@ void run_xproc(struct bench *b, bool quick, int frames, int blocks)
         size_text(kinds[i].bytes, sz, sizeof sz);
         printf("\n(x) %s (%s): ", kinds[i].label, sz);
         fflush(stdout);
-        frames_setup(&r);
+        xproc_frames_setup(&r);
         watchdog("(x) in-process", kinds[i].label);
         xproc_run_inproc(&r, res);
         printf("in-process ");
         fflush(stdout);
         watchdog("(x) xproc D=1", kinds[i].label);
-        xproc_run_ipc(&r, res, 1, X_D1);
+        xproc_run_ipc(&r, res, 1, XM_IPC_D1);
         watchdog("(x) xproc D=4", kinds[i].label);
-        xproc_run_ipc(&r, res, XPROC_SLOTS, X_D4);
+        xproc_run_ipc(&r, res, XPROC_SLOTS, XM_IPC_D4);
         printf("xproc ");
         fflush(stdout);
         /* The copy moves the whole frame three times: fewer frames for the
@@ -302,11 +195,11 @@ void run_xproc(struct bench *b, bool quick, int frames, int blocks)
         int shm_frames = (int)((uint64_t)frames * 8 * MIB / kinds[i].bytes);
         shm_frames = shm_frames < 5 ? 5 : shm_frames > frames ? frames : shm_frames;
         watchdog("(x) /dev/shm", kinds[i].label);
-        xproc_run_shm(&r, res, 1, X_SHM1, shm_frames);
-        xproc_run_shm(&r, res, XPROC_SLOTS, X_SHM4, shm_frames);
+        xproc_run_shm(&r, res, 1, XM_SHM_D1, shm_frames);
+        xproc_run_shm(&r, res, XPROC_SLOTS, XM_SHM_D4, shm_frames);
         alarm(0);
         printf("/dev/shm done\n");
-        frames_teardown(&r);
+        xproc_frames_teardown(&r);
         free(r.samples);
     }
     record_xproc(b, kinds);
@@ -326,18 +219,24 @@ static const char *share_words(const struct paired *p)
 
 void print_xproc(const struct bench *b)
 {
+    const char *peer_path = NULL;
+    char path_note[NOTE_MAX] = "";
+
     if (!xproc_ran) {
         if (xproc_note[0])
             printf("\n(x) across processes: %s\n", xproc_note);
         return;
     }
+    for (int i = 0; i < n_xresults && !peer_path; i++)
+        peer_path = xresults[i].peer_path;
+    if (peer_path)
+        snprintf(path_note, sizeof path_note, "; the consumer process imports through the %s path", peer_path);
     printf("\n(x) across processes (libclmem-ipc; this process produces with Vulkan, a second clmem-bench process\n"
-           "    consumes with OpenCL%s%s). Per frame, microseconds:\n", xproc_path_note[0] ? "; " : "",
-           xproc_path_note);
+           "    consumes with OpenCL%s). Per frame, microseconds:\n", path_note);
     printf("%-16s %-17s %10s %21s %5s %12s\n", "frame", "measure", "median", "[min .. max]", "n", "cpu us/frame");
     for (int i = 0; i < n_xresults; i++) {
         const struct xresult *x = &xresults[i];
-        for (int m = 0; m < X_COUNT; m++) {
+        for (int m = 0; m < XM_COUNT; m++) {
             char range[48], cpu[24];
             if (!x->ran[m]) {
                 if (x->why[m][0])
@@ -372,7 +271,7 @@ void print_xproc(const struct bench *b)
     printf("%-16s %6s %10s %10s %22s  %s\n", "frame", "pairs", "raw D=1", "lib-raw", "95% interval", "reads");
     for (int i = 0; i < n_xresults; i++) {
         const struct paired *p = &xresults[i].lib1;
-        if (!xresults[i].ran[X_RAW1] || !p->have)
+        if (!xresults[i].ran[XM_RAW_D1] || !p->have)
             continue;
         printf("%-16s %6d %10.1f %+10.2f   [%+8.2f .. %+8.2f]  %s\n", xresults[i].label, p->pairs, p->raw_median,
                p->median, p->lo, p->hi, share_words(p));
@@ -381,9 +280,9 @@ void print_xproc(const struct bench *b)
            "    of that median (distribution-free); reads: can't tell when the interval holds 0, few samples\n"
            "    under %d pairs\n", MIN_VERDICT_SAMPLES);
     for (int i = 0; i < n_xresults; i++)
-        if (xresults[i].ran[X_D4])
+        if (xresults[i].ran[XM_IPC_D4])
             printf("  %-16s %.0f frames/s across processes with D=4\n", xresults[i].label,
-                   1e6 / xresults[i].s[X_D4].median);
+                   1e6 / xresults[i].s[XM_IPC_D4].median);
     for (int t = 0; t < n_xtargets; t++)
         print_target_line(xtargets[t]);
 }
