@@ -46,7 +46,7 @@ clmem_status fault_do_handoff_op(struct run *r, struct op op)
             r->event = ev; /* judged by check_failure */
             return s;
         }
-        event_done(r, ev, op);
+        op_event_done(r, ev, op);
         for (int i = op.slot; op.kind == OP_RELEASE_MANY && i < op.slot + op.count; i++)
             r->acquired_each[i] = false;
         return CLMEM_OK;

@@ -172,7 +172,7 @@ clmem_status fault_do_ring_op(struct run *r, struct op op)
             return s;
         }
         r->batches_taken++;
-        event_done(r, ev, op);
+        op_event_done(r, ev, op);
         return CLMEM_OK;
     }
     case OP_CL_DONE: {
@@ -186,7 +186,7 @@ clmem_status fault_do_ring_op(struct run *r, struct op op)
             return s;
         }
         r->batches_done++;
-        event_done(r, ev, op);
+        op_event_done(r, ev, op);
         return CLMEM_OK;
     }
     case OP_VK_DRAIN: {

@@ -2,7 +2,8 @@
 /* One run of a fault-injection row (t/fault/fault-cases.c), shared by the
  * files that carry it out: t/fault/fault-run.c runs a row's sequence and
  * judges it, and the operations a sequence is written in are done by
- * group, each group in a file of its own:
+ * group, each group in a file of its own; t/fault/fault-op-common.c holds
+ * what the run and the groups share:
  *
  *   t/fault/fault-ops-import.c   the bridge and its imports: create and
  *                                unref a bridge; import buffers, fds,
@@ -94,19 +95,22 @@ struct run {
     char problems[2048];
 };
 
-/* ------------------------------------------- fault-run.c, for the groups */
+/* ------------------------- fault-op-common.c, for the run and the groups */
 
 /* Adds a problem to the run's list (its TAP point fails with them). */
 void problem(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The operation as the TAP line names it (a static buffer). */
 const char *op_name(struct op op);
+/* A probe anchor's release (the run makes the anchors, fault-op-common.c
+ * watches them). */
+void probe_release(void *user);
 /* The next probe for an import call, and what follows the call. */
 struct probe *probe_take(struct run *r);
 void probe_after_import(struct run *r, struct probe *p, clmem_status s, const clmem_handle *h);
 /* clmem_bridge_finish on the run's bridge, which must return CLMEM_OK. */
 void finish(struct run *r, const char *when);
 /* The event a successful call gave, waited for and released. */
-void event_done(struct run *r, cl_event ev, struct op op);
+void op_event_done(struct run *r, cl_event ev, struct op op);
 /* A counting anchor's release: adds one to the atomic_int at user. */
 void count_release(void *user);
 
