@@ -5,6 +5,7 @@
  * caller's. */
 #define _GNU_SOURCE /* accept4 */
 #include "config.h"
+#include "error-private.h"
 #include "export.h"
 #include "sock.h"
 
@@ -18,28 +19,28 @@
 
 /* An errno as a status: out of fds or memory, a path the call refused, or
  * anything else. */
-static clmem_status from_errno(int err, clmem_status path_status, const char *call, const char *what)
+static clmem_status from_errno(int err, clmem_status path_status, const char *call)
 {
     clmem_status st = err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS ? CLMEM_ERR_NO_MEMORY
                                                                                         : path_status;
-    return clmem_error_set(st, CLMEM_API_SYSTEM, call, err, "%s: %s failed: %s.", what, call, strerror(err));
+    return clmem_error_set(st, CLMEM_API_SYSTEM, call, err, "%s.", strerror(err));
 }
 
-static clmem_status make_address(const char *path, struct sockaddr_un *a, const char *what)
+static clmem_status make_address(const char *path, struct sockaddr_un *a)
 {
     size_t n;
     memset(a, 0, sizeof *a);
     a->sun_family = AF_UNIX;
     n = strlen(path);
     if (n == 0 || n >= sizeof a->sun_path)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "%s: the path has %zu bytes; a UNIX socket's path has 1 to %zu.", what, n,
-                               sizeof a->sun_path - 1);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "the path has %zu bytes; a UNIX socket's path has 1 to %zu.", n,
+                           sizeof a->sun_path - 1);
     memcpy(a->sun_path, path, n);
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_listen(const char *path, int *fd_out)
+static clmem_status ipc_listen(const char *path, int *fd_out)
 {
     struct sockaddr_un a;
     int fd;
@@ -48,60 +49,69 @@ CLMEM_EXPORT clmem_status clmem_ipc_listen(const char *path, int *fd_out)
     if (fd_out)
         *fd_out = -1;
     if (!path || !fd_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
-                               "clmem_ipc_listen: %s is NULL.", !path ? "path" : "fd_out");
-    if ((st = make_address(path, &a, "clmem_ipc_listen")) != CLMEM_OK)
+        return clmem__null_arg(!path ? "path" : "fd_out");
+    if ((st = make_address(path, &a)) != CLMEM_OK)
         return st;
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        return from_errno(errno, CLMEM_ERR_UNSUPPORTED, "socket", "clmem_ipc_listen");
+        return from_errno(errno, CLMEM_ERR_UNSUPPORTED, "socket");
     if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
         int err = errno;
         close(fd);
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "bind", err,
-                               "clmem_ipc_listen: bind(\"%s\") failed: %s.", path, strerror(err));
+                               "bind(\"%s\") failed: %s.", path, strerror(err));
     }
     if (listen(fd, 4) != 0) {
         int err = errno;
         close(fd);
-        return from_errno(err, CLMEM_ERR_UNSUPPORTED, "listen", "clmem_ipc_listen");
+        return from_errno(err, CLMEM_ERR_UNSUPPORTED, "listen");
     }
     *fd_out = fd;
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_accept(int listen_fd, uint64_t timeout_ns, int *fd_out)
+CLMEM_EXPORT clmem_status clmem_ipc_listen(const char *path, int *fd_out)
+{
+    return clmem__error_in(__func__, ipc_listen(path, fd_out));
+}
+
+static clmem_status ipc_accept(int listen_fd, uint64_t timeout_ns, int *fd_out)
 {
     uint64_t deadline = clmem__ipc_deadline(timeout_ns);
 
     if (fd_out)
         *fd_out = -1;
     if (!fd_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "clmem_ipc_accept: fd_out is NULL.");
+        return clmem__null_arg("fd_out");
     if (listen_fd < 0)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "clmem_ipc_accept: listen_fd is %d.", listen_fd);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "listen_fd is %d.", listen_fd);
     for (;;) {
         struct pollfd pfd = {.fd = listen_fd, .events = POLLIN};
         int r = poll(&pfd, 1, clmem__ipc_poll_ms(deadline));
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
-            return from_errno(errno, CLMEM_ERR_UNSUPPORTED, "poll", "clmem_ipc_accept");
+            return from_errno(errno, CLMEM_ERR_UNSUPPORTED, "poll");
         if (r == 0)
-            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                                   "clmem_ipc_accept: nobody connected within the timeout.");
+            return clmem__fail(CLMEM_ERR_TIMEOUT,
+                               "nobody connected within %s.", clmem__duration(timeout_ns).text);
         int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
         if (fd >= 0) {
             *fd_out = fd;
             return CLMEM_OK;
         }
         if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
-            return from_errno(errno, CLMEM_ERR_UNSUPPORTED, "accept4", "clmem_ipc_accept");
+            return from_errno(errno, CLMEM_ERR_UNSUPPORTED, "accept4");
     }
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_connect(const char *path, uint64_t timeout_ns, int *fd_out)
+CLMEM_EXPORT clmem_status clmem_ipc_accept(int listen_fd, uint64_t timeout_ns, int *fd_out)
+{
+    return clmem__error_in(__func__, ipc_accept(listen_fd, timeout_ns, fd_out));
+}
+
+static clmem_status ipc_connect(const char *path, uint64_t timeout_ns, int *fd_out)
 {
     struct sockaddr_un a;
     uint64_t deadline = clmem__ipc_deadline(timeout_ns);
@@ -110,14 +120,13 @@ CLMEM_EXPORT clmem_status clmem_ipc_connect(const char *path, uint64_t timeout_n
     if (fd_out)
         *fd_out = -1;
     if (!path || !fd_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
-                               "clmem_ipc_connect: %s is NULL.", !path ? "path" : "fd_out");
-    if ((st = make_address(path, &a, "clmem_ipc_connect")) != CLMEM_OK)
+        return clmem__null_arg(!path ? "path" : "fd_out");
+    if ((st = make_address(path, &a)) != CLMEM_OK)
         return st;
     for (;;) {
         int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         if (fd < 0)
-            return from_errno(errno, CLMEM_ERR_UNSUPPORTED, "socket", "clmem_ipc_connect");
+            return from_errno(errno, CLMEM_ERR_UNSUPPORTED, "socket");
         if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
             *fd_out = fd;
             return CLMEM_OK;
@@ -128,15 +137,20 @@ CLMEM_EXPORT clmem_status clmem_ipc_connect(const char *path, uint64_t timeout_n
             return clmem_error_set(err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS
                                        ? CLMEM_ERR_NO_MEMORY
                                        : CLMEM_ERR_INVALID_VALUE,
-                                   CLMEM_API_SYSTEM, "connect", err, "clmem_ipc_connect: connect(\"%s\") failed: %s.",
+                                   CLMEM_API_SYSTEM, "connect", err, "connect(\"%s\") failed: %s.",
                                    path, strerror(err));
         if (clmem__ipc_now_ns() >= deadline)
             return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, "connect", err,
-                                   "clmem_ipc_connect: nobody listened at \"%s\" within the timeout (%s).", path,
+                                   "nobody listened at \"%s\" within the timeout (%s).", path,
                                    strerror(err));
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_connect(const char *path, uint64_t timeout_ns, int *fd_out)
+{
+    return clmem__error_in(__func__, ipc_connect(path, timeout_ns, fd_out));
 }
 
 CLMEM_EXPORT const char *clmem_ipc_state_name(clmem_ipc_state state)
