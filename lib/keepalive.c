@@ -64,7 +64,8 @@ static __attribute__((noinline)) void anchor_destroy(clmem_keepalive *ka)
     ka->live = MARK_DEAD;
     if (ka->release)
         ka->release(ka->user);
-    live_free(ka, &ka->live, sizeof *ka); /* the header: anchors of any size end here */
+    /* The header: anchors of any size end here. */
+    live_free_by(ka, &ka->live, sizeof *ka, "clmem_keepalive_unref");
 }
 
 CLMEM_EXPORT void clmem_keepalive_unref(clmem_keepalive *ka)
