@@ -44,7 +44,6 @@ static clmem_status only_device(const char *why_no_uuid, cl_platform_id *platfor
 static clmem_status av_bridge_create(AVBufferRef *device_ref, cl_context context, uint32_t flags,
                                      clmem_bridge **out)
 {
-    const AVHWDeviceContext *dev;
     const AVVulkanDeviceContext *vk;
     cl_platform_id platform = NULL;
     cl_device_id device = NULL;
@@ -56,10 +55,8 @@ static clmem_status av_bridge_create(AVBufferRef *device_ref, cl_context context
         *out = NULL;
     if (!device_ref || !out)
         return clmem__null_arg(device_ref ? "out" : "device_ref");
-    dev = (const AVHWDeviceContext *)device_ref->data;
-    if (!(vk = clmem__av_vk_device(dev)))
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "device_ref is not an FFmpeg device context of type AV_HWDEVICE_TYPE_VULKAN.");
+    if (!(vk = clmem__av_vk_device_arg(device_ref)))
+        return CLMEM_ERR_INVALID_VALUE;
     if (!vk->inst || !vk->phys_dev || !vk->act_dev)
         return clmem__fail(CLMEM_ERR_NULL_POINTER,
                            "FFmpeg's Vulkan device context has no %s: is it initialised?",

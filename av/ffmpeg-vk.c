@@ -35,6 +35,14 @@ AVVulkanDeviceContext *clmem__av_vk_device(const AVHWDeviceContext *dev)
     return dev && dev->type == AV_HWDEVICE_TYPE_VULKAN ? dev->hwctx : NULL;
 }
 
+const AVVulkanDeviceContext *clmem__av_vk_device_arg(const AVBufferRef *device_ref)
+{
+    const AVVulkanDeviceContext *vk = clmem__av_vk_device((const AVHWDeviceContext *)device_ref->data);
+    if (!vk)
+        clmem__invalid("device_ref is not an FFmpeg device context of type AV_HWDEVICE_TYPE_VULKAN.");
+    return vk;
+}
+
 bool clmem__av_has_device_extension(const AVVulkanDeviceContext *vk, const char *name)
 {
     for (int i = 0; i < vk->nb_enabled_dev_extensions; i++)

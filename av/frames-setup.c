@@ -104,7 +104,8 @@ static clmem_status trial_modifiers(const AVVulkanDeviceContext *vk, enum AVPixe
         if (!all || !modifiers) {
             free(all);
             free(modifiers);
-            return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating a modifier list failed.");
+            return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating a list of %u DRM format modifiers failed.",
+                               list.drmFormatModifierCount);
         }
         list.pDrmFormatModifierProperties = all;
         format_props(vk->phys_dev, av_vkfmt_from_pixfmt(sw_format)[0], &props);

@@ -412,7 +412,7 @@ clmem_status clmem__av_device_acquire_locked(clmem_av_sync *sync, const struct a
         return s;
     if (av_frame_ref(slot->frame, frame) < 0)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, "av_frame_ref", 0,
-                               "Taking a reference on the frame failed.");
+                               "Taking a reference on the frame for its release failed.");
 
     /* Vulkan: after FFmpeg's work on the frame, to OpenCL. */
     clmem__av_lock_frame(c);

@@ -63,9 +63,8 @@ static clmem_status av_sync_create(clmem_bridge *b, AVBufferRef *device_ref, clm
         *out = NULL;
     if (!b || !device_ref || !out)
         return clmem__null_arg(!b ? "b" : !device_ref ? "device_ref" : "out");
-    if (!(vk = clmem__av_vk_device((const AVHWDeviceContext *)device_ref->data)))
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "device_ref is not an FFmpeg device context of type AV_HWDEVICE_TYPE_VULKAN.");
+    if (!(vk = clmem__av_vk_device_arg(device_ref)))
+        return CLMEM_ERR_INVALID_VALUE;
     if (order != CLMEM_AV_ORDER_BEST && order != CLMEM_AV_ORDER_HOST && order != CLMEM_AV_ORDER_DEVICE)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE, "order %d is not a clmem_av_order.",
                            (int)order);

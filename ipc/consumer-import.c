@@ -25,6 +25,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static clmem_status dup_failed(uint32_t index, int err)
+{
+    return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM, "fcntl(F_DUPFD_CLOEXEC)", err,
+                           "Duplicating allocation %u's fd failed: %s.", index, strerror(err));
+}
+
 clmem_status clmem__ipc_consumer_choose_path(struct clmem_ipc_consumer *c, const struct ipc_hello *producer)
 {
     char fd_why[1024] = "", host_why[1024] = "";
@@ -139,8 +145,7 @@ static clmem_status import_into_vulkan(struct clmem_ipc_consumer *c, const struc
     if (import.fd < 0) {
         int err = errno;
         free_imported_memory(m); /* frees nothing but the buffer: memory is still VK_NULL_HANDLE */
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM, "fcntl(F_DUPFD_CLOEXEC)", err,
-                               "Duplicating allocation %u's fd failed: %s.", index, strerror(err));
+        return dup_failed(index, err);
     }
     vr = c->vk.AllocateMemory(device, &ai, NULL, &m->memory);
     if (vr != VK_SUCCESS) {
@@ -209,8 +214,7 @@ static clmem_status import_plane(struct clmem_ipc_consumer *c, const struct prot
     else {
         int fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 0); /* the import takes it on success */
         if (fd < 0)
-            return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM, "fcntl(F_DUPFD_CLOEXEC)", errno,
-                                   "Duplicating allocation %u's fd failed: %s.", alloc_index, strerror(errno));
+            return dup_failed(alloc_index, errno);
         st = clmem_bridge_import_fd(c->bridge, fd, CLMEM_BRIDGE_PATH_OPAQUE_FD, a->desc.allocation_size, p->offset,
                                     p->size, NULL, c->queue, c->mem_flags, out);
         if (st != CLMEM_OK)

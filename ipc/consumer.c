@@ -161,6 +161,12 @@ static clmem_status peer_error(struct clmem_ipc_consumer *c, const struct ipc_er
     return clmem__fail(st, "The producer ended the connection: %s", e->text);
 }
 
+static clmem_status gone_in_handshake(struct clmem_ipc_consumer *c)
+{
+    atomic_store(&c->state, CLMEM_IPC_STATE_PEER_GONE);
+    return clmem__invalid("The producer closed the connection during the handshake.");
+}
+
 /* One message of the handshake, accepted by proto.c, until the deadline. */
 static clmem_status handshake_receive(struct clmem_ipc_consumer *c, uint64_t timeout_ns, uint64_t deadline,
                                       struct ipc_msg *m)
@@ -180,10 +186,8 @@ static clmem_status handshake_receive(struct clmem_ipc_consumer *c, uint64_t tim
             }
             return CLMEM_OK;
         }
-        if (r == RECV_EOF) {
-            atomic_store(&c->state, CLMEM_IPC_STATE_PEER_GONE);
-            return clmem__invalid("The producer closed the connection during the handshake.");
-        }
+        if (r == RECV_EOF)
+            return gone_in_handshake(c);
         if (r == RECV_BAD)
             return drop(c, clmem_error_status());
         if (clmem__ipc_now_ns() >= deadline) {
@@ -199,10 +203,8 @@ static clmem_status send_or_drop(struct clmem_ipc_consumer *c, const struct ipc_
     enum send_result r = clmem__ipc_send(c->sock, m, -1, deadline);
     if (r == SEND_OK)
         return CLMEM_OK;
-    if (r == SEND_GONE) {
-        atomic_store(&c->state, CLMEM_IPC_STATE_PEER_GONE);
-        return clmem__invalid("The producer closed the connection during the handshake.");
-    }
+    if (r == SEND_GONE)
+        return gone_in_handshake(c);
     return drop(c, clmem_error_status());
 }
 
@@ -252,7 +254,7 @@ static clmem_status ipc_consumer_start(clmem_ipc_consumer *c, uint64_t timeout_n
     if (!c)
         return clmem__null_arg("c");
     if (c->started)
-        return clmem__invalid("called before (the state is %s).", clmem_ipc_state_name(state_of(c)));
+        return clmem__ipc_started_twice(state_of(c));
     c->started = true;
     st = handshake(c, timeout_ns);
     if (st != CLMEM_OK) {
@@ -339,8 +341,7 @@ static clmem_status ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns
     if (!c || !frame_out)
         return clmem__null_arg(!c ? "c" : "frame_out");
     if (c->path == CLMEM_BRIDGE_PATH_BEST)
-        return clmem__invalid("the consumer has not started (the state is %s).",
-                              clmem_ipc_state_name(state_of(c)));
+        return clmem__ipc_not_started("consumer", state_of(c));
     for (;;) {
         if (state_of(c) != CLMEM_IPC_STATE_OPEN)
             return CLMEM_OK; /* the end of the stream: plane_count 0 */

@@ -409,7 +409,7 @@ static clmem_status ipc_producer_start(clmem_ipc_producer *p, uint64_t timeout_n
     if (!p)
         return clmem__null_arg("p");
     if (p->started)
-        return clmem__invalid("called before (the state is %s).", clmem_ipc_state_name(p->state));
+        return clmem__ipc_started_twice(p->state);
     if (p->nframes == 0)
         return clmem__invalid("no frame was offered.");
     p->started = true;
@@ -541,8 +541,7 @@ static clmem_status ipc_producer_next(clmem_ipc_producer *p, uint64_t timeout_ns
     if (!p || !index_out)
         return clmem__null_arg(!p ? "p" : "index_out");
     if (!p->proto.accepted_path) /* set by the consumer's ACCEPT, the handshake's end */
-        return clmem__invalid("the producer has not started (the state is %s).",
-                              clmem_ipc_state_name(p->state));
+        return clmem__ipc_not_started("producer", p->state);
     clmem_status st = wait_until(p, clmem__ipc_deadline(timeout_ns), has_free_frame);
     if (st == CLMEM_ERR_TIMEOUT)
         return clmem__fail(CLMEM_ERR_TIMEOUT,
@@ -567,8 +566,7 @@ static clmem_status ipc_producer_wait_all(clmem_ipc_producer *p, uint64_t timeou
     if (!p)
         return clmem__null_arg("p");
     if (!p->proto.accepted_path)
-        return clmem__invalid("the producer has not started (the state is %s).",
-                              clmem_ipc_state_name(p->state));
+        return clmem__ipc_not_started("producer", p->state);
     clmem_status st = wait_until(p, clmem__ipc_deadline(timeout_ns), nothing_lent);
     if (st == CLMEM_ERR_TIMEOUT)
         return clmem__fail(CLMEM_ERR_TIMEOUT,

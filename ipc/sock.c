@@ -91,6 +91,16 @@ clmem_status clmem__ipc_no_flags(uint32_t flags)
     return clmem__invalid("flags 0x%x; none are defined.", flags);
 }
 
+clmem_status clmem__ipc_started_twice(clmem_ipc_state state)
+{
+    return clmem__invalid("called before (the state is %s).", clmem_ipc_state_name(state));
+}
+
+clmem_status clmem__ipc_not_started(const char *who, clmem_ipc_state state)
+{
+    return clmem__invalid("the %s has not started (the state is %s).", who, clmem_ipc_state_name(state));
+}
+
 static void close_all(int *fds, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)

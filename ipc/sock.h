@@ -37,6 +37,11 @@ clmem_status clmem__ipc_socket_check(int fd);
 clmem_status clmem__ipc_check_info_size(const void *info, size_t size, size_t known, const char *type);
 clmem_status clmem__ipc_no_flags(uint32_t flags);
 
+/* The refusals of a start made twice, and of a call that needs the
+ * connection open before its start (`who`: "producer", "consumer"). */
+clmem_status clmem__ipc_started_twice(clmem_ipc_state state);
+clmem_status clmem__ipc_not_started(const char *who, clmem_ipc_state state);
+
 enum recv_result {
     RECV_MESSAGE, /* *m is a well-formed message; *fd_out its fd or -1 */
     RECV_EOF,     /* the peer closed its end (or reset it) */

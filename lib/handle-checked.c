@@ -15,6 +15,11 @@ static clmem_status cl_failed(const char *call, cl_int err, const char *what)
     return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, call, err, "%s", what);
 }
 
+static clmem_status not_a_queue(const char *call, cl_int err)
+{
+    return cl_failed(call, err, "queue is not a valid command queue.");
+}
+
 static bool is_mem_object_type(cl_mem_object_type type)
 {
     switch (type) {
@@ -40,7 +45,7 @@ static clmem_status check_queue_device(cl_command_queue queue, cl_context contex
     cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
 
     if (err != CL_SUCCESS)
-        return cl_failed("clGetCommandQueueInfo(CL_QUEUE_DEVICE)", err, "queue is not a valid command queue.");
+        return not_a_queue("clGetCommandQueueInfo(CL_QUEUE_DEVICE)", err);
     err = clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof devices, devices, &bytes);
     if (err != CL_SUCCESS) /* more than 64 devices: the check is skipped, not failed */
         return CLMEM_OK;
@@ -81,7 +86,7 @@ static clmem_status handle_wrap_checked(cl_mem mem, cl_command_queue queue, uint
                            (unsigned)type);
     err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof queue_ctx, &queue_ctx, NULL);
     if (err != CL_SUCCESS)
-        return cl_failed("clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err, "queue is not a valid command queue.");
+        return not_a_queue("clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err);
     if (mem_ctx != queue_ctx)
         return clmem__fail(CLMEM_ERR_CONTEXT_MISMATCH,
                            "mem belongs to context %p, the queue to context %p.", (void *)mem_ctx,
