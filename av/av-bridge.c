@@ -41,8 +41,7 @@ static clmem_status only_device(const char *why_no_uuid, cl_platform_id *platfor
                        why_no_uuid, total == 1 ? "is" : "are", total, total == 1 ? "" : "s");
 }
 
-static clmem_status av_bridge_create(AVBufferRef *device_ref, cl_context context, uint32_t flags,
-                                     clmem_bridge **out)
+static clmem_status av_bridge_create(AVBufferRef *device_ref, cl_context context, uint32_t flags, clmem_bridge **out)
 {
     const AVVulkanDeviceContext *vk;
     cl_platform_id platform = NULL;
@@ -58,9 +57,10 @@ static clmem_status av_bridge_create(AVBufferRef *device_ref, cl_context context
     if (!(vk = clmem__av_vk_device_arg(device_ref)))
         return CLMEM_ERR_INVALID_VALUE;
     if (!vk->inst || !vk->phys_dev || !vk->act_dev)
-        return clmem__fail(CLMEM_ERR_NULL_POINTER,
-                           "FFmpeg's Vulkan device context has no %s: is it initialised?",
-                           !vk->inst ? "instance" : !vk->phys_dev ? "physical device" : "device");
+        return clmem__fail(CLMEM_ERR_NULL_POINTER, "FFmpeg's Vulkan device context has no %s: is it initialised?",
+                           !vk->inst       ? "instance"
+                           : !vk->phys_dev ? "physical device"
+                                           : "device");
 
     if (!context) {
         cl_int err;

@@ -86,13 +86,11 @@ clmem_status clmem__av_frame_parts(const AVFrame *frame, AVVkFrame **vkf_out, AV
                            name ? name : "none");
     }
     if (!frame->data[0] || !frame->hw_frames_ctx)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "The vulkan frame has no %s.", frame->data[0] ? "frames context (hw_frames_ctx)"
-                                                                        : "AVVkFrame (data[0])");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "The vulkan frame has no %s.",
+                           frame->data[0] ? "frames context (hw_frames_ctx)" : "AVVkFrame (data[0])");
     frames = (AVHWFramesContext *)frame->hw_frames_ctx->data;
     if (!clmem__av_vk_device(frames->device_ctx))
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "The frame's frames context is not on a Vulkan device.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "The frame's frames context is not on a Vulkan device.");
     if (!(format = clmem__av_format(frames->sw_format)))
         return CLMEM_ERR_UNSUPPORTED;
     *vkf_out = (AVVkFrame *)frame->data[0];

@@ -186,8 +186,7 @@ CLMEM_EXPORT void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes)
 }
 
 static clmem_status av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
-                                    cl_command_queue queue, cl_mem_flags flags,
-                                    clmem_av_frame_planes *out)
+                                    cl_command_queue queue, cl_mem_flags flags, clmem_av_frame_planes *out)
 {
     AVVkFrame *vkf;
     AVHWFramesContext *frames;
@@ -260,8 +259,7 @@ static clmem_status av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem
 }
 
 CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
-                                                cl_command_queue queue, cl_mem_flags flags,
-                                                clmem_av_frame_planes *out)
+                                                cl_command_queue queue, cl_mem_flags flags, clmem_av_frame_planes *out)
 {
     return clmem__error_in(__func__, av_frame_import(b, frame, path, queue, flags, out));
 }

@@ -68,8 +68,7 @@ clmem_status clmem__av_frame_call(clmem_bridge *b, AVFrame *frame, const clmem_a
     out->vk = clmem__av_vk_device(out->frames->device_ctx);
     out->planes = format->planes;
     if (out->vk->act_dev != clmem_bridge_vk_device(b))
-        return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
-                           "The frame is on another VkDevice than the bridge's.");
+        return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH, "The frame is on another VkDevice than the bridge's.");
     return CLMEM_OK;
 }
 
@@ -187,8 +186,7 @@ CLMEM_EXPORT clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame
 }
 
 static clmem_status av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
-                                     cl_command_queue queue, cl_uint num_events,
-                                     const cl_event *wait_list)
+                                     cl_command_queue queue, cl_uint num_events, const cl_event *wait_list)
 {
     struct av_frame_call c;
     struct av_host_fns fns;
@@ -200,8 +198,7 @@ static clmem_status av_frame_release(clmem_bridge *b, AVFrame *frame, const clme
 }
 
 CLMEM_EXPORT clmem_status clmem_av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
-                                                 cl_command_queue queue, cl_uint num_events,
-                                                 const cl_event *wait_list)
+                                                 cl_command_queue queue, cl_uint num_events, const cl_event *wait_list)
 {
     return clmem__error_in(__func__, av_frame_release(b, frame, planes, queue, num_events, wait_list));
 }

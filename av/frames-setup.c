@@ -184,11 +184,9 @@ static clmem_status av_frames_setup(AVBufferRef *frames_ref)
         return clmem__null_arg("frames_ref");
     frames = (AVHWFramesContext *)frames_ref->data;
     if (!(vk = clmem__av_vk_device(frames->device_ctx)))
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "frames_ref is not a frames context of a Vulkan device.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "frames_ref is not a frames context of a Vulkan device.");
     if (frames->format != AV_PIX_FMT_VULKAN)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "The frames context's format is not AV_PIX_FMT_VULKAN.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "The frames context's format is not AV_PIX_FMT_VULKAN.");
     if (frames->pool)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
                            "The frames context already has a pool: call clmem_av_frames_setup() before "

@@ -131,8 +131,7 @@ clmem_status clmem__av_device_open(clmem_av_sync *sync)
         return CLMEM_ERR_UNSUPPORTED;
 #undef DEVICE_PROC
     if (vk->queue_family_tx_index < 0)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "FFmpeg's Vulkan device context has no transfer queue family.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "FFmpeg's Vulkan device context has no transfer queue family.");
     sync->family = (uint32_t)vk->queue_family_tx_index;
     sync->index = vk->nb_tx_queues > 0 ? (uint32_t)vk->nb_tx_queues - 1 : 0;
     sync->nqf = clmem__av_queue_families(vk, sync->qfs);
@@ -457,9 +456,8 @@ clmem_status clmem__av_device_release_locked(clmem_av_sync *sync, const struct a
         if (sync->slots[i].state == SLOT_ACQUIRED && sync->slots[i].vkf == c->vkf)
             slot = &sync->slots[i];
     if (!slot)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "The frame is not acquired through this sync object: release what "
-                           "clmem_av_sync_acquire() acquired, on the same sync object.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "The frame is not acquired through this sync object: release what "
+                                                    "clmem_av_sync_acquire() acquired, on the same sync object.");
     if ((s = clmem_bridge_release_many(sync->bridge, planes->count, planes->planes, queue, num_events, wait_list,
                                        NULL)) != CLMEM_OK)
         return s;

@@ -31,8 +31,7 @@ clmem_status clmem__av_device_order_check(clmem_bridge *b, const AVVulkanDeviceC
     if ((s = clmem_bridge_check_semaphore(b, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD)) != CLMEM_OK) {
         char why[1024];
         snprintf(why, sizeof why, "%s", clmem_error_message());
-        return clmem__fail(s,
-                           "Device order needs semaphores both APIs share, and the bridge cannot share them: %s",
+        return clmem__fail(s, "Device order needs semaphores both APIs share, and the bridge cannot share them: %s",
                            why);
     }
     if (!clmem__av_has_device_extension(vk, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME))
@@ -66,11 +65,10 @@ static clmem_status av_sync_create(clmem_bridge *b, AVBufferRef *device_ref, clm
     if (!(vk = clmem__av_vk_device_arg(device_ref)))
         return CLMEM_ERR_INVALID_VALUE;
     if (order != CLMEM_AV_ORDER_BEST && order != CLMEM_AV_ORDER_HOST && order != CLMEM_AV_ORDER_DEVICE)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "order %d is not a clmem_av_order.",
-                           (int)order);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "order %d is not a clmem_av_order.", (int)order);
     if (frames_in_flight == 0 || frames_in_flight > CLMEM_AV_MAX_IN_FLIGHT)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "frames_in_flight is %u: give 1 to %u.", frames_in_flight, CLMEM_AV_MAX_IN_FLIGHT);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "frames_in_flight is %u: give 1 to %u.", frames_in_flight,
+                           CLMEM_AV_MAX_IN_FLIGHT);
     if (vk->act_dev != clmem_bridge_vk_device(b))
         return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
                            "The bridge is on another VkDevice than FFmpeg's device context: make it with "
@@ -87,8 +85,7 @@ static clmem_status av_sync_create(clmem_bridge *b, AVBufferRef *device_ref, clm
         return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the sync object failed.");
     if (!(sync->device = av_buffer_ref(device_ref))) {
         free(sync);
-        return clmem__fail(CLMEM_ERR_NO_MEMORY,
-                           "Taking a reference on FFmpeg's device context failed.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Taking a reference on FFmpeg's device context failed.");
     }
     refcount_init(&sync->refs);
     pthread_mutex_init(&sync->lock, NULL);
@@ -176,8 +173,9 @@ static clmem_status av_sync_acquire(clmem_av_sync *sync, AVFrame *frame, const c
     return s;
 }
 
-CLMEM_EXPORT clmem_status clmem_av_sync_acquire(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
-                                                cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out)
+CLMEM_EXPORT clmem_status clmem_av_sync_acquire(clmem_av_sync *sync, AVFrame *frame,
+                                                const clmem_av_frame_planes *planes, cl_command_queue queue,
+                                                uint64_t timeout_ns, cl_event *event_out)
 {
     return clmem__error_in(__func__, av_sync_acquire(sync, frame, planes, queue, timeout_ns, event_out));
 }
@@ -200,8 +198,9 @@ static clmem_status av_sync_release(clmem_av_sync *sync, AVFrame *frame, const c
     return s;
 }
 
-CLMEM_EXPORT clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
-                                                cl_command_queue queue, cl_uint num_events, const cl_event *wait_list)
+CLMEM_EXPORT clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame,
+                                                const clmem_av_frame_planes *planes, cl_command_queue queue,
+                                                cl_uint num_events, const cl_event *wait_list)
 {
     return clmem__error_in(__func__, av_sync_release(sync, frame, planes, queue, num_events, wait_list));
 }

@@ -33,8 +33,7 @@ static clmem_status make_address(const char *path, struct sockaddr_un *a)
     a->sun_family = AF_UNIX;
     n = strlen(path);
     if (n == 0 || n >= sizeof a->sun_path)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "the path has %zu bytes; a UNIX socket's path has 1 to %zu.", n,
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "the path has %zu bytes; a UNIX socket's path has 1 to %zu.", n,
                            sizeof a->sun_path - 1);
     memcpy(a->sun_path, path, n);
     return CLMEM_OK;
@@ -58,8 +57,8 @@ static clmem_status ipc_listen(const char *path, int *fd_out)
     if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
         int err = errno;
         close(fd);
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "bind", err,
-                               "bind(\"%s\") failed: %s.", path, strerror(err));
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "bind", err, "bind(\"%s\") failed: %s.", path,
+                               strerror(err));
     }
     if (listen(fd, 4) != 0) {
         int err = errno;
@@ -84,8 +83,7 @@ static clmem_status ipc_accept(int listen_fd, uint64_t timeout_ns, int *fd_out)
     if (!fd_out)
         return clmem__null_arg("fd_out");
     if (listen_fd < 0)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "listen_fd is %d.", listen_fd);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "listen_fd is %d.", listen_fd);
     for (;;) {
         struct pollfd pfd = {.fd = listen_fd, .events = POLLIN};
         int r = poll(&pfd, 1, clmem__ipc_poll_ms(deadline));
@@ -94,8 +92,7 @@ static clmem_status ipc_accept(int listen_fd, uint64_t timeout_ns, int *fd_out)
         if (r < 0)
             return from_errno(errno, CLMEM_ERR_UNSUPPORTED, "poll");
         if (r == 0)
-            return clmem__fail(CLMEM_ERR_TIMEOUT,
-                               "nobody connected within %s.", clmem__duration(timeout_ns).text);
+            return clmem__fail(CLMEM_ERR_TIMEOUT, "nobody connected within %s.", clmem__duration(timeout_ns).text);
         int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
         if (fd >= 0) {
             *fd_out = fd;
@@ -134,15 +131,13 @@ static clmem_status ipc_connect(const char *path, uint64_t timeout_ns, int *fd_o
         int err = errno;
         close(fd);
         if (err != ENOENT && err != ECONNREFUSED && err != EINTR && err != EAGAIN)
-            return clmem_error_set(err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS
-                                       ? CLMEM_ERR_NO_MEMORY
-                                       : CLMEM_ERR_INVALID_VALUE,
-                                   CLMEM_API_SYSTEM, "connect", err, "connect(\"%s\") failed: %s.",
-                                   path, strerror(err));
+            return clmem_error_set(
+                err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS ? CLMEM_ERR_NO_MEMORY
+                                                                                  : CLMEM_ERR_INVALID_VALUE,
+                CLMEM_API_SYSTEM, "connect", err, "connect(\"%s\") failed: %s.", path, strerror(err));
         if (clmem__ipc_now_ns() >= deadline)
             return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, "connect", err,
-                                   "nobody listened at \"%s\" within the timeout (%s).", path,
-                                   strerror(err));
+                                   "nobody listened at \"%s\" within the timeout (%s).", path, strerror(err));
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }

@@ -43,8 +43,7 @@ clmem_status clmem__ipc_consumer_choose_path(struct clmem_ipc_consumer *c, const
             return CLMEM_OK;
         }
         if (c->want_path == CLMEM_BRIDGE_PATH_OPAQUE_FD)
-            return clmem__fail(st, "The consumer cannot take the opaque-fd path: %s",
-                               clmem_error_message());
+            return clmem__fail(st, "The consumer cannot take the opaque-fd path: %s", clmem_error_message());
         snprintf(fd_why, sizeof fd_why, "%s", clmem_error_message());
     }
 
@@ -67,8 +66,7 @@ clmem_status clmem__ipc_consumer_choose_path(struct clmem_ipc_consumer *c, const
         return CLMEM_OK;
     }
     if (c->want_path == CLMEM_BRIDGE_PATH_HOST_MAPPED)
-        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
-                           "The consumer cannot take the host-mapped path: %s.", host_why);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED, "The consumer cannot take the host-mapped path: %s.", host_why);
     return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                        "The consumer has no path for the producer's memory. Opaque fd: %s Host-mapped: %s.", fd_why,
                        host_why);
@@ -112,8 +110,7 @@ static clmem_status import_into_vulkan(struct clmem_ipc_consumer *c, const struc
                            index, type, c->vk.device_name, mp->memoryTypeCount);
     struct imported_memory *m = calloc(1, sizeof *m);
     if (!m)
-        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the record of the producer's allocation %u failed.",
-                           index);
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the record of the producer's allocation %u failed.", index);
     *m = (struct imported_memory){c->vk.FreeMemory, c->vk.DestroyBuffer, device, VK_NULL_HANDLE, VK_NULL_HANDLE};
 
     VkMemoryDedicatedAllocateInfo dedicated = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
@@ -184,11 +181,13 @@ static clmem_status check_fd(const struct proto_alloc *a, uint32_t index)
                                "The fd of the producer's allocation %u cannot be examined: %s.", index,
                                strerror(errno));
     if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < a->desc.allocation_size)
-        return clmem__invalid("The producer's allocation %u announces %llu bytes, and its fd is a file of %lld bytes.", index,
-                              (unsigned long long)a->desc.allocation_size, (long long)st.st_size);
+        return clmem__invalid("The producer's allocation %u announces %llu bytes, and its fd is a file of %lld bytes.",
+                              index, (unsigned long long)a->desc.allocation_size, (long long)st.st_size);
     if (S_ISDIR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
         return clmem__invalid("The producer's allocation %u came with an fd that is a %s, not memory.", index,
-                              S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "pipe" : "socket");
+                              S_ISDIR(st.st_mode)    ? "directory"
+                              : S_ISFIFO(st.st_mode) ? "pipe"
+                                                     : "socket");
     return CLMEM_OK;
 }
 

@@ -34,8 +34,7 @@ static clmem_status check_queue(const clmem_ipc_consumer_info *in)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err,
                                "the queue cannot be queried.");
     if (ctx != clmem_bridge_context(in->bridge))
-        return clmem__fail(CLMEM_ERR_CONTEXT_MISMATCH,
-                           "the queue is not in the bridge's context.");
+        return clmem__fail(CLMEM_ERR_CONTEXT_MISMATCH, "the queue is not in the bridge's context.");
     err = clGetCommandQueueInfo(in->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
     if (err != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)", err,
@@ -54,17 +53,19 @@ static clmem_status check_info(const clmem_ipc_consumer_info *info, clmem_ipc_co
         return st;
     memcpy(in, info, sizeof *in);
     if (!in->bridge || !in->instance || !in->physical_device || !in->queue)
-        return clmem__null_arg(!in->bridge ? "info->bridge" : !in->instance ? "info->instance"
-                               : !in->physical_device ? "info->physical_device" : "info->queue");
+        return clmem__null_arg(!in->bridge            ? "info->bridge"
+                               : !in->instance        ? "info->instance"
+                               : !in->physical_device ? "info->physical_device"
+                                                      : "info->queue");
     if (in->flags)
         return clmem__ipc_no_flags(in->flags);
     if (in->path != CLMEM_BRIDGE_PATH_BEST && in->path != CLMEM_BRIDGE_PATH_OPAQUE_FD &&
         in->path != CLMEM_BRIDGE_PATH_HOST_MAPPED)
         return clmem__invalid("path %d; the producer's memory comes as opaque fds, which the "
-                              "consumer takes on the opaque-fd or the host-mapped path (or BEST).", (int)in->path);
+                              "consumer takes on the opaque-fd or the host-mapped path (or BEST).",
+                              (int)in->path);
     if (in->mem_flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))
-        return clmem__invalid("mem_flags 0x%llx has host-pointer flags.",
-                              (unsigned long long)in->mem_flags);
+        return clmem__invalid("mem_flags 0x%llx has host-pointer flags.", (unsigned long long)in->mem_flags);
     return check_queue(in);
 }
 
@@ -80,8 +81,7 @@ static clmem_status ipc_consumer_create(const clmem_ipc_consumer_info *info, clm
         *out = NULL;
     if (!info || !out)
         return clmem__null_arg(!info ? "info" : "out");
-    if ((st = check_info(info, &in)) != CLMEM_OK ||
-        (st = clmem__ipc_socket_check(in.socket_fd)) != CLMEM_OK)
+    if ((st = check_info(info, &in)) != CLMEM_OK || (st = clmem__ipc_socket_check(in.socket_fd)) != CLMEM_OK)
         return st;
     c = calloc(1, sizeof *c);
     if (!c)
@@ -130,8 +130,7 @@ static clmem_status ipc_consumer_create(const clmem_ipc_consumer_info *info, clm
         clmem_bridge_unref(c->bridge);
         free(c);
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM, "pthread_create", perr,
-                               "the consumer's thread could not be made: %s.",
-                               strerror(perr));
+                               "the consumer's thread could not be made: %s.", strerror(perr));
     }
     *out = c;
     return CLMEM_OK;
@@ -191,8 +190,8 @@ static clmem_status handshake_receive(struct clmem_ipc_consumer *c, uint64_t tim
         if (r == RECV_BAD)
             return drop(c, clmem_error_status());
         if (clmem__ipc_now_ns() >= deadline) {
-            clmem__fail(CLMEM_ERR_TIMEOUT,
-                        "The producer did not complete the handshake within %s.", clmem__duration(timeout_ns).text);
+            clmem__fail(CLMEM_ERR_TIMEOUT, "The producer did not complete the handshake within %s.",
+                        clmem__duration(timeout_ns).text);
             return drop(c, CLMEM_ERR_TIMEOUT);
         }
     }
@@ -227,7 +226,8 @@ static clmem_status handshake(struct clmem_ipc_consumer *c, uint64_t timeout_ns)
         clmem__ipc_format_uuid(c->vk.device_uuid, mine);
         clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
                     "The producer's device (deviceUUID %s) is not the consumer's (%s, %s): its memory cannot be "
-                    "shared here.", theirs, mine, c->vk.device_name);
+                    "shared here.",
+                    theirs, mine, c->vk.device_name);
         return drop(c, CLMEM_ERR_DEVICE_MISMATCH);
     }
     if ((st = clmem__ipc_consumer_choose_path(c, &m.u.hello)) != CLMEM_OK)
@@ -296,8 +296,7 @@ static clmem_status deliver(struct clmem_ipc_consumer *c, struct consumer_frame 
             clReleaseEvent(*event_out);
             *event_out = NULL;
         }
-        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Out of memory for frame %u's anchor.",
-                           f->index);
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Out of memory for frame %u's anchor.", f->index);
     }
     st = CLMEM_OK;
     for (uint32_t i = 0; i < f->plane_count && st == CLMEM_OK; i++) {
@@ -352,8 +351,7 @@ static clmem_status ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns
         if (r == RECV_TIMEOUT) {
             if (clmem__ipc_now_ns() < deadline)
                 continue;
-            return clmem__fail(CLMEM_ERR_TIMEOUT,
-                               "no frame came within %s.", clmem__duration(timeout_ns).text);
+            return clmem__fail(CLMEM_ERR_TIMEOUT, "no frame came within %s.", clmem__duration(timeout_ns).text);
         }
         if (r == RECV_EOF) {
             int open = CLMEM_IPC_STATE_OPEN;
@@ -380,8 +378,8 @@ static clmem_status ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns
     }
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns, clmem_ipc_frame *frame_out,
-                                                  cl_event *event_out)
+CLMEM_EXPORT clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns,
+                                                  clmem_ipc_frame *frame_out, cl_event *event_out)
 {
     return clmem__error_in(__func__, ipc_consumer_next(c, timeout_ns, frame_out, event_out));
 }
@@ -408,7 +406,8 @@ static clmem_status ipc_consumer_destroy(clmem_ipc_consumer *c, uint64_t timeout
         pthread_mutex_unlock(&c->lock);
         return clmem__fail(CLMEM_ERR_IN_USE,
                            "%u frame%s handed out still %s handles alive; drop them "
-                           "first.", held, held == 1 ? "" : "s", held == 1 ? "has its" : "have their");
+                           "first.",
+                           held, held == 1 ? "" : "s", held == 1 ? "has its" : "have their");
     }
     while (c->released || c->releasing) {
         struct timespec ts;
@@ -418,8 +417,7 @@ static clmem_status ipc_consumer_destroy(clmem_ipc_consumer *c, uint64_t timeout
         if (pthread_cond_timedwait(&c->cond, &c->lock, &ts) == ETIMEDOUT && clmem__ipc_now_ns() >= deadline &&
             (c->released || c->releasing)) {
             pthread_mutex_unlock(&c->lock);
-            return clmem__fail(CLMEM_ERR_TIMEOUT,
-                               "a release for the producer had not completed within %s.",
+            return clmem__fail(CLMEM_ERR_TIMEOUT, "a release for the producer had not completed within %s.",
                                clmem__duration(timeout_ns).text);
         }
     }

@@ -60,8 +60,9 @@ static clmem_status ipc_producer_create(const clmem_ipc_producer_info *info, clm
         return st;
     memcpy(&in, info, sizeof in);
     if (!in.instance || !in.physical_device || !in.device)
-        return clmem__null_arg(!in.instance ? "info->instance"
-                               : !in.physical_device ? "info->physical_device" : "info->device");
+        return clmem__null_arg(!in.instance          ? "info->instance"
+                               : !in.physical_device ? "info->physical_device"
+                                                     : "info->device");
     if (in.flags)
         return clmem__ipc_no_flags(in.flags);
     if ((st = clmem__ipc_socket_check(in.socket_fd)) != CLMEM_OK)
@@ -82,7 +83,8 @@ static clmem_status ipc_producer_create(const clmem_ipc_producer_info *info, clm
     p->sock = in.socket_fd;
     p->state = CLMEM_IPC_STATE_NEW;
     clmem__ipc_proto_init(&p->proto, IPC_ROLE_PRODUCER);
-    clmem__ipc_reclaim_init(&p->reclaim, in.reclaim_delay_ns ? in.reclaim_delay_ns : CLMEM_IPC_RECLAIM_DELAY_DEFAULT_NS);
+    clmem__ipc_reclaim_init(&p->reclaim,
+                            in.reclaim_delay_ns ? in.reclaim_delay_ns : CLMEM_IPC_RECLAIM_DELAY_DEFAULT_NS);
     *out = p;
     return CLMEM_OK;
 }
@@ -101,7 +103,8 @@ static clmem_status memory_type(const clmem_ipc_producer *p, const clmem_bridge_
     const VkPhysicalDeviceMemoryProperties *mp = &p->vk.memory;
     if (index != CLMEM_IPC_MEMORY_TYPE_BY_FLAGS) {
         if (index >= mp->memoryTypeCount)
-            return clmem__invalid("memory_type_index %u is past the device's %u memory types.", index, mp->memoryTypeCount);
+            return clmem__invalid("memory_type_index %u is past the device's %u memory types.", index,
+                                  mp->memoryTypeCount);
         *out = index;
         return CLMEM_OK;
     }
@@ -110,8 +113,10 @@ static clmem_status memory_type(const clmem_ipc_producer *p, const clmem_bridge_
             *out = i;
             return CLMEM_OK;
         }
-    return clmem__invalid("CLMEM_IPC_MEMORY_TYPE_BY_FLAGS: none of the device's %u memory types has property flags 0x%x; "
-                          "name the memoryTypeIndex the memory was allocated with.", mp->memoryTypeCount, m->property_flags);
+    return clmem__invalid(
+        "CLMEM_IPC_MEMORY_TYPE_BY_FLAGS: none of the device's %u memory types has property flags 0x%x; "
+        "name the memoryTypeIndex the memory was allocated with.",
+        mp->memoryTypeCount, m->property_flags);
 }
 
 /* The allocation's index, adding it at its first frame. */
@@ -121,10 +126,11 @@ static clmem_status find_alloc(clmem_ipc_producer *p, const clmem_bridge_vk_memo
     for (uint32_t i = 0; i < p->nallocs; i++)
         if (p->allocs[i].memory == m->memory) {
             if (p->allocs[i].allocation_size != m->allocation_size || p->allocs[i].memory_type_index != type_index)
-                return clmem__invalid("The VkDeviceMemory of this frame was offered before with allocation size %llu and "
-                                      "memory type %u; now %llu and %u.",
-                                      (unsigned long long)p->allocs[i].allocation_size, p->allocs[i].memory_type_index,
-                                      (unsigned long long)m->allocation_size, type_index);
+                return clmem__invalid(
+                    "The VkDeviceMemory of this frame was offered before with allocation size %llu and "
+                    "memory type %u; now %llu and %u.",
+                    (unsigned long long)p->allocs[i].allocation_size, p->allocs[i].memory_type_index,
+                    (unsigned long long)m->allocation_size, type_index);
             *out = i;
             return CLMEM_OK;
         }
@@ -172,16 +178,15 @@ static clmem_status offer(clmem_ipc_producer *p, const clmem_bridge_vk_memory *m
 }
 
 static clmem_status ipc_producer_add_buffer(clmem_ipc_producer *p, const clmem_bridge_vk_memory *memory,
-                                            uint32_t memory_type_index, VkDeviceSize offset,
-                                            VkDeviceSize size, uint32_t row_pitch, uint32_t *index_out)
+                                            uint32_t memory_type_index, VkDeviceSize offset, VkDeviceSize size,
+                                            uint32_t row_pitch, uint32_t *index_out)
 {
     struct ipc_frame f = {.format = VK_FORMAT_UNDEFINED, .plane_count = 1};
 
     if (!p || !memory || !memory->memory)
         return clmem__null_arg(!p ? "p" : !memory ? "memory" : "memory->memory");
     if (size == 0 || memory->allocation_size == 0)
-        return clmem__fail(CLMEM_ERR_ZERO_SIZE, "%s is 0.",
-                           size == 0 ? "size" : "memory->allocation_size");
+        return clmem__fail(CLMEM_ERR_ZERO_SIZE, "%s is 0.", size == 0 ? "size" : "memory->allocation_size");
     if (row_pitch > size)
         return clmem__invalid("row pitch %u is above the frame's %llu bytes.", row_pitch, (unsigned long long)size);
     f.planes[0] = (struct ipc_plane){.offset = offset, .size = size, .row_pitch = row_pitch};
@@ -215,7 +220,8 @@ static clmem_status ipc_producer_add_image(clmem_ipc_producer *p, const clmem_br
     if (image->tiling != VK_IMAGE_TILING_LINEAR)
         return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                            "tiling %d; frames cross processes as linear images, whose planes' bytes are "
-                           "defined (an optimal image's layout is the driver's).", (int)image->tiling);
+                           "defined (an optimal image's layout is the driver's).",
+                           (int)image->tiling);
     if (image->plane_count < 1 || image->plane_count > IPC_MAX_PLANES)
         return clmem__invalid("plane_count %u.", image->plane_count);
     f.format = (uint32_t)image->format;
@@ -319,7 +325,8 @@ static clmem_status check_consumer_hello(clmem_ipc_producer *p, const struct ipc
     clmem__ipc_format_uuid(h->device_uuid, theirs);
     return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
                        "The consumer's device (deviceUUID %s) is not the producer's (%s, %s): its memory cannot "
-                       "be shared there.", theirs, mine, p->vk.device_name);
+                       "be shared there.",
+                       theirs, mine, p->vk.device_name);
 }
 
 static clmem_status send_or_drop(clmem_ipc_producer *p, const struct ipc_msg *m, int fd, uint64_t deadline)
@@ -328,8 +335,7 @@ static clmem_status send_or_drop(clmem_ipc_producer *p, const struct ipc_msg *m,
     if (r == SEND_OK)
         return CLMEM_OK;
     if (r == SEND_GONE) {
-        clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                    "The consumer closed the connection before the handshake ended.");
+        clmem__fail(CLMEM_ERR_INVALID_VALUE, "The consumer closed the connection before the handshake ended.");
         connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
         return CLMEM_ERR_INVALID_VALUE;
     }
@@ -372,8 +378,7 @@ static clmem_status send_frames(clmem_ipc_producer *p, uint64_t deadline)
 }
 
 /* Wait for one message of the handshake, until the deadline. */
-static clmem_status handshake_receive(clmem_ipc_producer *p, uint64_t timeout_ns, uint64_t deadline,
-                                      struct ipc_msg *m)
+static clmem_status handshake_receive(clmem_ipc_producer *p, uint64_t timeout_ns, uint64_t deadline, struct ipc_msg *m)
 {
     for (;;) {
         enum recv_result r = receive(p, deadline, m);
@@ -393,8 +398,8 @@ static clmem_status handshake_receive(clmem_ipc_producer *p, uint64_t timeout_ns
         if (r == RECV_BAD)
             return drop(p, clmem_error_status());
         if (clmem__ipc_now_ns() >= deadline) {
-            clmem__fail(CLMEM_ERR_TIMEOUT,
-                        "The consumer did not complete the handshake within %s.", clmem__duration(timeout_ns).text);
+            clmem__fail(CLMEM_ERR_TIMEOUT, "The consumer did not complete the handshake within %s.",
+                        clmem__duration(timeout_ns).text);
             return drop(p, CLMEM_ERR_TIMEOUT);
         }
     }
@@ -544,9 +549,9 @@ static clmem_status ipc_producer_next(clmem_ipc_producer *p, uint64_t timeout_ns
         return clmem__ipc_not_started("producer", p->state);
     clmem_status st = wait_until(p, clmem__ipc_deadline(timeout_ns), has_free_frame);
     if (st == CLMEM_ERR_TIMEOUT)
-        return clmem__fail(CLMEM_ERR_TIMEOUT,
-                           "no frame came back within %s (%u lent, the connection is %s).",
-                           clmem__duration(timeout_ns).text, clmem_ipc_producer_lent(p), clmem_ipc_state_name(p->state));
+        return clmem__fail(CLMEM_ERR_TIMEOUT, "no frame came back within %s (%u lent, the connection is %s).",
+                           clmem__duration(timeout_ns).text, clmem_ipc_producer_lent(p),
+                           clmem_ipc_state_name(p->state));
     if (st != CLMEM_OK)
         return st;
     *index_out = p->free_fifo[p->fifo_head];
@@ -569,9 +574,9 @@ static clmem_status ipc_producer_wait_all(clmem_ipc_producer *p, uint64_t timeou
         return clmem__ipc_not_started("producer", p->state);
     clmem_status st = wait_until(p, clmem__ipc_deadline(timeout_ns), nothing_lent);
     if (st == CLMEM_ERR_TIMEOUT)
-        return clmem__fail(CLMEM_ERR_TIMEOUT,
-                           "%u frames were still lent after %s (the connection is %s).",
-                           clmem_ipc_producer_lent(p), clmem__duration(timeout_ns).text, clmem_ipc_state_name(p->state));
+        return clmem__fail(CLMEM_ERR_TIMEOUT, "%u frames were still lent after %s (the connection is %s).",
+                           clmem_ipc_producer_lent(p), clmem__duration(timeout_ns).text,
+                           clmem_ipc_state_name(p->state));
     return st;
 }
 
@@ -580,8 +585,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_wait_all(clmem_ipc_producer *p, uin
     return clmem__error_in(__func__, ipc_producer_wait_all(p, timeout_ns));
 }
 
-static clmem_status ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkFence fence,
-                                       uint64_t timeout_ns)
+static clmem_status ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkFence fence, uint64_t timeout_ns)
 {
     if (!p)
         return clmem__null_arg("p");

@@ -50,18 +50,20 @@ static clmem_status receive_hello(struct proto *p, const struct ipc_hello *h)
 {
     enum ipc_role want = p->self == IPC_ROLE_PRODUCER ? IPC_ROLE_CONSUMER : IPC_ROLE_PRODUCER;
     if (h->role != want)
-        return clmem__invalid("The %s's HELLO says it is a %s too: a connection joins one producer and one consumer.", p->peer,
-                              h->role == IPC_ROLE_PRODUCER ? "producer" : "consumer");
+        return clmem__invalid("The %s's HELLO says it is a %s too: a connection joins one producer and one consumer.",
+                              p->peer, h->role == IPC_ROLE_PRODUCER ? "producer" : "consumer");
     if (p->self == IPC_ROLE_PRODUCER) {
         if (h->allocation_count || h->frame_count)
-            return clmem__invalid("The consumer's HELLO announces %u allocations and %u frames; a consumer announces none.",
-                                  h->allocation_count, h->frame_count);
+            return clmem__invalid(
+                "The consumer's HELLO announces %u allocations and %u frames; a consumer announces none.",
+                h->allocation_count, h->frame_count);
     } else {
         if (h->allocation_count < 1 || h->allocation_count > CLMEM_IPC_MAX_ALLOCATIONS || h->frame_count < 1 ||
             h->frame_count > CLMEM_IPC_MAX_FRAMES || h->allocation_count > h->frame_count)
-            return clmem__invalid("The producer's HELLO announces %u allocations and %u frames; it must be 1 to %d frames in "
-                                  "1 to %d allocations, no more allocations than frames.",
-                                  h->allocation_count, h->frame_count, CLMEM_IPC_MAX_FRAMES, CLMEM_IPC_MAX_ALLOCATIONS);
+            return clmem__invalid(
+                "The producer's HELLO announces %u allocations and %u frames; it must be 1 to %d frames in "
+                "1 to %d allocations, no more allocations than frames.",
+                h->allocation_count, h->frame_count, CLMEM_IPC_MAX_FRAMES, CLMEM_IPC_MAX_ALLOCATIONS);
         p->allocation_count = h->allocation_count;
         p->frame_count = h->frame_count;
     }
@@ -87,8 +89,8 @@ static clmem_status receive_alloc(struct proto *p, const struct ipc_alloc *a, in
 static clmem_status receive_frame(struct proto *p, const struct ipc_frame *f)
 {
     if (p->allocs_received != p->allocation_count)
-        return clmem__invalid("The producer sent FRAME %u after %u of its %u ALLOCs; every ALLOC comes first.", f->index,
-                              p->allocs_received, p->allocation_count);
+        return clmem__invalid("The producer sent FRAME %u after %u of its %u ALLOCs; every ALLOC comes first.",
+                              f->index, p->allocs_received, p->allocation_count);
     if (f->index != p->frames_received || f->index >= p->frame_count)
         return clmem__invalid("The producer sent FRAME %u where FRAME %u of %u was due.", f->index, p->frames_received,
                               p->frame_count);
@@ -100,8 +102,9 @@ static clmem_status receive_frame(struct proto *p, const struct ipc_frame *f)
         if (f->planes[i].offset > alloc_size || f->planes[i].size > alloc_size - f->planes[i].offset)
             return clmem__invalid("The producer sent FRAME %u whose plane %u, %llu bytes at offset %llu, ends past its "
                                   "allocation %u of %llu bytes.",
-                                  f->index, i, (unsigned long long)f->planes[i].size, (unsigned long long)f->planes[i].offset,
-                                  f->allocation, (unsigned long long)alloc_size);
+                                  f->index, i, (unsigned long long)f->planes[i].size,
+                                  (unsigned long long)f->planes[i].offset, f->allocation,
+                                  (unsigned long long)alloc_size);
     p->frames[f->index].desc = *f;
     p->frames[f->index].state = FRAME_HELD;
     p->frames_received++;
@@ -116,8 +119,8 @@ static clmem_status receive_ready(struct proto *p, const struct ipc_handoff *r)
     if (r->index >= p->frame_count)
         return clmem__invalid("The producer sent READY for frame %u; it offered %u.", r->index, p->frame_count);
     if (p->frames[r->index].state != FRAME_HELD)
-        return clmem__invalid("The producer sent READY for frame %u, which the consumer still holds (READY %llu).", r->index,
-                              (unsigned long long)p->frames[r->index].sequence);
+        return clmem__invalid("The producer sent READY for frame %u, which the consumer still holds (READY %llu).",
+                              r->index, (unsigned long long)p->frames[r->index].sequence);
     if (r->sequence != p->next_sequence)
         return clmem__invalid("The producer sent READY %llu for frame %u where READY %llu was due.",
                               (unsigned long long)r->sequence, r->index, (unsigned long long)p->next_sequence);
@@ -131,12 +134,14 @@ static clmem_status receive_ready(struct proto *p, const struct ipc_handoff *r)
 static clmem_status receive_free(struct proto *p, const struct ipc_handoff *r)
 {
     if (r->index >= p->frame_count)
-        return clmem__invalid("The consumer sent FREE for frame %u; the producer offered %u.", r->index, p->frame_count);
+        return clmem__invalid("The consumer sent FREE for frame %u; the producer offered %u.", r->index,
+                              p->frame_count);
     if (p->frames[r->index].state != FRAME_LENT)
         return clmem__invalid("The consumer sent FREE for frame %u, which it does not hold.", r->index);
     if (r->sequence != p->frames[r->index].sequence)
-        return clmem__invalid("The consumer sent FREE %llu for frame %u, whose READY was %llu.", (unsigned long long)r->sequence,
-                              r->index, (unsigned long long)p->frames[r->index].sequence);
+        return clmem__invalid("The consumer sent FREE %llu for frame %u, whose READY was %llu.",
+                              (unsigned long long)r->sequence, r->index,
+                              (unsigned long long)p->frames[r->index].sequence);
     p->frames[r->index].state = FRAME_HELD;
     return CLMEM_OK;
 }

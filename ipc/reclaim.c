@@ -80,10 +80,7 @@ uint64_t clmem__ipc_reclaim_due(struct reclaim *r, uint64_t now_ns)
     return has_exited(r, now_ns) ? r->exited_ns : UINT64_MAX;
 }
 
-int clmem__ipc_reclaim_fd(const struct reclaim *r)
-{
-    return r->ended && !r->bye && !r->exited ? r->pidfd : -1;
-}
+int clmem__ipc_reclaim_fd(const struct reclaim *r) { return r->ended && !r->bye && !r->exited ? r->pidfd : -1; }
 
 void clmem__ipc_reclaim_close(struct reclaim *r)
 {

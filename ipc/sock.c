@@ -82,14 +82,12 @@ clmem_status clmem__ipc_check_info_size(const void *info, size_t size, size_t kn
         if (((const unsigned char *)info)[i])
             return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                                "byte %zu of info, past this library's %s (%zu bytes), is set: a newer header's "
-                               "field.", i, type, known);
+                               "field.",
+                               i, type, known);
     return CLMEM_OK;
 }
 
-clmem_status clmem__ipc_no_flags(uint32_t flags)
-{
-    return clmem__invalid("flags 0x%x; none are defined.", flags);
-}
+clmem_status clmem__ipc_no_flags(uint32_t flags) { return clmem__invalid("flags 0x%x; none are defined.", flags); }
 
 clmem_status clmem__ipc_started_twice(clmem_ipc_state state)
 {
@@ -203,8 +201,7 @@ enum recv_result clmem__ipc_recv(int sock, uint64_t deadline_ns, const char *who
     }
     if (other_control) {
         close_all(fds, nfds);
-        clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                    "The %s sent control data other than fds and credentials.", who);
+        clmem__fail(CLMEM_ERR_INVALID_VALUE, "The %s sent control data other than fds and credentials.", who);
         return RECV_BAD;
     }
     if (clmem__ipc_parse(buf, (size_t)n, nfds, who, m) != CLMEM_OK) {
@@ -256,8 +253,7 @@ enum send_result clmem__ipc_send(int sock, const struct ipc_msg *m, int fd, uint
         struct pollfd pfd = {.fd = sock, .events = POLLOUT};
         int r = poll(&pfd, 1, clmem__ipc_poll_ms(deadline_ns));
         if (r == 0) {
-            clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                        "The peer does not read its messages: no room to send a %s in time.",
+            clmem__fail(CLMEM_ERR_INVALID_VALUE, "The peer does not read its messages: no room to send a %s in time.",
                         clmem__ipc_type_name(m->type));
             return SEND_BAD;
         }

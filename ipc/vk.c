@@ -7,24 +7,24 @@
 #include <stdio.h>
 #include <string.h>
 
-#define LOAD_INSTANCE(field)                                                                          \
-    do {                                                                                              \
-        v->field = (PFN_vk##field)gipa(instance, "vk" #field);                                        \
-        if (!v->field)                                                                                \
-            return missing("vk" #field);                                                        \
+#define LOAD_INSTANCE(field)                                   \
+    do {                                                       \
+        v->field = (PFN_vk##field)gipa(instance, "vk" #field); \
+        if (!v->field)                                         \
+            return missing("vk" #field);                       \
     } while (0)
 
-#define LOAD_DEVICE(field)                                                                            \
-    do {                                                                                              \
-        v->field = (PFN_vk##field)v->GetDeviceProcAddr(device, "vk" #field);                          \
-        if (!v->field)                                                                                \
-            return missing("vk" #field);                                                        \
+#define LOAD_DEVICE(field)                                                   \
+    do {                                                                     \
+        v->field = (PFN_vk##field)v->GetDeviceProcAddr(device, "vk" #field); \
+        if (!v->field)                                                       \
+            return missing("vk" #field);                                     \
     } while (0)
 
 static clmem_status missing(const char *name)
 {
-    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
-                       "the Vulkan function %s is not available (clmem-ipc needs Vulkan 1.1).", name);
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED, "the Vulkan function %s is not available (clmem-ipc needs Vulkan 1.1).",
+                       name);
 }
 
 clmem_status clmem__ipc_vk_load(struct ipc_vk *v, PFN_vkGetInstanceProcAddr gipa, VkInstance instance,

@@ -88,9 +88,8 @@ static clmem_status handle_wrap_checked(cl_mem mem, cl_command_queue queue, uint
     if (err != CL_SUCCESS)
         return not_a_queue("clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err);
     if (mem_ctx != queue_ctx)
-        return clmem__fail(CLMEM_ERR_CONTEXT_MISMATCH,
-                           "mem belongs to context %p, the queue to context %p.", (void *)mem_ctx,
-                           (void *)queue_ctx);
+        return clmem__fail(CLMEM_ERR_CONTEXT_MISMATCH, "mem belongs to context %p, the queue to context %p.",
+                           (void *)mem_ctx, (void *)queue_ctx);
     if ((s = check_queue_device(queue, queue_ctx)) != CLMEM_OK)
         return s;
 
@@ -104,9 +103,8 @@ static clmem_status handle_wrap_checked(cl_mem mem, cl_command_queue queue, uint
         if (err != CL_SUCCESS)
             return cl_failed("clGetMemObjectInfo(CL_MEM_SIZE)", err, "Querying the buffer size failed.");
         if (row_pitch > size)
-            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                               "row_pitch %u is larger than the buffer's %zu bytes.", (unsigned)row_pitch,
-                               size);
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE, "row_pitch %u is larger than the buffer's %zu bytes.",
+                               (unsigned)row_pitch, size);
     }
     return clmem__handle_create(mem, queue, row_pitch, keepalive, out);
 }

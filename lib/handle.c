@@ -63,8 +63,8 @@ clmem_status clmem__handle_create(cl_mem mem, cl_command_queue queue, uint32_t r
     return CLMEM_OK;
 }
 
-static clmem_status handle_wrap(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
-                                clmem_keepalive *keepalive, clmem_handle **out)
+static clmem_status handle_wrap(cl_mem mem, cl_command_queue queue, uint32_t row_pitch, clmem_keepalive *keepalive,
+                                clmem_handle **out)
 {
     clmem_status s = clmem__handle_check_args(mem, queue, out);
     if (s != CLMEM_OK)

@@ -29,8 +29,7 @@ static void *anchor_alloc(size_t size, void (*release)(void *), void *user)
 {
     struct clmem_keepalive *ka = FAULT("anchor_alloc") ? NULL : malloc(size);
     if (!ka) {
-        clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating an anchor of %zu bytes failed.",
-                    size);
+        clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating an anchor of %zu bytes failed.", size);
         return NULL;
     }
     clmem__keepalive_init(ka, release, user);

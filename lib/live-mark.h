@@ -135,8 +135,8 @@ __attribute__((noinline, unused)) static void live_misuse(const char *call, cons
                      call, obj, type);
     else if (seen == MARK_DEAD && live_checked_mode() && live_quarantined(obj, &by) && by)
         n = snprintf(line, sizeof line,
-                     "clmem: %s(%p): this %s's last reference was already dropped by %s: %s. Aborting.\n", call,
-                     obj, type, by, which);
+                     "clmem: %s(%p): this %s's last reference was already dropped by %s: %s. Aborting.\n", call, obj,
+                     type, by, which);
     else if (seen == MARK_DEAD && live_checked_mode())
         n = snprintf(line, sizeof line, "clmem: %s(%p): this %s's last reference was already dropped: %s. Aborting.\n",
                      call, obj, type, which);
@@ -259,8 +259,5 @@ static inline void live_free_by(void *block, uint32_t *mark, size_t bytes, const
 }
 
 /* live_free_by() where the call is not named. */
-static inline void live_free(void *block, uint32_t *mark, size_t bytes)
-{
-    live_free_by(block, mark, bytes, NULL);
-}
+static inline void live_free(void *block, uint32_t *mark, size_t bytes) { live_free_by(block, mark, bytes, NULL); }
 #endif
