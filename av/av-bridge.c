@@ -4,6 +4,7 @@
  * where no OpenCL device can say its UUID, the only OpenCL device there
  * is (as clmem_bridge_create() takes a context's only device). */
 #include "config.h"
+#include "error-private.h"
 #include "export.h"
 #include "ffmpeg-vk.h"
 
@@ -34,16 +35,14 @@ static clmem_status only_device(const char *why_no_uuid, cl_platform_id *platfor
     }
     if (total == 1)
         return CLMEM_OK;
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "%s There %s %u OpenCL device%s, so none is the obvious pair: pass a context of the one "
-                           "to use.",
-                           why_no_uuid, total == 1 ? "is" : "are", total, total == 1 ? "" : "s");
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                       "%s There %s %u OpenCL device%s, so none is the obvious pair: pass a context of the one "
+                       "to use.",
+                       why_no_uuid, total == 1 ? "is" : "are", total, total == 1 ? "" : "s");
 }
 
-CLMEM_EXPORT clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context, uint32_t flags,
-                                                 clmem_bridge **out)
+static clmem_status av_bridge_create(AVBufferRef *device_ref, cl_context context, uint32_t flags, clmem_bridge **out)
 {
-    const AVHWDeviceContext *dev;
     const AVVulkanDeviceContext *vk;
     cl_platform_id platform = NULL;
     cl_device_id device = NULL;
@@ -54,16 +53,14 @@ CLMEM_EXPORT clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_con
     if (out)
         *out = NULL;
     if (!device_ref || !out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "%s is NULL.",
-                               device_ref ? "out" : "device_ref");
-    dev = (const AVHWDeviceContext *)device_ref->data;
-    if (!(vk = clmem__av_vk_device(dev)))
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "device_ref is not an FFmpeg device context of type AV_HWDEVICE_TYPE_VULKAN.");
+        return clmem__null_arg(device_ref ? "out" : "device_ref");
+    if (!(vk = clmem__av_vk_device_arg(device_ref)))
+        return CLMEM_ERR_INVALID_VALUE;
     if (!vk->inst || !vk->phys_dev || !vk->act_dev)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
-                               "FFmpeg's Vulkan device context has no %s: is it initialised?",
-                               !vk->inst ? "instance" : !vk->phys_dev ? "physical device" : "device");
+        return clmem__fail(CLMEM_ERR_NULL_POINTER, "FFmpeg's Vulkan device context has no %s: is it initialised?",
+                           !vk->inst       ? "instance"
+                           : !vk->phys_dev ? "physical device"
+                                           : "device");
 
     if (!context) {
         cl_int err;
@@ -100,4 +97,10 @@ CLMEM_EXPORT clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_con
     if (own)
         clReleaseContext(own); /* the bridge retained it on success */
     return s;
+}
+
+CLMEM_EXPORT clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context, uint32_t flags,
+                                                 clmem_bridge **out)
+{
+    return clmem__error_in(__func__, av_bridge_create(device_ref, context, flags, out));
 }

@@ -3,6 +3,7 @@
  * imported software formats, the device's entry points and extensions, a
  * frame's parts, the queue families and the export types (ffmpeg-vk.h). */
 #include "config.h"
+#include "error-private.h"
 #include "ffmpeg-vk.h"
 
 #include <libavutil/pixdesc.h>
@@ -23,15 +24,23 @@ const struct av_format *clmem__av_format(enum AVPixelFormat sw_format)
         if (formats[i].sw_format == sw_format)
             return &formats[i];
     name = av_get_pix_fmt_name(sw_format);
-    clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                    "libclmem-av imports frames of the software formats nv12, p010, rgba and bgra, not %s.",
-                    name ? name : "an unknown pix_fmt");
+    clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                "libclmem-av imports frames of the software formats nv12, p010, rgba and bgra, not %s.",
+                name ? name : "an unknown pix_fmt");
     return NULL;
 }
 
 AVVulkanDeviceContext *clmem__av_vk_device(const AVHWDeviceContext *dev)
 {
     return dev && dev->type == AV_HWDEVICE_TYPE_VULKAN ? dev->hwctx : NULL;
+}
+
+const AVVulkanDeviceContext *clmem__av_vk_device_arg(const AVBufferRef *device_ref)
+{
+    const AVVulkanDeviceContext *vk = clmem__av_vk_device((const AVHWDeviceContext *)device_ref->data);
+    if (!vk)
+        clmem__invalid("device_ref is not an FFmpeg device context of type AV_HWDEVICE_TYPE_VULKAN.");
+    return vk;
 }
 
 bool clmem__av_has_device_extension(const AVVulkanDeviceContext *vk, const char *name)
@@ -71,19 +80,17 @@ clmem_status clmem__av_frame_parts(const AVFrame *frame, AVVkFrame **vkf_out, AV
 
     if (frame->format != AV_PIX_FMT_VULKAN) {
         const char *name = av_get_pix_fmt_name((enum AVPixelFormat)frame->format);
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The frame's pix_fmt is %s, not vulkan: only AV_PIX_FMT_VULKAN frames hold "
-                               "Vulkan memory.",
-                               name ? name : "none");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "The frame's pix_fmt is %s, not vulkan: only AV_PIX_FMT_VULKAN frames hold "
+                           "Vulkan memory.",
+                           name ? name : "none");
     }
     if (!frame->data[0] || !frame->hw_frames_ctx)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The vulkan frame has no %s.", frame->data[0] ? "frames context (hw_frames_ctx)"
-                                                                            : "AVVkFrame (data[0])");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "The vulkan frame has no %s.",
+                           frame->data[0] ? "frames context (hw_frames_ctx)" : "AVVkFrame (data[0])");
     frames = (AVHWFramesContext *)frame->hw_frames_ctx->data;
     if (!clmem__av_vk_device(frames->device_ctx))
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The frame's frames context is not on a Vulkan device.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "The frame's frames context is not on a Vulkan device.");
     if (!(format = clmem__av_format(frames->sw_format)))
         return CLMEM_ERR_UNSUPPORTED;
     *vkf_out = (AVVkFrame *)frame->data[0];

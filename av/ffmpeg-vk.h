@@ -42,6 +42,10 @@ const struct av_format *clmem__av_format(enum AVPixelFormat sw_format);
  * when it is not of AV_HWDEVICE_TYPE_VULKAN. */
 AVVulkanDeviceContext *clmem__av_vk_device(const AVHWDeviceContext *dev);
 
+/* clmem__av_vk_device() of an argument `device_ref`: NULL, with
+ * CLMEM_ERR_INVALID_VALUE recorded, when it is not a Vulkan device's. */
+const AVVulkanDeviceContext *clmem__av_vk_device_arg(const AVBufferRef *device_ref);
+
 /* Does FFmpeg's device context list `name` among its enabled device
  * extensions? */
 bool clmem__av_has_device_extension(const AVVulkanDeviceContext *vk, const char *name);

@@ -2,6 +2,7 @@
 /* clmem_av_frame_import(): an AVVkFrame's planes into OpenCL through the
  * bridge's image import, one handle per plane with its row pitch. */
 #include "config.h"
+#include "error-private.h"
 #include "export.h"
 #include "ffmpeg-vk.h"
 #include "frame-pool.h"
@@ -42,15 +43,15 @@ static clmem_status check_export(clmem_bridge *b, const AVVulkanDeviceContext *v
     if (types & need)
         return CLMEM_OK;
     if (!clmem__av_has_device_extension(vk, extension))
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "The frame's memory cannot go through the %s path: FFmpeg's Vulkan device did "
-                               "not enable %s, so its pool allocated the frame's memory without that export.",
-                               clmem_bridge_path_name(path), extension);
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "The frame's memory cannot go through the %s path: Vulkan exports no images of the "
-                           "frame's format, tiling and usage that way (vkGetPhysicalDeviceImageFormatProperties2), "
-                           "so FFmpeg's pool allocated the frame's memory without that export.",
-                           clmem_bridge_path_name(path));
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "The frame's memory cannot go through the %s path: FFmpeg's Vulkan device did "
+                           "not enable %s, so its pool allocated the frame's memory without that export.",
+                           clmem_bridge_path_name(path), extension);
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                       "The frame's memory cannot go through the %s path: Vulkan exports no images of the "
+                       "frame's format, tiling and usage that way (vkGetPhysicalDeviceImageFormatProperties2), "
+                       "so FFmpeg's pool allocated the frame's memory without that export.",
+                       clmem_bridge_path_name(path));
 }
 
 /* Would the import take the host-mapped path? As the bridge's BEST picks:
@@ -78,11 +79,11 @@ static clmem_status check_mapping(clmem_bridge *b, const AVVkFrame *vkf, bool ou
     if (ours || vkf->tiling != VK_IMAGE_TILING_LINEAR || !(vkf->flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) ||
         !takes_host_mapped(b, path, types))
         return CLMEM_OK;
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "The frame is a linear host-visible frame of FFmpeg's own pool, which FFmpeg maps to "
-                           "transfer it, and the host-mapped path holds its memory's one mapping while imported: "
-                           "set its frames context up with clmem_av_frames_setup() before av_hwframe_ctx_init() "
-                           "(FFmpeg never maps those frames).");
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                       "The frame is a linear host-visible frame of FFmpeg's own pool, which FFmpeg maps to "
+                       "transfer it, and the host-mapped path holds its memory's one mapping while imported: "
+                       "set its frames context up with clmem_av_frames_setup() before av_hwframe_ctx_init() "
+                       "(FFmpeg never maps those frames).");
 }
 
 /* The frame's tiling, checked: linear, or the linear DRM modifier. Sets
@@ -98,10 +99,10 @@ static clmem_status check_tiling(const AVVulkanDeviceContext *vk, const AVVkFram
         return CLMEM_OK;
     }
     if (vkf->tiling != VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "The frame's images have %s tiling, whose layout is the driver's: set its frames "
-                               "context up with clmem_av_frames_setup() before av_hwframe_ctx_init().",
-                               vkf->tiling == VK_IMAGE_TILING_OPTIMAL ? "optimal" : "an unknown");
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "The frame's images have %s tiling, whose layout is the driver's: set its frames "
+                           "context up with clmem_av_frames_setup() before av_hwframe_ctx_init().",
+                           vkf->tiling == VK_IMAGE_TILING_OPTIMAL ? "optimal" : "an unknown");
     get_modifier = (PFN_vkGetImageDrmFormatModifierPropertiesEXT)clmem__av_device_proc(
         vk, "vkGetImageDrmFormatModifierPropertiesEXT");
     if (!get_modifier)
@@ -110,11 +111,11 @@ static clmem_status check_tiling(const AVVulkanDeviceContext *vk, const AVVkFram
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkGetImageDrmFormatModifierPropertiesEXT", r,
                                "Reading the frame's DRM format modifier failed.");
     if (props.drmFormatModifier != 0)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "The frame's images have the tiled DRM format modifier 0x%llx, whose layout is "
-                               "the driver's: set its frames context up with clmem_av_frames_setup() before "
-                               "av_hwframe_ctx_init() to get DRM_FORMAT_MOD_LINEAR.",
-                               (unsigned long long)props.drmFormatModifier);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "The frame's images have the tiled DRM format modifier 0x%llx, whose layout is "
+                           "the driver's: set its frames context up with clmem_av_frames_setup() before "
+                           "av_hwframe_ctx_init() to get DRM_FORMAT_MOD_LINEAR.",
+                           (unsigned long long)props.drmFormatModifier);
     *aspect = VK_IMAGE_ASPECT_MEMORY_PLANE_0_BIT_EXT;
     return CLMEM_OK;
 }
@@ -184,9 +185,8 @@ CLMEM_EXPORT void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes)
     memset(planes, 0, sizeof *planes);
 }
 
-CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
-                                                cl_command_queue queue, cl_mem_flags flags,
-                                                clmem_av_frame_planes *out)
+static clmem_status av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
+                                    cl_command_queue queue, cl_mem_flags flags, clmem_av_frame_planes *out)
 {
     AVVkFrame *vkf;
     AVHWFramesContext *frames;
@@ -206,15 +206,14 @@ CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *
     if (out)
         memset(out, 0, sizeof *out);
     if (!b || !frame || !queue || !out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "%s is NULL.",
-                               !b ? "b" : !frame ? "frame" : !queue ? "queue" : "out");
+        return clmem__null_arg(!b ? "b" : !frame ? "frame" : !queue ? "queue" : "out");
     if ((s = clmem__av_frame_parts(frame, &vkf, &frames, &format)) != CLMEM_OK)
         return s;
     vk = clmem__av_vk_device(frames->device_ctx);
     if (vk->act_dev != clmem_bridge_vk_device(b))
-        return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                               "The frame is on another VkDevice than the bridge's: make the bridge from the "
-                               "frame's device context (clmem_av_bridge_create()).");
+        return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
+                           "The frame is on another VkDevice than the bridge's: make the bridge from the "
+                           "frame's device context (clmem_av_bridge_create()).");
     if ((s = clmem__av_pool_check(frames, &ours, &facts)) != CLMEM_OK ||
         (s = check_tiling(vk, vkf, &aspect)) != CLMEM_OK)
         return s;
@@ -257,4 +256,10 @@ CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *
     }
     *out = planes;
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
+                                                cl_command_queue queue, cl_mem_flags flags, clmem_av_frame_planes *out)
+{
+    return clmem__error_in(__func__, av_frame_import(b, frame, path, queue, flags, out));
 }

@@ -33,6 +33,7 @@
  * refuses the frame. On a GPU the memory is device-local and nothing
  * changes. */
 #include "config.h"
+#include "error-private.h"
 #include "frame-pool.h"
 
 #include <libavutil/mem.h>
@@ -254,7 +255,7 @@ static AVBufferRef *frame_alloc(void *opaque, size_t size)
     }
     ref = ok ? av_buffer_create((uint8_t *)f, sizeof *f, frame_free, pool, 0) : NULL;
     if (!f || (ok && !ref))
-        clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a frame's AVVkFrame failed.");
+        clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating a frame's AVVkFrame failed.");
     if (!ref && f)
         frame_free(pool, (uint8_t *)f);
     return ref;
@@ -297,7 +298,7 @@ clmem_status clmem__av_pool_install(AVHWFramesContext *frames, const AVVulkanDev
 
     if (!pool) {
         free(modifiers);
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating the frame pool failed.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the frame pool failed.");
     }
     pool->trial_modifiers = modifiers;
     atomic_init(&pool->hidden_flags, 0);
@@ -354,9 +355,9 @@ clmem_status clmem__av_pool_check(const AVHWFramesContext *frames, bool *ours, s
     pthread_mutex_unlock(&pools_lock);
     *ours = listed;
     if (listed && frames->free != frames_free)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The frames context's free callback was replaced after clmem_av_frames_setup(): "
-                               "libclmem-av's frame pool would never be freed. Set AVHWFramesContext.free "
-                               "before clmem_av_frames_setup(), which calls it from its own.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "The frames context's free callback was replaced after clmem_av_frames_setup(): "
+                           "libclmem-av's frame pool would never be freed. Set AVHWFramesContext.free "
+                           "before clmem_av_frames_setup(), which calls it from its own.");
     return CLMEM_OK;
 }

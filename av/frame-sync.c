@@ -14,6 +14,7 @@
  * through these two calls resolve them per call (about 1 us a pair
  * through the loader on the CPU machines). */
 #include "config.h"
+#include "error-private.h"
 #include "export.h"
 #include "frame-pool.h"
 #include "frame-sync.h"
@@ -52,24 +53,22 @@ clmem_status clmem__av_frame_call(clmem_bridge *b, AVFrame *frame, const clmem_a
     clmem_status s;
 
     if (!b || !frame || !planes || !queue)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "%s is NULL.",
-                               !b ? "b" : !frame ? "frame" : !planes ? "planes" : "queue");
+        return clmem__null_arg(!b ? "b" : !frame ? "frame" : !planes ? "planes" : "queue");
     if ((s = clmem__av_frame_parts(frame, &out->vkf, &out->frames, &format)) != CLMEM_OK)
         return s;
     if (planes->count != format->planes)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "planes holds %u planes, and the frame (%s) has %u: pass the planes "
-                               "clmem_av_frame_import() gave for this frame.",
-                               planes->count, format->name, format->planes);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "planes holds %u planes, and the frame (%s) has %u: pass the planes "
+                           "clmem_av_frame_import() gave for this frame.",
+                           planes->count, format->name, format->planes);
     if (!clmem__av_planes_show(planes, out->vkf->img))
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "planes are not this frame's: clmem_av_frame_import() made them from another frame "
-                               "(or did not make them); pass the planes it gave for this frame.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "planes are not this frame's: clmem_av_frame_import() made them from another frame "
+                           "(or did not make them); pass the planes it gave for this frame.");
     out->vk = clmem__av_vk_device(out->frames->device_ctx);
     out->planes = format->planes;
     if (out->vk->act_dev != clmem_bridge_vk_device(b))
-        return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                               "The frame is on another VkDevice than the bridge's.");
+        return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH, "The frame is on another VkDevice than the bridge's.");
     return CLMEM_OK;
 }
 
@@ -94,8 +93,8 @@ clmem_status clmem__av_host_acquire(clmem_bridge *b, const struct av_frame_call 
     r = fns->wait(c->vk->act_dev, &info, timeout_ns);
     if (r == VK_TIMEOUT)
         return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_VULKAN, "vkWaitSemaphores", r,
-                               "FFmpeg's work on the frame had not completed within %llu ns.",
-                               (unsigned long long)timeout_ns);
+                               "FFmpeg's work on the frame had not completed within %s.",
+                               clmem__duration(timeout_ns).text);
     if (r != VK_SUCCESS)
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkWaitSemaphores", r,
                                "Waiting for FFmpeg's work on the frame failed.");
@@ -166,8 +165,8 @@ static clmem_status host_fns(const struct av_frame_call *c, struct av_host_fns *
     return fns->wait && fns->signal ? CLMEM_OK : CLMEM_ERR_UNSUPPORTED;
 }
 
-CLMEM_EXPORT clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
-                                                 cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out)
+static clmem_status av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
+                                     cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out)
 {
     struct av_frame_call c;
     struct av_host_fns fns;
@@ -180,9 +179,14 @@ CLMEM_EXPORT clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame
     return clmem__av_host_acquire(b, &c, &fns, planes, queue, timeout_ns, event_out);
 }
 
-CLMEM_EXPORT clmem_status clmem_av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
-                                                 cl_command_queue queue, cl_uint num_events,
-                                                 const cl_event *wait_list)
+CLMEM_EXPORT clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
+                                                 cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out)
+{
+    return clmem__error_in(__func__, av_frame_acquire(b, frame, planes, queue, timeout_ns, event_out));
+}
+
+static clmem_status av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
+                                     cl_command_queue queue, cl_uint num_events, const cl_event *wait_list)
 {
     struct av_frame_call c;
     struct av_host_fns fns;
@@ -191,4 +195,10 @@ CLMEM_EXPORT clmem_status clmem_av_frame_release(clmem_bridge *b, AVFrame *frame
     if ((s = clmem__av_frame_call(b, frame, planes, queue, &c)) != CLMEM_OK || (s = host_fns(&c, &fns)) != CLMEM_OK)
         return s;
     return clmem__av_host_release(b, &c, &fns, planes, queue, num_events, wait_list);
+}
+
+CLMEM_EXPORT clmem_status clmem_av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
+                                                 cl_command_queue queue, cl_uint num_events, const cl_event *wait_list)
+{
+    return clmem__error_in(__func__, av_frame_release(b, frame, planes, queue, num_events, wait_list));
 }

@@ -17,6 +17,7 @@
  * modifier that it makes them with. Either way the trial image is valid;
  * the pool's frames are linear images regardless. */
 #include "config.h"
+#include "error-private.h"
 #include "export.h"
 #include "ffmpeg-vk.h"
 #include "frame-pool.h"
@@ -90,7 +91,7 @@ static clmem_status trial_modifiers(const AVVulkanDeviceContext *vk, enum AVPixe
         return CLMEM_ERR_UNSUPPORTED;
     if (modifier_supported(vk, query, sw_format, usage, 0 /* DRM_FORMAT_MOD_LINEAR */)) {
         if (!(modifiers = malloc(sizeof *modifiers)))
-            return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a modifier list failed.");
+            return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating a modifier list failed.");
         modifiers[0] = 0;
         *modifiers_out = modifiers;
         *count_out = 1;
@@ -103,7 +104,8 @@ static clmem_status trial_modifiers(const AVVulkanDeviceContext *vk, enum AVPixe
         if (!all || !modifiers) {
             free(all);
             free(modifiers);
-            return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a modifier list failed.");
+            return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating a list of %u DRM format modifiers failed.",
+                               list.drmFormatModifierCount);
         }
         list.pDrmFormatModifierProperties = all;
         format_props(vk->phys_dev, av_vkfmt_from_pixfmt(sw_format)[0], &props);
@@ -168,7 +170,7 @@ static clmem_status choose_usage(const AVVulkanDeviceContext *vk, const AVHWFram
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref)
+static clmem_status av_frames_setup(AVBufferRef *frames_ref)
 {
     AVHWFramesContext *frames;
     AVVulkanFramesContext *fc;
@@ -179,30 +181,28 @@ CLMEM_EXPORT clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref)
     clmem_status s;
 
     if (!frames_ref)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "frames_ref is NULL.");
+        return clmem__null_arg("frames_ref");
     frames = (AVHWFramesContext *)frames_ref->data;
     if (!(vk = clmem__av_vk_device(frames->device_ctx)))
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "frames_ref is not a frames context of a Vulkan device.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "frames_ref is not a frames context of a Vulkan device.");
     if (frames->format != AV_PIX_FMT_VULKAN)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The frames context's format is not AV_PIX_FMT_VULKAN.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "The frames context's format is not AV_PIX_FMT_VULKAN.");
     if (frames->pool)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The frames context already has a pool: call clmem_av_frames_setup() before "
-                               "av_hwframe_ctx_init(), which gives the context libclmem-av's own pool.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "The frames context already has a pool: call clmem_av_frames_setup() before "
+                           "av_hwframe_ctx_init(), which gives the context libclmem-av's own pool.");
     if (!clmem__av_format(frames->sw_format))
         return CLMEM_ERR_UNSUPPORTED;
     fc = frames->hwctx;
     if (fc->tiling != VK_IMAGE_TILING_OPTIMAL && fc->tiling != VK_IMAGE_TILING_LINEAR)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The frames context asks for tiling %d: libclmem-av allocates linear frames "
-                               "itself; leave the tiling at FFmpeg's default or VK_IMAGE_TILING_LINEAR.",
-                               (int)fc->tiling);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "The frames context asks for tiling %d: libclmem-av allocates linear frames "
+                           "itself; leave the tiling at FFmpeg's default or VK_IMAGE_TILING_LINEAR.",
+                           (int)fc->tiling);
     if (has_modifier_list(fc->create_pnext))
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The frames context's create_pnext lists DRM format modifiers: libclmem-av "
-                               "allocates linear frames itself, with no modifier.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "The frames context's create_pnext lists DRM format modifiers: libclmem-av "
+                           "allocates linear frames itself, with no modifier.");
     if (!fc->usage && (s = choose_usage(vk, frames, &usage)) != CLMEM_OK)
         return s;
     if ((s = trial_modifiers(vk, frames->sw_format, fc->usage ? fc->usage : usage, &modifiers, &nmodifiers)) !=
@@ -216,4 +216,9 @@ CLMEM_EXPORT clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref)
     if (!fc->usage)
         fc->usage = usage;
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref)
+{
+    return clmem__error_in(__func__, av_frames_setup(frames_ref));
 }

@@ -14,6 +14,7 @@
  * than trusting the record it finds, and a new buffer at a destroyed one's
  * value replaces its record (whose callbacks then only count down). */
 #include "config.h"
+#include "error-private.h"
 #include "plane-owner.h"
 
 #include <pthread.h>
@@ -90,7 +91,7 @@ clmem_status clmem__av_plane_owner_add(cl_mem mem, VkImage image)
     cl_int err;
 
     if (!fresh)
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a plane record failed.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating a plane record failed.");
     pthread_mutex_lock(&owners_lock);
     o = find_locked(mem);
     if (o && o->image != image) {

@@ -28,6 +28,7 @@
  * about 85 us against about 400 us on the graphics queue (the GPU's
  * context switch; docs/driver-notes.md, docs/probes/tlsync-probe.c). */
 #include "config.h"
+#include "error-private.h"
 #include "sync.h"
 
 #include <string.h>
@@ -93,7 +94,7 @@ static clmem_status slot_open(clmem_av_sync *sync, struct av_slot *slot)
     clmem_status s;
 
     if (!(slot->frame = av_frame_alloc()))
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating an AVFrame failed.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating an AVFrame failed.");
     if ((s = binary_semaphore(sync, &slot->to_cl)) != CLMEM_OK || (s = binary_semaphore(sync, &slot->from_cl)) != CLMEM_OK)
         return s;
     if ((s = clmem_bridge_semaphore_import(sync->bridge, VK_NULL_HANDLE, slot->to_cl, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD,
@@ -130,8 +131,7 @@ clmem_status clmem__av_device_open(clmem_av_sync *sync)
         return CLMEM_ERR_UNSUPPORTED;
 #undef DEVICE_PROC
     if (vk->queue_family_tx_index < 0)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "FFmpeg's Vulkan device context has no transfer queue family.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "FFmpeg's Vulkan device context has no transfer queue family.");
     sync->family = (uint32_t)vk->queue_family_tx_index;
     sync->index = vk->nb_tx_queues > 0 ? (uint32_t)vk->nb_tx_queues - 1 : 0;
     sync->nqf = clmem__av_queue_families(vk, sync->qfs);
@@ -179,8 +179,8 @@ static clmem_status wait_progress(clmem_av_sync *sync, uint64_t value, uint64_t 
 
     if (r == VK_TIMEOUT)
         return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_VULKAN, "vkWaitSemaphores", r,
-                               "A frame's Vulkan submission was still waiting for OpenCL after %llu ns.",
-                               (unsigned long long)timeout_ns);
+                               "A frame's Vulkan submission was still waiting for OpenCL after %s.",
+                               clmem__duration(timeout_ns).text);
     if (r != VK_SUCCESS)
         return vk_failed("vkWaitSemaphores", r, "Waiting for the sync object's submissions");
     return CLMEM_OK;
@@ -233,10 +233,10 @@ static clmem_status take_slot(clmem_av_sync *sync, uint64_t timeout_ns, struct a
             oldest = slot;
     }
     if (!oldest)
-        return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                               "All %u frames in flight of the sync object are acquired and not released: release "
-                               "one first (or make the sync object with more frames_in_flight).",
-                               sync->nslots);
+        return clmem__fail(CLMEM_ERR_TIMEOUT,
+                           "All %u frames in flight of the sync object are acquired and not released: release "
+                           "one first (or make the sync object with more frames_in_flight).",
+                           sync->nslots);
     if ((s = wait_progress(sync, oldest->done_at, timeout_ns)) != CLMEM_OK)
         return s;
     reap(sync);
@@ -387,9 +387,9 @@ static clmem_status check_in_order(cl_command_queue queue)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo", err,
                                "Asking the queue's properties failed: is it a command queue?");
     if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "Device order needs an in-order queue: the semaphore wait must come before the "
-                               "acquire, and the release before the signal.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "Device order needs an in-order queue: the semaphore wait must come before the "
+                           "acquire, and the release before the signal.");
     return CLMEM_OK;
 }
 
@@ -405,13 +405,13 @@ clmem_status clmem__av_device_acquire_locked(clmem_av_sync *sync, const struct a
 
     for (uint32_t i = 0; i < sync->nslots; i++)
         if (sync->slots[i].state == SLOT_ACQUIRED && sync->slots[i].vkf == c->vkf)
-            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                   "The frame is acquired through this sync object already: release it first.");
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                               "The frame is acquired through this sync object already: release it first.");
     if ((s = check_in_order(queue)) != CLMEM_OK || (s = take_slot(sync, timeout_ns, &slot)) != CLMEM_OK)
         return s;
     if (av_frame_ref(slot->frame, frame) < 0)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, "av_frame_ref", 0,
-                               "Taking a reference on the frame failed.");
+                               "Taking a reference on the frame for its release failed.");
 
     /* Vulkan: after FFmpeg's work on the frame, to OpenCL. */
     clmem__av_lock_frame(c);
@@ -433,14 +433,14 @@ clmem_status clmem__av_device_acquire_locked(clmem_av_sync *sync, const struct a
         char why[1024];
         snprintf(why, sizeof why, "%s", clmem_error_message());
         hand_back(sync, c, slot, slot->to_cl); /* Vulkan consumes its own signal */
-        return clmem_error_set(s, CLMEM_API_NONE, NULL, 0, "%s The frame is handed back to FFmpeg.", why);
+        return clmem__fail(s, "%s The frame is handed back to FFmpeg.", why);
     }
     if ((s = clmem_bridge_acquire_many(sync->bridge, planes->count, planes->planes, queue, 0, NULL, event_out)) !=
         CLMEM_OK) {
         char why[1024];
         snprintf(why, sizeof why, "%s", clmem_error_message());
         hand_back(sync, c, slot, signal_from_cl(sync, slot, queue));
-        return clmem_error_set(s, CLMEM_API_NONE, NULL, 0, "%s The frame is handed back to FFmpeg.", why);
+        return clmem__fail(s, "%s The frame is handed back to FFmpeg.", why);
     }
     return CLMEM_OK;
 }
@@ -456,9 +456,8 @@ clmem_status clmem__av_device_release_locked(clmem_av_sync *sync, const struct a
         if (sync->slots[i].state == SLOT_ACQUIRED && sync->slots[i].vkf == c->vkf)
             slot = &sync->slots[i];
     if (!slot)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "The frame is not acquired through this sync object: release what "
-                               "clmem_av_sync_acquire() acquired, on the same sync object.");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "The frame is not acquired through this sync object: release what "
+                                                    "clmem_av_sync_acquire() acquired, on the same sync object.");
     if ((s = clmem_bridge_release_many(sync->bridge, planes->count, planes->planes, queue, num_events, wait_list,
                                        NULL)) != CLMEM_OK)
         return s;

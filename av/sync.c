@@ -4,6 +4,7 @@
  * frame-sync.c's, device order sync-device.c's; this file makes the
  * object, picks the order and dispatches. */
 #include "config.h"
+#include "error-private.h"
 #include "export.h"
 #include "sync.h"
 
@@ -30,14 +31,13 @@ clmem_status clmem__av_device_order_check(clmem_bridge *b, const AVVulkanDeviceC
     if ((s = clmem_bridge_check_semaphore(b, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD)) != CLMEM_OK) {
         char why[1024];
         snprintf(why, sizeof why, "%s", clmem_error_message());
-        return clmem_error_set(s, CLMEM_API_NONE, NULL, 0,
-                               "Device order needs semaphores both APIs share, and the bridge cannot share them: %s",
-                               why);
+        return clmem__fail(s, "Device order needs semaphores both APIs share, and the bridge cannot share them: %s",
+                           why);
     }
     if (!clmem__av_has_device_extension(vk, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME))
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "Device order needs semaphores both APIs share, and FFmpeg's Vulkan device did not "
-                               "enable VK_KHR_external_semaphore_fd (FFmpeg enables it where the device offers it).");
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "Device order needs semaphores both APIs share, and FFmpeg's Vulkan device did not "
+                           "enable VK_KHR_external_semaphore_fd (FFmpeg enables it where the device offers it).");
     return CLMEM_OK;
 }
 
@@ -51,8 +51,8 @@ static void sync_free(clmem_av_sync *sync)
     free(sync);
 }
 
-CLMEM_EXPORT clmem_status clmem_av_sync_create(clmem_bridge *b, AVBufferRef *device_ref, clmem_av_order order,
-                                               uint32_t frames_in_flight, clmem_av_sync **out)
+static clmem_status av_sync_create(clmem_bridge *b, AVBufferRef *device_ref, clmem_av_order order,
+                                   uint32_t frames_in_flight, clmem_av_sync **out)
 {
     const AVVulkanDeviceContext *vk;
     clmem_av_sync *sync;
@@ -61,21 +61,18 @@ CLMEM_EXPORT clmem_status clmem_av_sync_create(clmem_bridge *b, AVBufferRef *dev
     if (out)
         *out = NULL;
     if (!b || !device_ref || !out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "%s is NULL.",
-                               !b ? "b" : !device_ref ? "device_ref" : "out");
-    if (!(vk = clmem__av_vk_device((const AVHWDeviceContext *)device_ref->data)))
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "device_ref is not an FFmpeg device context of type AV_HWDEVICE_TYPE_VULKAN.");
+        return clmem__null_arg(!b ? "b" : !device_ref ? "device_ref" : "out");
+    if (!(vk = clmem__av_vk_device_arg(device_ref)))
+        return CLMEM_ERR_INVALID_VALUE;
     if (order != CLMEM_AV_ORDER_BEST && order != CLMEM_AV_ORDER_HOST && order != CLMEM_AV_ORDER_DEVICE)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "order %d is not a clmem_av_order.",
-                               (int)order);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "order %d is not a clmem_av_order.", (int)order);
     if (frames_in_flight == 0 || frames_in_flight > CLMEM_AV_MAX_IN_FLIGHT)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "frames_in_flight is %u: give 1 to %u.", frames_in_flight, CLMEM_AV_MAX_IN_FLIGHT);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "frames_in_flight is %u: give 1 to %u.", frames_in_flight,
+                           CLMEM_AV_MAX_IN_FLIGHT);
     if (vk->act_dev != clmem_bridge_vk_device(b))
-        return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                               "The bridge is on another VkDevice than FFmpeg's device context: make it with "
-                               "clmem_av_bridge_create() from this device context.");
+        return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
+                           "The bridge is on another VkDevice than FFmpeg's device context: make it with "
+                           "clmem_av_bridge_create() from this device context.");
     /* BEST: device order where it works and frames overlap. One frame at a
      * time host order is faster (no Vulkan submission: clmem-av.h). */
     if (order == CLMEM_AV_ORDER_BEST)
@@ -85,11 +82,10 @@ CLMEM_EXPORT clmem_status clmem_av_sync_create(clmem_bridge *b, AVBufferRef *dev
         return s;
 
     if (!(sync = calloc(1, sizeof *sync)))
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating the sync object failed.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the sync object failed.");
     if (!(sync->device = av_buffer_ref(device_ref))) {
         free(sync);
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0,
-                               "Taking a reference on FFmpeg's device context failed.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Taking a reference on FFmpeg's device context failed.");
     }
     refcount_init(&sync->refs);
     pthread_mutex_init(&sync->lock, NULL);
@@ -114,6 +110,12 @@ CLMEM_EXPORT clmem_status clmem_av_sync_create(clmem_bridge *b, AVBufferRef *dev
     return CLMEM_OK;
 }
 
+CLMEM_EXPORT clmem_status clmem_av_sync_create(clmem_bridge *b, AVBufferRef *device_ref, clmem_av_order order,
+                                               uint32_t frames_in_flight, clmem_av_sync **out)
+{
+    return clmem__error_in(__func__, av_sync_create(b, device_ref, order, frames_in_flight, out));
+}
+
 CLMEM_EXPORT clmem_av_order clmem_av_sync_get_order(const clmem_av_sync *sync)
 {
     return sync ? sync->order : CLMEM_AV_ORDER_BEST;
@@ -132,12 +134,12 @@ CLMEM_EXPORT void clmem_av_sync_unref(clmem_av_sync *sync)
         sync_free(sync);
 }
 
-CLMEM_EXPORT clmem_status clmem_av_sync_finish(clmem_av_sync *sync, uint64_t timeout_ns)
+static clmem_status av_sync_finish(clmem_av_sync *sync, uint64_t timeout_ns)
 {
     clmem_status s = CLMEM_OK;
 
     if (!sync)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "sync is NULL.");
+        return clmem__null_arg("sync");
     if (sync->order == CLMEM_AV_ORDER_DEVICE) {
         pthread_mutex_lock(&sync->lock);
         s = clmem__av_device_finish_locked(sync, timeout_ns);
@@ -146,8 +148,13 @@ CLMEM_EXPORT clmem_status clmem_av_sync_finish(clmem_av_sync *sync, uint64_t tim
     return s;
 }
 
-CLMEM_EXPORT clmem_status clmem_av_sync_acquire(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
-                                                cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out)
+CLMEM_EXPORT clmem_status clmem_av_sync_finish(clmem_av_sync *sync, uint64_t timeout_ns)
+{
+    return clmem__error_in(__func__, av_sync_finish(sync, timeout_ns));
+}
+
+static clmem_status av_sync_acquire(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
+                                    cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out)
 {
     struct av_frame_call c;
     clmem_status s;
@@ -155,7 +162,7 @@ CLMEM_EXPORT clmem_status clmem_av_sync_acquire(clmem_av_sync *sync, AVFrame *fr
     if (event_out)
         *event_out = NULL;
     if (!sync)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "sync is NULL.");
+        return clmem__null_arg("sync");
     if ((s = clmem__av_frame_call(sync->bridge, frame, planes, queue, &c)) != CLMEM_OK)
         return s;
     if (sync->order == CLMEM_AV_ORDER_HOST)
@@ -166,14 +173,21 @@ CLMEM_EXPORT clmem_status clmem_av_sync_acquire(clmem_av_sync *sync, AVFrame *fr
     return s;
 }
 
-CLMEM_EXPORT clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
-                                                cl_command_queue queue, cl_uint num_events, const cl_event *wait_list)
+CLMEM_EXPORT clmem_status clmem_av_sync_acquire(clmem_av_sync *sync, AVFrame *frame,
+                                                const clmem_av_frame_planes *planes, cl_command_queue queue,
+                                                uint64_t timeout_ns, cl_event *event_out)
+{
+    return clmem__error_in(__func__, av_sync_acquire(sync, frame, planes, queue, timeout_ns, event_out));
+}
+
+static clmem_status av_sync_release(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
+                                    cl_command_queue queue, cl_uint num_events, const cl_event *wait_list)
 {
     struct av_frame_call c;
     clmem_status s;
 
     if (!sync)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "sync is NULL.");
+        return clmem__null_arg("sync");
     if ((s = clmem__av_frame_call(sync->bridge, frame, planes, queue, &c)) != CLMEM_OK)
         return s;
     if (sync->order == CLMEM_AV_ORDER_HOST)
@@ -182,4 +196,11 @@ CLMEM_EXPORT clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *fr
     s = clmem__av_device_release_locked(sync, &c, planes, queue, num_events, wait_list);
     pthread_mutex_unlock(&sync->lock);
     return s;
+}
+
+CLMEM_EXPORT clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame,
+                                                const clmem_av_frame_planes *planes, cl_command_queue queue,
+                                                cl_uint num_events, const cl_event *wait_list)
+{
+    return clmem__error_in(__func__, av_sync_release(sync, frame, planes, queue, num_events, wait_list));
 }

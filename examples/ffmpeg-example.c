@@ -30,9 +30,10 @@ static const char *source =
     "    *p = (uchar)min(255, *p + 40);\n"
     "}\n";
 
-static int fail(const char *what)
+/* The library's sentence names the call that failed and why. */
+static int fail(void)
 {
-    fprintf(stderr, "ffmpeg-example: %s: %s\n", what, clmem_error_message());
+    fprintf(stderr, "ffmpeg-example: %s\n", clmem_error_message());
     return 1;
 }
 
@@ -59,7 +60,7 @@ int main(void)
      * the device with the Vulkan device's UUID (a GPU's own driver), or the
      * only OpenCL device where none says its UUID (PoCL, host-mapped). */
     if (clmem_av_bridge_create(device_ref, NULL, 0, &bridge) != CLMEM_OK)
-        return fail("clmem_av_bridge_create");
+        return fail();
     context = clmem_bridge_context(bridge);
     device = clmem_bridge_cl_device(bridge);
     queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
@@ -69,7 +70,7 @@ int main(void)
     kernel = clCreateKernel(program, "brighten", &err);
     /* The handoffs' order: one frame at a time, BEST takes host order. */
     if (clmem_av_sync_create(bridge, device_ref, CLMEM_AV_ORDER_BEST, 1, &sync) != CLMEM_OK)
-        return fail("clmem_av_sync_create");
+        return fail();
 
     /* A pool whose frames OpenCL reads. */
     frames_ref = av_hwframe_ctx_alloc(device_ref);
@@ -79,7 +80,7 @@ int main(void)
     frames->width = WIDTH;
     frames->height = HEIGHT;
     if (clmem_av_frames_setup(frames_ref) != CLMEM_OK)
-        return fail("clmem_av_frames_setup");
+        return fail();
     if (av_hwframe_ctx_init(frames_ref) < 0)
         return fprintf(stderr, "ffmpeg-example: av_hwframe_ctx_init failed\n"), 1;
 
@@ -106,17 +107,17 @@ int main(void)
         /* Plane 0 (Y) is a buffer whose rows are row_pitch bytes apart. */
         if (clmem_av_frame_import(bridge, hw, CLMEM_BRIDGE_PATH_BEST, queue, CL_MEM_READ_WRITE, &planes) !=
             CLMEM_OK)
-            return fail("clmem_av_frame_import");
+            return fail();
         clmem_bridge_handle_path(planes.planes[0], &path);
         luma = clmem_handle_mem(planes.planes[0]);
         pitch = clmem_handle_row_pitch(planes.planes[0]);
         if (clmem_av_sync_acquire(sync, hw, &planes, queue, UINT64_MAX, NULL) != CLMEM_OK)
-            return fail("clmem_av_sync_acquire");
+            return fail();
         clSetKernelArg(kernel, 0, sizeof luma, &luma);
         clSetKernelArg(kernel, 1, sizeof pitch, &pitch);
         clEnqueueNDRangeKernel(queue, kernel, 2, NULL, global, NULL, 0, NULL, NULL);
         if (clmem_av_sync_release(sync, hw, &planes, queue, 0, NULL) != CLMEM_OK)
-            return fail("clmem_av_sync_release");
+            return fail();
         if (n == 0)
             printf("frame planes through the %s path, %s order: Y row pitch %u, CbCr row pitch %u\n",
                    clmem_bridge_path_name(path), clmem_av_order_name(clmem_av_sync_get_order(sync)), pitch,
@@ -145,14 +146,14 @@ int main(void)
     /* The end: the sync object's and the imports' work done, then the
      * bridge, then FFmpeg's device last (the bridge borrows its VkDevice). */
     if (clmem_av_sync_finish(sync, 10000000000ull) != CLMEM_OK)
-        return fail("clmem_av_sync_finish");
+        return fail();
     clmem_av_sync_unref(sync);
     /* Before the VkDevice goes (with device_ref's last reference): wait
      * until the library holds nothing of it. */
     {
         const AVVulkanDeviceContext *vk = ((AVHWDeviceContext *)device_ref->data)->hwctx;
         if (clmem_bridge_device_finish(vk->act_dev, 10000000000ull) != CLMEM_OK)
-            return fail("clmem_bridge_device_finish");
+            return fail();
     }
     av_buffer_unref(&frames_ref);
     clReleaseKernel(kernel);

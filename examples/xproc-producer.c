@@ -58,9 +58,10 @@ static const char usage[] = "usage: %s SOCKET [--frames N] [--expect-consumer-de
                             "Listens at SOCKET for one xproc-consumer and sends it N frames (64 unless told),\n"
                             "checking every byte when each comes back.\n";
 
-static int fail(const char *what)
+/* The library's sentence names the call that failed and why. */
+static int fail(void)
 {
-    fprintf(stderr, "producer: %s: %s\n", what, clmem_error_message());
+    fprintf(stderr, "producer: %s\n", clmem_error_message());
     return 1;
 }
 
@@ -272,7 +273,7 @@ int main(int argc, char **argv)
                                     .device = v.device, .socket_fd = sock};
     clmem_ipc_producer *p;
     if (clmem_ipc_producer_create(&info, &p) != CLMEM_OK)
-        return fail("clmem_ipc_producer_create");
+        return fail();
 
     /* Offer the frames: the images as clmem_bridge_vk_image descriptions of
      * the buffer's memory (an image laid out by other means), the buffer as
@@ -294,7 +295,7 @@ int main(int argc, char **argv)
             st = clmem_ipc_producer_add_image(p, &img, frame_type, NULL);
         }
         if (st != CLMEM_OK)
-            return fail("offering a frame");
+            return fail();
     }
     /* From here on, whatever happens, the producer is destroyed and the
      * Vulkan objects freed before the program says how it went. */

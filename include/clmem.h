@@ -68,6 +68,19 @@
  *    name and number ("vkMapMemory failed with VK_ERROR_MEMORY_MAP_FAILED
  *    (-5): ..."), with the reason that applies to this machine first.
  *
+ * The sentence begins with the clmem function that failed, once, so that
+ * a chain of calls (`if (a() != CLMEM_OK || b() != CLMEM_OK)`) still says
+ * which one it was:
+ *  - "clmem_x: sentence" where the library's own check refused the call:
+ *    "clmem_handle_wrap: mem is NULL.";
+ *  - "clmem_x: nativeCall failed with CODE (n): sentence" where a native
+ *    call failed: "clmem_bridge_import_vk: vkMapMemory failed with
+ *    VK_ERROR_MEMORY_MAP_FAILED (-5): ...".
+ * A clmem function that failed inside another keeps its own name after the
+ * outer one's ("clmem_av_frame_import: clmem_keepalive_new: ..."). A
+ * duration is given in the unit a caller writes it ("within 200 ms",
+ * "after 10 s").
+ *
  * After a success the record means nothing (a call may recover from an
  * inner failure). Libraries layered on clmem report through the same
  * record with clmem_error_set().
@@ -474,12 +487,15 @@ const char *clmem_error_call(void);
 int32_t clmem_error_native_code(void);
 
 /**
- * One sentence naming all of this thread's last error: the call, the raw
- * code by its name and number, and the explanation, as in
- * "vkMapMemory failed with VK_ERROR_MEMORY_MAP_FAILED (-5): ..." or
- * "clGetMemObjectInfo(CL_MEM_CONTEXT) failed with CL_INVALID_MEM_OBJECT
- * (-38): ...". A code its API's headers do not name keeps its number
- * ("OpenCL code 999"); an errno value reads "EMFILE (errno 24)".
+ * One sentence naming all of this thread's last error: the clmem function
+ * that failed, the native call, its raw code by its name and number, and
+ * the explanation, as in "clmem_handle_wrap_checked: clGetMemObjectInfo(
+ * CL_MEM_CONTEXT) failed with CL_INVALID_MEM_OBJECT (-38): ..."; or,
+ * where the library's own check refused the call, the function and the
+ * explanation: "clmem_handle_wrap: mem is NULL." (@ref errors). A code
+ * its API's headers do not name keeps its number ("OpenCL code 999"); an
+ * errno value reads "EMFILE (errno 24)". A record set by clmem_error_set()
+ * outside a clmem function reads as it was set, with no function name.
  *
  * @return The sentence, at most 2367 bytes (the explanation's 2047, after
  *         at most 160 of call name and the words around the code); "No
@@ -506,8 +522,10 @@ void clmem_error_clear(void);
  * Record an error in this thread's record and return `status`, so a
  * function can `return clmem_error_set(...)`.
  *
- * For libraries layered on clmem (libclmem-bridge is one) so that users
- * read one error channel.
+ * For libraries layered on clmem so that users read one error channel.
+ * The message reads as clmem_error_message() describes it, without a
+ * clmem function's name in front: write the explanation so that it says
+ * which of your functions failed.
  *
  * @param status      The status to record, and to return.
  * @param api         Which API native_code belongs to (CLMEM_API_NONE for

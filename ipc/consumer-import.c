@@ -14,6 +14,7 @@
  * (proto.c holds it until then). */
 #define _GNU_SOURCE /* F_DUPFD_CLOEXEC */
 #include "config.h"
+#include "error-private.h"
 #include "consumer.h"
 
 #include <errno.h>
@@ -24,7 +25,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define BAD(...) clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, __VA_ARGS__)
+static clmem_status dup_failed(uint32_t index, int err)
+{
+    return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM, "fcntl(F_DUPFD_CLOEXEC)", err,
+                           "Duplicating allocation %u's fd failed: %s.", index, strerror(err));
+}
 
 clmem_status clmem__ipc_consumer_choose_path(struct clmem_ipc_consumer *c, const struct ipc_hello *producer)
 {
@@ -38,8 +43,7 @@ clmem_status clmem__ipc_consumer_choose_path(struct clmem_ipc_consumer *c, const
             return CLMEM_OK;
         }
         if (c->want_path == CLMEM_BRIDGE_PATH_OPAQUE_FD)
-            return clmem_error_set(st, CLMEM_API_NONE, NULL, 0, "The consumer cannot take the opaque-fd path: %s",
-                                   clmem_error_message());
+            return clmem__fail(st, "The consumer cannot take the opaque-fd path: %s", clmem_error_message());
         snprintf(fd_why, sizeof fd_why, "%s", clmem_error_message());
     }
 
@@ -62,11 +66,10 @@ clmem_status clmem__ipc_consumer_choose_path(struct clmem_ipc_consumer *c, const
         return CLMEM_OK;
     }
     if (c->want_path == CLMEM_BRIDGE_PATH_HOST_MAPPED)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "The consumer cannot take the host-mapped path: %s.", host_why);
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "The consumer has no path for the producer's memory. Opaque fd: %s Host-mapped: %s.", fd_why,
-                           host_why);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED, "The consumer cannot take the host-mapped path: %s.", host_why);
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                       "The consumer has no path for the producer's memory. Opaque fd: %s Host-mapped: %s.", fd_why,
+                       host_why);
 }
 
 /* ------------------------------------------------------------ host-mapped */
@@ -101,13 +104,13 @@ static clmem_status import_into_vulkan(struct clmem_ipc_consumer *c, const struc
     VkResult vr;
 
     if (type >= mp->memoryTypeCount || (mp->memoryTypes[type].propertyFlags & host) != host)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "The producer's allocation %u is of memory type %u, which is not host-visible and "
-                               "host-coherent on %s (%u types): the host-mapped path maps it.",
-                               index, type, c->vk.device_name, mp->memoryTypeCount);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "The producer's allocation %u is of memory type %u, which is not host-visible and "
+                           "host-coherent on %s (%u types): the host-mapped path maps it.",
+                           index, type, c->vk.device_name, mp->memoryTypeCount);
     struct imported_memory *m = calloc(1, sizeof *m);
     if (!m)
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Out of memory.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the record of the producer's allocation %u failed.", index);
     *m = (struct imported_memory){c->vk.FreeMemory, c->vk.DestroyBuffer, device, VK_NULL_HANDLE, VK_NULL_HANDLE};
 
     VkMemoryDedicatedAllocateInfo dedicated = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
@@ -139,8 +142,7 @@ static clmem_status import_into_vulkan(struct clmem_ipc_consumer *c, const struc
     if (import.fd < 0) {
         int err = errno;
         free_imported_memory(m); /* frees nothing but the buffer: memory is still VK_NULL_HANDLE */
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM, "fcntl(F_DUPFD_CLOEXEC)", err,
-                               "Duplicating allocation %u's fd failed: %s.", index, strerror(err));
+        return dup_failed(index, err);
     }
     vr = c->vk.AllocateMemory(device, &ai, NULL, &m->memory);
     if (vr != VK_SUCCESS) {
@@ -154,7 +156,7 @@ static clmem_status import_into_vulkan(struct clmem_ipc_consumer *c, const struc
     *anchor_out = clmem_keepalive_new(free_imported_memory, m);
     if (!*anchor_out) {
         free_imported_memory(m);
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Out of memory.");
+        return CLMEM_ERR_NO_MEMORY; /* clmem_keepalive_new() said why */
     }
     *desc_out = (clmem_bridge_vk_memory){.device = device,
                                          .memory = m->memory,
@@ -179,11 +181,13 @@ static clmem_status check_fd(const struct proto_alloc *a, uint32_t index)
                                "The fd of the producer's allocation %u cannot be examined: %s.", index,
                                strerror(errno));
     if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < a->desc.allocation_size)
-        return BAD("The producer's allocation %u announces %llu bytes, and its fd is a file of %lld bytes.", index,
-                   (unsigned long long)a->desc.allocation_size, (long long)st.st_size);
+        return clmem__invalid("The producer's allocation %u announces %llu bytes, and its fd is a file of %lld bytes.",
+                              index, (unsigned long long)a->desc.allocation_size, (long long)st.st_size);
     if (S_ISDIR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
-        return BAD("The producer's allocation %u came with an fd that is a %s, not memory.", index,
-                   S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "pipe" : "socket");
+        return clmem__invalid("The producer's allocation %u came with an fd that is a %s, not memory.", index,
+                              S_ISDIR(st.st_mode)    ? "directory"
+                              : S_ISFIFO(st.st_mode) ? "pipe"
+                                                     : "socket");
     return CLMEM_OK;
 }
 
@@ -209,8 +213,7 @@ static clmem_status import_plane(struct clmem_ipc_consumer *c, const struct prot
     else {
         int fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 0); /* the import takes it on success */
         if (fd < 0)
-            return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM, "fcntl(F_DUPFD_CLOEXEC)", errno,
-                                   "Duplicating allocation %u's fd failed: %s.", alloc_index, strerror(errno));
+            return dup_failed(alloc_index, errno);
         st = clmem_bridge_import_fd(c->bridge, fd, CLMEM_BRIDGE_PATH_OPAQUE_FD, a->desc.allocation_size, p->offset,
                                     p->size, NULL, c->queue, c->mem_flags, out);
         if (st != CLMEM_OK)
@@ -253,7 +256,7 @@ clmem_status clmem__ipc_consumer_import(struct clmem_ipc_consumer *c)
         char why[1024];
         snprintf(why, sizeof why, "%s", clmem_error_message());
         clmem__ipc_consumer_drop_imports(c);
-        return clmem_error_set(keep, CLMEM_API_NONE, NULL, 0, "%s", why);
+        return clmem__fail(keep, "%s", why);
     }
     return CLMEM_OK;
 }

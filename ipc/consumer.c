@@ -4,6 +4,7 @@
  * handles, and destroy(). The release point is consumer-release.c's, the
  * imports consumer-import.c's. */
 #include "config.h"
+#include "error-private.h"
 #include "consumer.h"
 #include "export.h"
 #include "sock.h"
@@ -16,8 +17,6 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-
-#define BAD(...) clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, __VA_ARGS__)
 
 static clmem_ipc_state state_of(const struct clmem_ipc_consumer *c)
 {
@@ -33,50 +32,44 @@ static clmem_status check_queue(const clmem_ipc_consumer_info *in)
     cl_int err = clGetCommandQueueInfo(in->queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
     if (err != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err,
-                               "clmem_ipc_consumer_create: the queue cannot be queried.");
+                               "the queue cannot be queried.");
     if (ctx != clmem_bridge_context(in->bridge))
-        return clmem_error_set(CLMEM_ERR_CONTEXT_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                               "clmem_ipc_consumer_create: the queue is not in the bridge's context.");
+        return clmem__fail(CLMEM_ERR_CONTEXT_MISMATCH, "the queue is not in the bridge's context.");
     err = clGetCommandQueueInfo(in->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
     if (err != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)", err,
-                               "clmem_ipc_consumer_create: the queue's properties cannot be queried.");
+                               "the queue's properties cannot be queried.");
     if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
-        return BAD("clmem_ipc_consumer_create: the queue is out of order; a frame's release must follow the work "
-                   "enqueued on it, so the queue must be in order.");
+        return clmem__invalid("the queue is out of order; a frame's release must follow the work "
+                              "enqueued on it, so the queue must be in order.");
     return CLMEM_OK;
 }
 
 static clmem_status check_info(const clmem_ipc_consumer_info *info, clmem_ipc_consumer_info *in)
 {
-    if (info->size < sizeof *in || info->size > 4096)
-        return BAD("clmem_ipc_consumer_create: info->size is %zu; set it to sizeof(clmem_ipc_consumer_info) (%zu).",
-                   info->size, sizeof *in);
-    for (size_t i = sizeof *in; i < info->size; i++)
-        if (((const unsigned char *)info)[i])
-            return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                                   "clmem_ipc_consumer_create: byte %zu of info, past this library's "
-                                   "clmem_ipc_consumer_info (%zu bytes), is set: a newer header's field.",
-                                   i, sizeof *in);
+    clmem_status st = clmem__ipc_check_info_size(info, info->size, sizeof *in, "clmem_ipc_consumer_info");
+
+    if (st != CLMEM_OK)
+        return st;
     memcpy(in, info, sizeof *in);
     if (!in->bridge || !in->instance || !in->physical_device || !in->queue)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
-                               "clmem_ipc_consumer_create: info->%s is NULL.",
-                               !in->bridge ? "bridge" : !in->instance ? "instance"
-                                                    : !in->physical_device ? "physical_device" : "queue");
+        return clmem__null_arg(!in->bridge            ? "info->bridge"
+                               : !in->instance        ? "info->instance"
+                               : !in->physical_device ? "info->physical_device"
+                                                      : "info->queue");
     if (in->flags)
-        return BAD("clmem_ipc_consumer_create: flags 0x%x; none are defined.", in->flags);
+        return clmem__ipc_no_flags(in->flags);
     if (in->path != CLMEM_BRIDGE_PATH_BEST && in->path != CLMEM_BRIDGE_PATH_OPAQUE_FD &&
         in->path != CLMEM_BRIDGE_PATH_HOST_MAPPED)
-        return BAD("clmem_ipc_consumer_create: path %d; the producer's memory comes as opaque fds, which the "
-                   "consumer takes on the opaque-fd or the host-mapped path (or BEST).", (int)in->path);
+        return clmem__invalid("path %d; the producer's memory comes as opaque fds, which the "
+                              "consumer takes on the opaque-fd or the host-mapped path (or BEST).",
+                              (int)in->path);
     if (in->mem_flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))
-        return BAD("clmem_ipc_consumer_create: mem_flags 0x%llx has host-pointer flags.",
-                   (unsigned long long)in->mem_flags);
+        return clmem__invalid("mem_flags 0x%llx has host-pointer flags.", (unsigned long long)in->mem_flags);
     return check_queue(in);
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_consumer_create(const clmem_ipc_consumer_info *info, clmem_ipc_consumer **out)
+static clmem_status ipc_consumer_create(const clmem_ipc_consumer_info *info, clmem_ipc_consumer **out)
 {
     clmem_ipc_consumer_info in;
     clmem_ipc_consumer *c;
@@ -87,16 +80,14 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_create(const clmem_ipc_consumer_inf
     if (out)
         *out = NULL;
     if (!info || !out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
-                               "clmem_ipc_consumer_create: %s is NULL.", !info ? "info" : "out");
-    if ((st = check_info(info, &in)) != CLMEM_OK ||
-        (st = clmem__ipc_socket_check(in.socket_fd, "clmem_ipc_consumer_create")) != CLMEM_OK)
+        return clmem__null_arg(!info ? "info" : "out");
+    if ((st = check_info(info, &in)) != CLMEM_OK || (st = clmem__ipc_socket_check(in.socket_fd)) != CLMEM_OK)
         return st;
     c = calloc(1, sizeof *c);
     if (!c)
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "clmem_ipc_consumer_create: out of memory.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "allocating the consumer failed.");
     st = clmem__ipc_vk_load(&c->vk, in.get_instance_proc_addr, in.instance, in.physical_device,
-                            clmem_bridge_vk_device(in.bridge), "clmem_ipc_consumer_create");
+                            clmem_bridge_vk_device(in.bridge));
     if (st != CLMEM_OK) {
         free(c);
         return st;
@@ -105,7 +96,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_create(const clmem_ipc_consumer_inf
     if (err != CL_SUCCESS) {
         free(c);
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clRetainCommandQueue", err,
-                               "clmem_ipc_consumer_create: retaining the queue failed.");
+                               "retaining the queue failed.");
     }
     c->bridge = clmem_bridge_ref(in.bridge);
     c->queue = in.queue;
@@ -139,11 +130,15 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_create(const clmem_ipc_consumer_inf
         clmem_bridge_unref(c->bridge);
         free(c);
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_SYSTEM, "pthread_create", perr,
-                               "clmem_ipc_consumer_create: the consumer's thread could not be made: %s.",
-                               strerror(perr));
+                               "the consumer's thread could not be made: %s.", strerror(perr));
     }
     *out = c;
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_consumer_create(const clmem_ipc_consumer_info *info, clmem_ipc_consumer **out)
+{
+    return clmem__error_in(__func__, ipc_consumer_create(info, out));
 }
 
 /* ------------------------------------------------------------ the handshake */
@@ -162,11 +157,24 @@ static clmem_status peer_error(struct clmem_ipc_consumer *c, const struct ipc_er
                                                                               : CLMEM_ERR_INVALID_VALUE;
     shutdown(c->sock, SHUT_RDWR);
     atomic_store(&c->state, CLMEM_IPC_STATE_DROPPED);
-    return clmem_error_set(st, CLMEM_API_NONE, NULL, 0, "The producer ended the connection: %s", e->text);
+    return clmem__fail(st, "The producer ended the connection: %s", e->text);
+}
+
+static clmem_status gone_in_handshake(struct clmem_ipc_consumer *c)
+{
+    atomic_store(&c->state, CLMEM_IPC_STATE_PEER_GONE);
+    return clmem__invalid("The producer closed the connection during the handshake.");
+}
+
+static clmem_status bye_in_handshake(struct clmem_ipc_consumer *c)
+{
+    atomic_store(&c->state, CLMEM_IPC_STATE_ENDED);
+    return clmem__invalid("The producer said BYE during the handshake.");
 }
 
 /* One message of the handshake, accepted by proto.c, until the deadline. */
-static clmem_status handshake_receive(struct clmem_ipc_consumer *c, uint64_t deadline, struct ipc_msg *m)
+static clmem_status handshake_receive(struct clmem_ipc_consumer *c, uint64_t timeout_ns, uint64_t deadline,
+                                      struct ipc_msg *m)
 {
     for (;;) {
         int fd;
@@ -177,21 +185,17 @@ static clmem_status handshake_receive(struct clmem_ipc_consumer *c, uint64_t dea
                 return drop(c, clmem_error_status());
             if (m->type == IPC_ERROR)
                 return peer_error(c, &m->u.error);
-            if (m->type == IPC_BYE) {
-                atomic_store(&c->state, CLMEM_IPC_STATE_ENDED);
-                return BAD("The producer said BYE during the handshake.");
-            }
+            if (m->type == IPC_BYE)
+                return bye_in_handshake(c);
             return CLMEM_OK;
         }
-        if (r == RECV_EOF) {
-            atomic_store(&c->state, CLMEM_IPC_STATE_PEER_GONE);
-            return BAD("The producer closed the connection during the handshake.");
-        }
+        if (r == RECV_EOF)
+            return gone_in_handshake(c);
         if (r == RECV_BAD)
             return drop(c, clmem_error_status());
         if (clmem__ipc_now_ns() >= deadline) {
-            clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                            "The producer did not complete the handshake within the timeout.");
+            clmem__fail(CLMEM_ERR_TIMEOUT, "The producer did not complete the handshake within %s.",
+                        clmem__duration(timeout_ns).text);
             return drop(c, CLMEM_ERR_TIMEOUT);
         }
     }
@@ -215,13 +219,10 @@ static clmem_status closed_during_handshake(struct clmem_ipc_consumer *c)
             close(fd); /* a message the handshake no longer takes: only ERROR and BYE matter now */
         if (m.type == IPC_ERROR)
             return peer_error(c, &m.u.error);
-        if (m.type == IPC_BYE) {
-            atomic_store(&c->state, CLMEM_IPC_STATE_ENDED);
-            return BAD("The producer said BYE during the handshake.");
-        }
+        if (m.type == IPC_BYE)
+            return bye_in_handshake(c);
     }
-    atomic_store(&c->state, CLMEM_IPC_STATE_PEER_GONE);
-    return BAD("The producer closed the connection during the handshake.");
+    return gone_in_handshake(c);
 }
 
 static clmem_status send_or_drop(struct clmem_ipc_consumer *c, const struct ipc_msg *m, uint64_t deadline)
@@ -234,8 +235,9 @@ static clmem_status send_or_drop(struct clmem_ipc_consumer *c, const struct ipc_
     return drop(c, clmem_error_status());
 }
 
-static clmem_status handshake(struct clmem_ipc_consumer *c, uint64_t deadline)
+static clmem_status handshake(struct clmem_ipc_consumer *c, uint64_t timeout_ns)
 {
+    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
     struct ipc_msg m = {.type = IPC_HELLO};
     char mine[37], theirs[37];
     clmem_status st;
@@ -243,21 +245,23 @@ static clmem_status handshake(struct clmem_ipc_consumer *c, uint64_t deadline)
     m.u.hello.role = IPC_ROLE_CONSUMER;
     memcpy(m.u.hello.device_uuid, c->vk.device_uuid, IPC_UUID_BYTES);
     memcpy(m.u.hello.driver_uuid, c->vk.driver_uuid, IPC_UUID_BYTES);
-    if ((st = send_or_drop(c, &m, deadline)) != CLMEM_OK || (st = handshake_receive(c, deadline, &m)) != CLMEM_OK)
+    if ((st = send_or_drop(c, &m, deadline)) != CLMEM_OK ||
+        (st = handshake_receive(c, timeout_ns, deadline, &m)) != CLMEM_OK)
         return st;
     /* The producer's HELLO (the only message proto.c lets through first). */
     if (memcmp(m.u.hello.device_uuid, c->vk.device_uuid, IPC_UUID_BYTES)) {
         clmem__ipc_format_uuid(m.u.hello.device_uuid, theirs);
         clmem__ipc_format_uuid(c->vk.device_uuid, mine);
-        clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                        "The producer's device (deviceUUID %s) is not the consumer's (%s, %s): its memory cannot be "
-                        "shared here.", theirs, mine, c->vk.device_name);
+        clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
+                    "The producer's device (deviceUUID %s) is not the consumer's (%s, %s): its memory cannot be "
+                    "shared here.",
+                    theirs, mine, c->vk.device_name);
         return drop(c, CLMEM_ERR_DEVICE_MISMATCH);
     }
     if ((st = clmem__ipc_consumer_choose_path(c, &m.u.hello)) != CLMEM_OK)
         return drop(c, st);
     while (c->proto.phase != PHASE_OPEN)
-        if ((st = handshake_receive(c, deadline, &m)) != CLMEM_OK)
+        if ((st = handshake_receive(c, timeout_ns, deadline, &m)) != CLMEM_OK)
             return st;
     if ((st = clmem__ipc_consumer_import(c)) != CLMEM_OK)
         return drop(c, st);
@@ -272,20 +276,25 @@ static clmem_status handshake(struct clmem_ipc_consumer *c, uint64_t deadline)
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_consumer_start(clmem_ipc_consumer *c, uint64_t timeout_ns)
+static clmem_status ipc_consumer_start(clmem_ipc_consumer *c, uint64_t timeout_ns)
 {
     clmem_status st;
     if (!c)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "clmem_ipc_consumer_start: c is NULL.");
+        return clmem__null_arg("c");
     if (c->started)
-        return BAD("clmem_ipc_consumer_start: called before (the state is %s).", clmem_ipc_state_name(state_of(c)));
+        return clmem__ipc_started_twice(state_of(c));
     c->started = true;
-    st = handshake(c, clmem__ipc_deadline(timeout_ns));
+    st = handshake(c, timeout_ns);
     if (st != CLMEM_OK) {
         clmem__ipc_proto_close_fds(&c->proto);
         c->path = CLMEM_BRIDGE_PATH_BEST;
     }
     return st;
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_consumer_start(clmem_ipc_consumer *c, uint64_t timeout_ns)
+{
+    return clmem__error_in(__func__, ipc_consumer_start(c, timeout_ns));
 }
 
 /* ------------------------------------------------------------ frames */
@@ -315,8 +324,7 @@ static clmem_status deliver(struct clmem_ipc_consumer *c, struct consumer_frame 
             clReleaseEvent(*event_out);
             *event_out = NULL;
         }
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Out of memory for frame %u's anchor.",
-                               f->index);
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Out of memory for frame %u's anchor.", f->index);
     }
     st = CLMEM_OK;
     for (uint32_t i = 0; i < f->plane_count && st == CLMEM_OK; i++) {
@@ -348,8 +356,8 @@ static clmem_status deliver(struct clmem_ipc_consumer *c, struct consumer_frame 
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns, clmem_ipc_frame *frame_out,
-                                                  cl_event *event_out)
+static clmem_status ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns, clmem_ipc_frame *frame_out,
+                                      cl_event *event_out)
 {
     uint64_t deadline = clmem__ipc_deadline(timeout_ns);
 
@@ -358,11 +366,9 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_
     if (event_out)
         *event_out = NULL;
     if (!c || !frame_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "clmem_ipc_consumer_next: %s is NULL.",
-                               !c ? "c" : "frame_out");
+        return clmem__null_arg(!c ? "c" : "frame_out");
     if (c->path == CLMEM_BRIDGE_PATH_BEST)
-        return BAD("clmem_ipc_consumer_next: the consumer has not started (the state is %s).",
-                   clmem_ipc_state_name(state_of(c)));
+        return clmem__ipc_not_started("consumer", state_of(c));
     for (;;) {
         if (state_of(c) != CLMEM_IPC_STATE_OPEN)
             return CLMEM_OK; /* the end of the stream: plane_count 0 */
@@ -373,8 +379,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_
         if (r == RECV_TIMEOUT) {
             if (clmem__ipc_now_ns() < deadline)
                 continue;
-            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                                   "clmem_ipc_consumer_next: no frame within the timeout.");
+            return clmem__fail(CLMEM_ERR_TIMEOUT, "no frame came within %s.", clmem__duration(timeout_ns).text);
         }
         if (r == RECV_EOF) {
             int open = CLMEM_IPC_STATE_OPEN;
@@ -401,6 +406,12 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_
     }
 }
 
+CLMEM_EXPORT clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns,
+                                                  clmem_ipc_frame *frame_out, cl_event *event_out)
+{
+    return clmem__error_in(__func__, ipc_consumer_next(c, timeout_ns, frame_out, event_out));
+}
+
 CLMEM_EXPORT clmem_ipc_state clmem_ipc_consumer_state(const clmem_ipc_consumer *c)
 {
     return c ? state_of(c) : CLMEM_IPC_STATE_NEW;
@@ -411,7 +422,7 @@ CLMEM_EXPORT clmem_bridge_path clmem_ipc_consumer_path(const clmem_ipc_consumer 
     return c ? c->path : CLMEM_BRIDGE_PATH_BEST;
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_consumer_destroy(clmem_ipc_consumer *c, uint64_t timeout_ns)
+static clmem_status ipc_consumer_destroy(clmem_ipc_consumer *c, uint64_t timeout_ns)
 {
     uint64_t deadline = clmem__ipc_deadline(timeout_ns);
 
@@ -421,9 +432,10 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_destroy(clmem_ipc_consumer *c, uint
     if (c->held) {
         uint32_t held = c->held;
         pthread_mutex_unlock(&c->lock);
-        return clmem_error_set(CLMEM_ERR_IN_USE, CLMEM_API_NONE, NULL, 0,
-                               "clmem_ipc_consumer_destroy: %u frame%s handed out still %s handles alive; drop them "
-                               "first.", held, held == 1 ? "" : "s", held == 1 ? "has its" : "have their");
+        return clmem__fail(CLMEM_ERR_IN_USE,
+                           "%u frame%s handed out still %s handles alive; drop them "
+                           "first.",
+                           held, held == 1 ? "" : "s", held == 1 ? "has its" : "have their");
     }
     while (c->released || c->releasing) {
         struct timespec ts;
@@ -433,9 +445,8 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_destroy(clmem_ipc_consumer *c, uint
         if (pthread_cond_timedwait(&c->cond, &c->lock, &ts) == ETIMEDOUT && clmem__ipc_now_ns() >= deadline &&
             (c->released || c->releasing)) {
             pthread_mutex_unlock(&c->lock);
-            return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                                   "clmem_ipc_consumer_destroy: a release for the producer had not completed within "
-                                   "the timeout.");
+            return clmem__fail(CLMEM_ERR_TIMEOUT, "a release for the producer had not completed within %s.",
+                               clmem__duration(timeout_ns).text);
         }
     }
     c->stop = true;
@@ -460,4 +471,9 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_destroy(clmem_ipc_consumer *c, uint
     pthread_mutex_destroy(&c->lock);
     free(c);
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_consumer_destroy(clmem_ipc_consumer *c, uint64_t timeout_ns)
+{
+    return clmem__error_in(__func__, ipc_consumer_destroy(c, timeout_ns));
 }

@@ -7,6 +7,7 @@
  * come back by FREE messages, or, from a consumer that is gone, by
  * reclaim.c's rule. */
 #include "config.h"
+#include "error-private.h"
 #include "export.h"
 #include "proto.h"
 #include "reclaim.h"
@@ -42,11 +43,9 @@ struct clmem_ipc_producer {
     struct reclaim reclaim;
 };
 
-#define BAD(...) clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, __VA_ARGS__)
-
 /* ------------------------------------------------------------ creation */
 
-CLMEM_EXPORT clmem_status clmem_ipc_producer_create(const clmem_ipc_producer_info *info, clmem_ipc_producer **out)
+static clmem_status ipc_producer_create(const clmem_ipc_producer_info *info, clmem_ipc_producer **out)
 {
     clmem_ipc_producer_info in = {0};
     clmem_ipc_producer *p;
@@ -55,37 +54,28 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_create(const clmem_ipc_producer_inf
     if (out)
         *out = NULL;
     if (!info || !out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
-                               "clmem_ipc_producer_create: %s is NULL.", !info ? "info" : "out");
+        return clmem__null_arg(!info ? "info" : "out");
     /* The versioned struct: its size says which fields to read. */
-    if (info->size < sizeof in || info->size > 4096)
-        return BAD("clmem_ipc_producer_create: info->size is %zu; set it to sizeof(clmem_ipc_producer_info) (%zu).",
-                   info->size, sizeof in);
-    for (size_t i = sizeof in; i < info->size; i++)
-        if (((const unsigned char *)info)[i])
-            return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                                   "clmem_ipc_producer_create: byte %zu of info, past this library's "
-                                   "clmem_ipc_producer_info (%zu bytes), is set: a newer header's field.",
-                                   i, sizeof in);
+    if ((st = clmem__ipc_check_info_size(info, info->size, sizeof in, "clmem_ipc_producer_info")) != CLMEM_OK)
+        return st;
     memcpy(&in, info, sizeof in);
     if (!in.instance || !in.physical_device || !in.device)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
-                               "clmem_ipc_producer_create: info->%s is NULL.",
-                               !in.instance ? "instance" : !in.physical_device ? "physical_device" : "device");
+        return clmem__null_arg(!in.instance          ? "info->instance"
+                               : !in.physical_device ? "info->physical_device"
+                                                     : "info->device");
     if (in.flags)
-        return BAD("clmem_ipc_producer_create: flags 0x%x; none are defined.", in.flags);
-    if ((st = clmem__ipc_socket_check(in.socket_fd, "clmem_ipc_producer_create")) != CLMEM_OK)
+        return clmem__ipc_no_flags(in.flags);
+    if ((st = clmem__ipc_socket_check(in.socket_fd)) != CLMEM_OK)
         return st;
 
     p = calloc(1, sizeof *p);
     if (!p)
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "clmem_ipc_producer_create: out of memory.");
-    st = clmem__ipc_vk_load(&p->vk, in.get_instance_proc_addr, in.instance, in.physical_device, in.device,
-                            "clmem_ipc_producer_create");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "allocating the producer failed.");
+    st = clmem__ipc_vk_load(&p->vk, in.get_instance_proc_addr, in.instance, in.physical_device, in.device);
     if (st == CLMEM_OK && !p->vk.GetMemoryFdKHR)
-        st = clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                             "clmem_ipc_producer_create: vkGetMemoryFdKHR is not available on the device: enable "
-                             "VK_KHR_external_memory_fd when creating it (clmem_bridge_device_extensions() names it).");
+        st = clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                         "vkGetMemoryFdKHR is not available on the device: enable "
+                         "VK_KHR_external_memory_fd when creating it (clmem_bridge_device_extensions() names it).");
     if (st != CLMEM_OK) {
         free(p);
         return st;
@@ -93,10 +83,16 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_create(const clmem_ipc_producer_inf
     p->sock = in.socket_fd;
     p->state = CLMEM_IPC_STATE_NEW;
     clmem__ipc_proto_init(&p->proto, IPC_ROLE_PRODUCER);
-    clmem__ipc_reclaim_init(&p->reclaim, in.reclaim_delay_ns ? in.reclaim_delay_ns : CLMEM_IPC_RECLAIM_DELAY_DEFAULT_NS);
+    clmem__ipc_reclaim_init(&p->reclaim,
+                            in.reclaim_delay_ns ? in.reclaim_delay_ns : CLMEM_IPC_RECLAIM_DELAY_DEFAULT_NS);
     clmem__ipc_reclaim_connected(&p->reclaim, p->sock);
     *out = p;
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_producer_create(const clmem_ipc_producer_info *info, clmem_ipc_producer **out)
+{
+    return clmem__error_in(__func__, ipc_producer_create(info, out));
 }
 
 /* ------------------------------------------------------------ offering */
@@ -108,7 +104,8 @@ static clmem_status memory_type(const clmem_ipc_producer *p, const clmem_bridge_
     const VkPhysicalDeviceMemoryProperties *mp = &p->vk.memory;
     if (index != CLMEM_IPC_MEMORY_TYPE_BY_FLAGS) {
         if (index >= mp->memoryTypeCount)
-            return BAD("memory_type_index %u is past the device's %u memory types.", index, mp->memoryTypeCount);
+            return clmem__invalid("memory_type_index %u is past the device's %u memory types.", index,
+                                  mp->memoryTypeCount);
         *out = index;
         return CLMEM_OK;
     }
@@ -117,8 +114,10 @@ static clmem_status memory_type(const clmem_ipc_producer *p, const clmem_bridge_
             *out = i;
             return CLMEM_OK;
         }
-    return BAD("CLMEM_IPC_MEMORY_TYPE_BY_FLAGS: none of the device's %u memory types has property flags 0x%x; "
-               "name the memoryTypeIndex the memory was allocated with.", mp->memoryTypeCount, m->property_flags);
+    return clmem__invalid(
+        "CLMEM_IPC_MEMORY_TYPE_BY_FLAGS: none of the device's %u memory types has property flags 0x%x; "
+        "name the memoryTypeIndex the memory was allocated with.",
+        mp->memoryTypeCount, m->property_flags);
 }
 
 /* The allocation's index, adding it at its first frame. */
@@ -128,15 +127,16 @@ static clmem_status find_alloc(clmem_ipc_producer *p, const clmem_bridge_vk_memo
     for (uint32_t i = 0; i < p->nallocs; i++)
         if (p->allocs[i].memory == m->memory) {
             if (p->allocs[i].allocation_size != m->allocation_size || p->allocs[i].memory_type_index != type_index)
-                return BAD("The VkDeviceMemory of this frame was offered before with allocation size %llu and "
-                           "memory type %u; now %llu and %u.",
-                           (unsigned long long)p->allocs[i].allocation_size, p->allocs[i].memory_type_index,
-                           (unsigned long long)m->allocation_size, type_index);
+                return clmem__invalid(
+                    "The VkDeviceMemory of this frame was offered before with allocation size %llu and "
+                    "memory type %u; now %llu and %u.",
+                    (unsigned long long)p->allocs[i].allocation_size, p->allocs[i].memory_type_index,
+                    (unsigned long long)m->allocation_size, type_index);
             *out = i;
             return CLMEM_OK;
         }
     if (p->nallocs == CLMEM_IPC_MAX_ALLOCATIONS)
-        return BAD("A producer offers at most %d allocations.", CLMEM_IPC_MAX_ALLOCATIONS);
+        return clmem__invalid("A producer offers at most %d allocations.", CLMEM_IPC_MAX_ALLOCATIONS);
     p->allocs[p->nallocs] = (struct producer_alloc){m->memory, m->allocation_size, type_index, m->dedicated != 0};
     *out = p->nallocs++;
     return CLMEM_OK;
@@ -144,27 +144,27 @@ static clmem_status find_alloc(clmem_ipc_producer *p, const clmem_bridge_vk_memo
 
 /* The checks both offers make on the memory, then the frame's slot. */
 static clmem_status offer(clmem_ipc_producer *p, const clmem_bridge_vk_memory *m, uint32_t memory_type_index,
-                          struct ipc_frame *f, uint32_t *index_out, const char *what)
+                          struct ipc_frame *f, uint32_t *index_out)
 {
     clmem_status st;
     uint32_t type_index = 0, alloc = 0;
 
     if (p->started)
-        return BAD("%s: the producer has started; frames are offered before clmem_ipc_producer_start().", what);
+        return clmem__invalid("the producer has started; frames are offered before clmem_ipc_producer_start().");
     if (m->device != p->vk.device)
-        return BAD("%s: the memory belongs to another VkDevice than the producer's.", what);
+        return clmem__invalid("the memory belongs to another VkDevice than the producer's.");
     if (!(m->export_types & VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT))
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "%s: the memory is not exportable as an opaque fd (export_types 0x%x): allocate it "
-                               "with VkExportMemoryAllocateInfo and VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT.",
-                               what, m->export_types);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "the memory is not exportable as an opaque fd (export_types 0x%x): allocate it "
+                           "with VkExportMemoryAllocateInfo and VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT.",
+                           m->export_types);
     for (uint32_t i = 0; i < f->plane_count; i++)
         if (f->planes[i].offset > m->allocation_size || f->planes[i].size > m->allocation_size - f->planes[i].offset)
-            return BAD("%s: plane %u, %llu bytes at offset %llu, ends past the allocation's %llu bytes.", what, i,
-                       (unsigned long long)f->planes[i].size, (unsigned long long)f->planes[i].offset,
-                       (unsigned long long)m->allocation_size);
+            return clmem__invalid("plane %u, %llu bytes at offset %llu, ends past the allocation's %llu bytes.", i,
+                                  (unsigned long long)f->planes[i].size, (unsigned long long)f->planes[i].offset,
+                                  (unsigned long long)m->allocation_size);
     if (p->nframes == CLMEM_IPC_MAX_FRAMES)
-        return BAD("%s: a producer offers at most %d frames.", what, CLMEM_IPC_MAX_FRAMES);
+        return clmem__invalid("a producer offers at most %d frames.", CLMEM_IPC_MAX_FRAMES);
     if ((st = memory_type(p, m, memory_type_index, &type_index)) != CLMEM_OK ||
         (st = find_alloc(p, m, type_index, &alloc)) != CLMEM_OK)
         return st;
@@ -178,49 +178,53 @@ static clmem_status offer(clmem_ipc_producer *p, const clmem_bridge_vk_memory *m
     return CLMEM_OK;
 }
 
+static clmem_status ipc_producer_add_buffer(clmem_ipc_producer *p, const clmem_bridge_vk_memory *memory,
+                                            uint32_t memory_type_index, VkDeviceSize offset, VkDeviceSize size,
+                                            uint32_t row_pitch, uint32_t *index_out)
+{
+    struct ipc_frame f = {.format = VK_FORMAT_UNDEFINED, .plane_count = 1};
+
+    if (!p || !memory || !memory->memory)
+        return clmem__null_arg(!p ? "p" : !memory ? "memory" : "memory->memory");
+    if (size == 0 || memory->allocation_size == 0)
+        return clmem__fail(CLMEM_ERR_ZERO_SIZE, "%s is 0.", size == 0 ? "size" : "memory->allocation_size");
+    if (row_pitch > size)
+        return clmem__invalid("row pitch %u is above the frame's %llu bytes.", row_pitch, (unsigned long long)size);
+    f.planes[0] = (struct ipc_plane){.offset = offset, .size = size, .row_pitch = row_pitch};
+    return offer(p, memory, memory_type_index, &f, index_out);
+}
+
 CLMEM_EXPORT clmem_status clmem_ipc_producer_add_buffer(clmem_ipc_producer *p, const clmem_bridge_vk_memory *memory,
                                                         uint32_t memory_type_index, VkDeviceSize offset,
                                                         VkDeviceSize size, uint32_t row_pitch, uint32_t *index_out)
 {
-    const char *what = "clmem_ipc_producer_add_buffer";
-    struct ipc_frame f = {.format = VK_FORMAT_UNDEFINED, .plane_count = 1};
-
-    if (!p || !memory || !memory->memory)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "%s: %s is NULL.", what,
-                               !p ? "p" : !memory ? "memory" : "memory->memory");
-    if (size == 0 || memory->allocation_size == 0)
-        return clmem_error_set(CLMEM_ERR_ZERO_SIZE, CLMEM_API_NONE, NULL, 0, "%s: %s is 0.", what,
-                               size == 0 ? "size" : "memory->allocation_size");
-    if (row_pitch > size)
-        return BAD("%s: row pitch %u is above the frame's %llu bytes.", what, row_pitch, (unsigned long long)size);
-    f.planes[0] = (struct ipc_plane){.offset = offset, .size = size, .row_pitch = row_pitch};
-    return offer(p, memory, memory_type_index, &f, index_out, what);
+    return clmem__error_in(__func__,
+                           ipc_producer_add_buffer(p, memory, memory_type_index, offset, size, row_pitch, index_out));
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_producer_add_image(clmem_ipc_producer *p, const clmem_bridge_vk_image *image,
-                                                       uint32_t memory_type_index, uint32_t *index_out)
+static clmem_status ipc_producer_add_image(clmem_ipc_producer *p, const clmem_bridge_vk_image *image,
+                                           uint32_t memory_type_index, uint32_t *index_out)
 {
-    const char *what = "clmem_ipc_producer_add_image";
     struct ipc_frame f = {0};
     uint8_t wire[IPC_MAX_MESSAGE_BYTES];
     struct ipc_msg m = {.type = IPC_FRAME}, checked;
     uint32_t texel = 0;
 
     if (!p || !image || !image->memory.memory)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "%s: %s is NULL.", what,
-                               !p ? "p" : !image ? "image" : "image->memory.memory");
+        return clmem__null_arg(!p ? "p" : !image ? "image" : "image->memory.memory");
     if (image->memory.allocation_size == 0)
-        return clmem_error_set(CLMEM_ERR_ZERO_SIZE, CLMEM_API_NONE, NULL, 0, "%s: the allocation size is 0.", what);
+        return clmem__fail(CLMEM_ERR_ZERO_SIZE, "the allocation size is 0.");
     if (clmem_bridge_image_plane_format(image->format, 0, NULL, &texel) != CLMEM_OK)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "%s: VkFormat %d is not one clmem-bridge shares (clmem_bridge_image_formats()).", what,
-                               (int)image->format);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "VkFormat %d is not one clmem-bridge shares (clmem_bridge_image_formats()).",
+                           (int)image->format);
     if (image->tiling != VK_IMAGE_TILING_LINEAR)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "%s: tiling %d; frames cross processes as linear images, whose planes' bytes are "
-                               "defined (an optimal image's layout is the driver's).", what, (int)image->tiling);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "tiling %d; frames cross processes as linear images, whose planes' bytes are "
+                           "defined (an optimal image's layout is the driver's).",
+                           (int)image->tiling);
     if (image->plane_count < 1 || image->plane_count > IPC_MAX_PLANES)
-        return BAD("%s: plane_count %u.", what, image->plane_count);
+        return clmem__invalid("plane_count %u.", image->plane_count);
     f.format = (uint32_t)image->format;
     f.width = image->extent.width;
     f.height = image->extent.height;
@@ -228,7 +232,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_add_image(clmem_ipc_producer *p, co
     for (uint32_t i = 0; i < image->plane_count; i++) {
         const clmem_bridge_vk_image_plane *pl = &image->planes[i];
         if (pl->row_pitch > UINT32_MAX)
-            return BAD("%s: plane %u's row pitch %llu is over 32 bits.", what, i, (unsigned long long)pl->row_pitch);
+            return clmem__invalid("plane %u's row pitch %llu is over 32 bits.", i, (unsigned long long)pl->row_pitch);
         f.planes[i] = (struct ipc_plane){.offset = pl->offset, .size = pl->size, .row_pitch = (uint32_t)pl->row_pitch,
                                          .width = pl->width, .height = pl->height};
     }
@@ -238,11 +242,16 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_add_image(clmem_ipc_producer *p, co
     m.u.frame = f;
     size_t len = clmem__ipc_encode(&m, wire);
     if (clmem__ipc_parse(wire, len, 0, "producer", &checked) != CLMEM_OK) {
-        clmem_status st = clmem_error_status();
-        return clmem_error_set(st, CLMEM_API_NONE, NULL, 0, "%s: %s", what, clmem_error_message());
+        return clmem_error_status(); /* the parser's sentence, as the consumer would say it */
     }
     f = checked.u.frame;
-    return offer(p, &image->memory, memory_type_index, &f, index_out, what);
+    return offer(p, &image->memory, memory_type_index, &f, index_out);
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_producer_add_image(clmem_ipc_producer *p, const clmem_bridge_vk_image *image,
+                                                       uint32_t memory_type_index, uint32_t *index_out)
+{
+    return clmem__error_in(__func__, ipc_producer_add_image(p, image, memory_type_index, index_out));
 }
 
 /* ------------------------------------------------------------ the connection */
@@ -304,7 +313,7 @@ static clmem_status refused(clmem_ipc_producer *p, const struct ipc_error *e)
     clmem_status st = peer_status(e->status);
     connection_over(p, CLMEM_IPC_STATE_DROPPED, false);
     shutdown(p->sock, SHUT_RDWR);
-    return clmem_error_set(st, CLMEM_API_NONE, NULL, 0, "The consumer refused: %s", e->text);
+    return clmem__fail(st, "The consumer refused: %s", e->text);
 }
 
 /* The consumer's HELLO: the same device, or both sides refuse. */
@@ -315,9 +324,22 @@ static clmem_status check_consumer_hello(clmem_ipc_producer *p, const struct ipc
         return CLMEM_OK;
     clmem__ipc_format_uuid(p->vk.device_uuid, mine);
     clmem__ipc_format_uuid(h->device_uuid, theirs);
-    return clmem_error_set(CLMEM_ERR_DEVICE_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                           "The consumer's device (deviceUUID %s) is not the producer's (%s, %s): its memory cannot "
-                           "be shared there.", theirs, mine, p->vk.device_name);
+    return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
+                       "The consumer's device (deviceUUID %s) is not the producer's (%s, %s): its memory cannot "
+                       "be shared there.",
+                       theirs, mine, p->vk.device_name);
+}
+
+static clmem_status gone_in_handshake(clmem_ipc_producer *p)
+{
+    connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
+    return clmem__invalid("The consumer closed the connection during the handshake.");
+}
+
+static clmem_status bye_in_handshake(clmem_ipc_producer *p)
+{
+    connection_over(p, CLMEM_IPC_STATE_ENDED, true);
+    return clmem__invalid("The consumer said BYE during the handshake.");
 }
 
 /* A send found the consumer's end closed. What it sent before closing is
@@ -338,15 +360,10 @@ static clmem_status closed_during_handshake(clmem_ipc_producer *p)
             close(fd); /* a message the handshake no longer takes: only ERROR and BYE matter now */
         if (m.type == IPC_ERROR)
             return refused(p, &m.u.error);
-        if (m.type == IPC_BYE) {
-            connection_over(p, CLMEM_IPC_STATE_ENDED, true);
-            return BAD("The consumer said BYE during the handshake.");
-        }
+        if (m.type == IPC_BYE)
+            return bye_in_handshake(p);
     }
-    clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                    "The consumer closed the connection before the handshake ended.");
-    connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
-    return CLMEM_ERR_INVALID_VALUE;
+    return gone_in_handshake(p);
 }
 
 static clmem_status send_or_drop(clmem_ipc_producer *p, const struct ipc_msg *m, int fd, uint64_t deadline)
@@ -395,45 +412,41 @@ static clmem_status send_frames(clmem_ipc_producer *p, uint64_t deadline)
 }
 
 /* Wait for one message of the handshake, until the deadline. */
-static clmem_status handshake_receive(clmem_ipc_producer *p, uint64_t deadline, struct ipc_msg *m)
+static clmem_status handshake_receive(clmem_ipc_producer *p, uint64_t timeout_ns, uint64_t deadline, struct ipc_msg *m)
 {
     for (;;) {
         enum recv_result r = receive(p, deadline, m);
         if (r == RECV_MESSAGE) {
             if (m->type == IPC_ERROR)
                 return refused(p, &m->u.error);
-            if (m->type == IPC_BYE) {
-                connection_over(p, CLMEM_IPC_STATE_ENDED, true);
-                return BAD("The consumer said BYE during the handshake.");
-            }
+            if (m->type == IPC_BYE)
+                return bye_in_handshake(p);
             return CLMEM_OK;
         }
-        if (r == RECV_EOF) {
-            connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
-            return BAD("The consumer closed the connection during the handshake.");
-        }
+        if (r == RECV_EOF)
+            return gone_in_handshake(p);
         if (r == RECV_BAD)
             return drop(p, clmem_error_status());
         if (clmem__ipc_now_ns() >= deadline) {
-            clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                            "The consumer did not complete the handshake within the timeout.");
+            clmem__fail(CLMEM_ERR_TIMEOUT, "The consumer did not complete the handshake within %s.",
+                        clmem__duration(timeout_ns).text);
             return drop(p, CLMEM_ERR_TIMEOUT);
         }
     }
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_producer_start(clmem_ipc_producer *p, uint64_t timeout_ns)
+static clmem_status ipc_producer_start(clmem_ipc_producer *p, uint64_t timeout_ns)
 {
     uint64_t deadline = clmem__ipc_deadline(timeout_ns);
     struct ipc_msg m = {.type = IPC_HELLO};
     clmem_status st;
 
     if (!p)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "clmem_ipc_producer_start: p is NULL.");
+        return clmem__null_arg("p");
     if (p->started)
-        return BAD("clmem_ipc_producer_start: called before (the state is %s).", clmem_ipc_state_name(p->state));
+        return clmem__ipc_started_twice(p->state);
     if (p->nframes == 0)
-        return BAD("clmem_ipc_producer_start: no frame was offered.");
+        return clmem__invalid("no frame was offered.");
     p->started = true;
     p->proto.frame_count = p->nframes;
     p->proto.allocation_count = p->nallocs;
@@ -445,20 +458,25 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_start(clmem_ipc_producer *p, uint64
     m.u.hello.frame_count = p->nframes;
     if ((st = send_or_drop(p, &m, -1, deadline)) != CLMEM_OK)
         return st;
-    if ((st = handshake_receive(p, deadline, &m)) != CLMEM_OK)
+    if ((st = handshake_receive(p, timeout_ns, deadline, &m)) != CLMEM_OK)
         return st;
     /* proto.c let only a consumer's HELLO through in this phase. */
     if ((st = check_consumer_hello(p, &m.u.hello)) != CLMEM_OK)
         return drop(p, st);
     if ((st = send_frames(p, deadline)) != CLMEM_OK)
         return st;
-    if ((st = handshake_receive(p, deadline, &m)) != CLMEM_OK)
+    if ((st = handshake_receive(p, timeout_ns, deadline, &m)) != CLMEM_OK)
         return st;
     /* The ACCEPT (the only message proto.c lets through now). */
     p->state = CLMEM_IPC_STATE_OPEN;
     for (uint32_t i = 0; i < p->nframes; i++)
         fifo_push(p, i);
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_producer_start(clmem_ipc_producer *p, uint64_t timeout_ns)
+{
+    return clmem__error_in(__func__, ipc_producer_start(p, timeout_ns));
 }
 
 /* ------------------------------------------------------------ frames */
@@ -553,19 +571,17 @@ static bool nothing_lent(const clmem_ipc_producer *p)
     return clmem_ipc_producer_lent(p) == 0;
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_producer_next(clmem_ipc_producer *p, uint64_t timeout_ns, uint32_t *index_out)
+static clmem_status ipc_producer_next(clmem_ipc_producer *p, uint64_t timeout_ns, uint32_t *index_out)
 {
     if (!p || !index_out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "clmem_ipc_producer_next: %s is NULL.",
-                               !p ? "p" : "index_out");
+        return clmem__null_arg(!p ? "p" : "index_out");
     if (!p->proto.accepted_path) /* set by the consumer's ACCEPT, the handshake's end */
-        return BAD("clmem_ipc_producer_next: the producer has not started (the state is %s).",
-                   clmem_ipc_state_name(p->state));
+        return clmem__ipc_not_started("producer", p->state);
     clmem_status st = wait_until(p, clmem__ipc_deadline(timeout_ns), has_free_frame);
     if (st == CLMEM_ERR_TIMEOUT)
-        return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                               "clmem_ipc_producer_next: no frame came back within the timeout (%u lent, the "
-                               "connection is %s).", clmem_ipc_producer_lent(p), clmem_ipc_state_name(p->state));
+        return clmem__fail(CLMEM_ERR_TIMEOUT, "no frame came back within %s (%u lent, the connection is %s).",
+                           clmem__duration(timeout_ns).text, clmem_ipc_producer_lent(p),
+                           clmem_ipc_state_name(p->state));
     if (st != CLMEM_OK)
         return st;
     *index_out = p->free_fifo[p->fifo_head];
@@ -575,47 +591,54 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_next(clmem_ipc_producer *p, uint64_
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_producer_wait_all(clmem_ipc_producer *p, uint64_t timeout_ns)
+CLMEM_EXPORT clmem_status clmem_ipc_producer_next(clmem_ipc_producer *p, uint64_t timeout_ns, uint32_t *index_out)
+{
+    return clmem__error_in(__func__, ipc_producer_next(p, timeout_ns, index_out));
+}
+
+static clmem_status ipc_producer_wait_all(clmem_ipc_producer *p, uint64_t timeout_ns)
 {
     if (!p)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0,
-                               "clmem_ipc_producer_wait_all: p is NULL.");
+        return clmem__null_arg("p");
     if (!p->proto.accepted_path)
-        return BAD("clmem_ipc_producer_wait_all: the producer has not started (the state is %s).",
-                   clmem_ipc_state_name(p->state));
+        return clmem__ipc_not_started("producer", p->state);
     clmem_status st = wait_until(p, clmem__ipc_deadline(timeout_ns), nothing_lent);
     if (st == CLMEM_ERR_TIMEOUT)
-        return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
-                               "clmem_ipc_producer_wait_all: %u frames were still lent after the timeout (the "
-                               "connection is %s).", clmem_ipc_producer_lent(p), clmem_ipc_state_name(p->state));
+        return clmem__fail(CLMEM_ERR_TIMEOUT, "%u frames were still lent after %s (the connection is %s).",
+                           clmem_ipc_producer_lent(p), clmem__duration(timeout_ns).text,
+                           clmem_ipc_state_name(p->state));
     return st;
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkFence fence,
-                                                   uint64_t timeout_ns)
+CLMEM_EXPORT clmem_status clmem_ipc_producer_wait_all(clmem_ipc_producer *p, uint64_t timeout_ns)
 {
-    const char *what = "clmem_ipc_producer_ready";
+    return clmem__error_in(__func__, ipc_producer_wait_all(p, timeout_ns));
+}
+
+static clmem_status ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkFence fence, uint64_t timeout_ns)
+{
     if (!p)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "%s: p is NULL.", what);
+        return clmem__null_arg("p");
     if (index >= p->nframes || !p->handed_out[index])
-        return BAD("%s: frame %u is not one clmem_ipc_producer_next() gave (the producer has %u frames).", what, index,
-                   p->nframes);
+        return clmem__invalid("frame %u is not one clmem_ipc_producer_next() gave (the producer has %u frames).", index,
+                              p->nframes);
     if (fence != VK_NULL_HANDLE) {
         VkResult vr = p->vk.WaitForFences(p->vk.device, 1, &fence, VK_TRUE, timeout_ns);
         if (vr == VK_TIMEOUT)
             return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_VULKAN, "vkWaitForFences", vr,
-                                   "%s: the fence of frame %u did not signal within the timeout.", what, index);
+                                   "the fence of frame %u did not signal within %s.", index,
+                                   clmem__duration(timeout_ns).text);
         if (vr != VK_SUCCESS)
             return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkWaitForFences", vr,
-                                   "%s: waiting for the fence of frame %u failed.", what, index);
+                                   "waiting for the fence of frame %u failed.", index);
     }
     /* Learn of a consumer that left before telling it anything. */
     clmem_status st = pump(p, 0);
     if (st != CLMEM_OK)
         return st;
     if (p->state != CLMEM_IPC_STATE_OPEN)
-        return BAD("%s: the connection is %s; frame %u stays the producer's.", what, clmem_ipc_state_name(p->state),
-                   index);
+        return clmem__invalid("the connection is %s; frame %u stays the producer's.", clmem_ipc_state_name(p->state),
+                              index);
 
     struct ipc_msg m = {.type = IPC_READY};
     m.u.handoff.index = index;
@@ -626,7 +649,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_ready(clmem_ipc_producer *p, uint32
          * what is left in the socket says how the connection ended. */
         (void)pump(p, 0);
         connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
-        return BAD("%s: the consumer is gone (the connection closed); frame %u stays the producer's.", what, index);
+        return clmem__invalid("the consumer is gone (the connection closed); frame %u stays the producer's.", index);
     }
     if (r == SEND_BAD)
         return drop(p, clmem_error_status());
@@ -634,6 +657,12 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_ready(clmem_ipc_producer *p, uint32
     p->proto.frames[index].state = FRAME_LENT;
     p->proto.frames[index].sequence = p->proto.next_sequence++;
     return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkFence fence,
+                                                   uint64_t timeout_ns)
+{
+    return clmem__error_in(__func__, ipc_producer_ready(p, index, fence, timeout_ns));
 }
 
 CLMEM_EXPORT clmem_ipc_state clmem_ipc_producer_state(const clmem_ipc_producer *p)

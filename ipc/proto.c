@@ -3,12 +3,11 @@
  * other, and when. Pure bookkeeping over the parsed messages of wire.c; the
  * fds it is handed are its own to keep or close. */
 #include "config.h"
+#include "error-private.h"
 #include "proto.h"
 
 #include <string.h>
 #include <unistd.h>
-
-#define BAD(...) clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, __VA_ARGS__)
 
 void clmem__ipc_proto_init(struct proto *p, enum ipc_role self)
 {
@@ -43,26 +42,28 @@ static const char *phase_text(const struct proto *p)
 
 static clmem_status unexpected(const struct proto *p, const struct ipc_msg *m)
 {
-    return BAD("The %s sent %s %s, which %s does not send then.", p->peer, clmem__ipc_type_name(m->type),
-               phase_text(p), p->peer);
+    return clmem__invalid("The %s sent %s %s, which %s does not send then.", p->peer, clmem__ipc_type_name(m->type),
+                          phase_text(p), p->peer);
 }
 
 static clmem_status receive_hello(struct proto *p, const struct ipc_hello *h)
 {
     enum ipc_role want = p->self == IPC_ROLE_PRODUCER ? IPC_ROLE_CONSUMER : IPC_ROLE_PRODUCER;
     if (h->role != want)
-        return BAD("The %s's HELLO says it is a %s too: a connection joins one producer and one consumer.", p->peer,
-                   h->role == IPC_ROLE_PRODUCER ? "producer" : "consumer");
+        return clmem__invalid("The %s's HELLO says it is a %s too: a connection joins one producer and one consumer.",
+                              p->peer, h->role == IPC_ROLE_PRODUCER ? "producer" : "consumer");
     if (p->self == IPC_ROLE_PRODUCER) {
         if (h->allocation_count || h->frame_count)
-            return BAD("The consumer's HELLO announces %u allocations and %u frames; a consumer announces none.",
-                       h->allocation_count, h->frame_count);
+            return clmem__invalid(
+                "The consumer's HELLO announces %u allocations and %u frames; a consumer announces none.",
+                h->allocation_count, h->frame_count);
     } else {
         if (h->allocation_count < 1 || h->allocation_count > CLMEM_IPC_MAX_ALLOCATIONS || h->frame_count < 1 ||
             h->frame_count > CLMEM_IPC_MAX_FRAMES || h->allocation_count > h->frame_count)
-            return BAD("The producer's HELLO announces %u allocations and %u frames; it must be 1 to %d frames in "
-                       "1 to %d allocations, no more allocations than frames.",
-                       h->allocation_count, h->frame_count, CLMEM_IPC_MAX_FRAMES, CLMEM_IPC_MAX_ALLOCATIONS);
+            return clmem__invalid(
+                "The producer's HELLO announces %u allocations and %u frames; it must be 1 to %d frames in "
+                "1 to %d allocations, no more allocations than frames.",
+                h->allocation_count, h->frame_count, CLMEM_IPC_MAX_FRAMES, CLMEM_IPC_MAX_ALLOCATIONS);
         p->allocation_count = h->allocation_count;
         p->frame_count = h->frame_count;
     }
@@ -75,10 +76,10 @@ static clmem_status receive_hello(struct proto *p, const struct ipc_hello *h)
 static clmem_status receive_alloc(struct proto *p, const struct ipc_alloc *a, int fd)
 {
     if (p->frames_received)
-        return BAD("The producer sent ALLOC %u after a FRAME; every ALLOC comes first.", a->index);
+        return clmem__invalid("The producer sent ALLOC %u after a FRAME; every ALLOC comes first.", a->index);
     if (a->index != p->allocs_received || a->index >= p->allocation_count)
-        return BAD("The producer sent ALLOC %u where ALLOC %u of %u was due.", a->index, p->allocs_received,
-                   p->allocation_count);
+        return clmem__invalid("The producer sent ALLOC %u where ALLOC %u of %u was due.", a->index, p->allocs_received,
+                              p->allocation_count);
     p->allocs[a->index].desc = *a;
     p->allocs[a->index].fd = fd;
     p->allocs_received++;
@@ -88,21 +89,22 @@ static clmem_status receive_alloc(struct proto *p, const struct ipc_alloc *a, in
 static clmem_status receive_frame(struct proto *p, const struct ipc_frame *f)
 {
     if (p->allocs_received != p->allocation_count)
-        return BAD("The producer sent FRAME %u after %u of its %u ALLOCs; every ALLOC comes first.", f->index,
-                   p->allocs_received, p->allocation_count);
+        return clmem__invalid("The producer sent FRAME %u after %u of its %u ALLOCs; every ALLOC comes first.",
+                              f->index, p->allocs_received, p->allocation_count);
     if (f->index != p->frames_received || f->index >= p->frame_count)
-        return BAD("The producer sent FRAME %u where FRAME %u of %u was due.", f->index, p->frames_received,
-                   p->frame_count);
+        return clmem__invalid("The producer sent FRAME %u where FRAME %u of %u was due.", f->index, p->frames_received,
+                              p->frame_count);
     if (f->allocation >= p->allocation_count)
-        return BAD("The producer sent FRAME %u in allocation %u; it announced %u.", f->index, f->allocation,
-                   p->allocation_count);
+        return clmem__invalid("The producer sent FRAME %u in allocation %u; it announced %u.", f->index, f->allocation,
+                              p->allocation_count);
     uint64_t alloc_size = p->allocs[f->allocation].desc.allocation_size;
     for (uint32_t i = 0; i < f->plane_count; i++)
         if (f->planes[i].offset > alloc_size || f->planes[i].size > alloc_size - f->planes[i].offset)
-            return BAD("The producer sent FRAME %u whose plane %u, %llu bytes at offset %llu, ends past its "
-                       "allocation %u of %llu bytes.",
-                       f->index, i, (unsigned long long)f->planes[i].size, (unsigned long long)f->planes[i].offset,
-                       f->allocation, (unsigned long long)alloc_size);
+            return clmem__invalid("The producer sent FRAME %u whose plane %u, %llu bytes at offset %llu, ends past its "
+                                  "allocation %u of %llu bytes.",
+                                  f->index, i, (unsigned long long)f->planes[i].size,
+                                  (unsigned long long)f->planes[i].offset, f->allocation,
+                                  (unsigned long long)alloc_size);
     p->frames[f->index].desc = *f;
     p->frames[f->index].state = FRAME_HELD;
     p->frames_received++;
@@ -115,13 +117,13 @@ static clmem_status receive_frame(struct proto *p, const struct ipc_frame *f)
 static clmem_status receive_ready(struct proto *p, const struct ipc_handoff *r)
 {
     if (r->index >= p->frame_count)
-        return BAD("The producer sent READY for frame %u; it offered %u.", r->index, p->frame_count);
+        return clmem__invalid("The producer sent READY for frame %u; it offered %u.", r->index, p->frame_count);
     if (p->frames[r->index].state != FRAME_HELD)
-        return BAD("The producer sent READY for frame %u, which the consumer still holds (READY %llu).", r->index,
-                   (unsigned long long)p->frames[r->index].sequence);
+        return clmem__invalid("The producer sent READY for frame %u, which the consumer still holds (READY %llu).",
+                              r->index, (unsigned long long)p->frames[r->index].sequence);
     if (r->sequence != p->next_sequence)
-        return BAD("The producer sent READY %llu for frame %u where READY %llu was due.",
-                   (unsigned long long)r->sequence, r->index, (unsigned long long)p->next_sequence);
+        return clmem__invalid("The producer sent READY %llu for frame %u where READY %llu was due.",
+                              (unsigned long long)r->sequence, r->index, (unsigned long long)p->next_sequence);
     p->frames[r->index].state = FRAME_LENT;
     p->frames[r->index].sequence = r->sequence;
     p->next_sequence++;
@@ -132,12 +134,14 @@ static clmem_status receive_ready(struct proto *p, const struct ipc_handoff *r)
 static clmem_status receive_free(struct proto *p, const struct ipc_handoff *r)
 {
     if (r->index >= p->frame_count)
-        return BAD("The consumer sent FREE for frame %u; the producer offered %u.", r->index, p->frame_count);
+        return clmem__invalid("The consumer sent FREE for frame %u; the producer offered %u.", r->index,
+                              p->frame_count);
     if (p->frames[r->index].state != FRAME_LENT)
-        return BAD("The consumer sent FREE for frame %u, which it does not hold.", r->index);
+        return clmem__invalid("The consumer sent FREE for frame %u, which it does not hold.", r->index);
     if (r->sequence != p->frames[r->index].sequence)
-        return BAD("The consumer sent FREE %llu for frame %u, whose READY was %llu.", (unsigned long long)r->sequence,
-                   r->index, (unsigned long long)p->frames[r->index].sequence);
+        return clmem__invalid("The consumer sent FREE %llu for frame %u, whose READY was %llu.",
+                              (unsigned long long)r->sequence, r->index,
+                              (unsigned long long)p->frames[r->index].sequence);
     p->frames[r->index].state = FRAME_HELD;
     return CLMEM_OK;
 }

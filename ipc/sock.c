@@ -7,6 +7,7 @@
  * arrives is closed on every path that does not hand it on. */
 #define _GNU_SOURCE /* struct ucred, SCM_CREDENTIALS, MSG_CMSG_CLOEXEC */
 #include "config.h"
+#include "error-private.h"
 #include "sock.h"
 
 #include <errno.h>
@@ -42,10 +43,10 @@ int clmem__ipc_poll_ms(uint64_t deadline_ns)
 
 static clmem_status system_error(clmem_status st, const char *call, int err, const char *what)
 {
-    return clmem_error_set(st, CLMEM_API_SYSTEM, call, err, "%s: %s failed: %s.", what, call, strerror(err));
+    return clmem_error_set(st, CLMEM_API_SYSTEM, call, err, "%s: %s.", what, strerror(err));
 }
 
-clmem_status clmem__ipc_socket_check(int fd, const char *what)
+clmem_status clmem__ipc_socket_check(int fd)
 {
     int domain = 0, type = 0, one = 1;
     socklen_t len = sizeof domain;
@@ -53,24 +54,49 @@ clmem_status clmem__ipc_socket_check(int fd, const char *what)
     socklen_t plen = sizeof peer;
 
     if (fd < 0)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "%s: socket_fd is %d.", what, fd);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "socket_fd is %d.", fd);
     if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "getsockopt(SO_DOMAIN)", errno,
-                               "%s: socket_fd %d is not a socket (%s).", what, fd, strerror(errno));
+                               "socket_fd %d is not a socket (%s).", fd, strerror(errno));
     len = sizeof type;
     if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0)
-        return system_error(CLMEM_ERR_INVALID_VALUE, "getsockopt(SO_TYPE)", errno, what);
+        return system_error(CLMEM_ERR_INVALID_VALUE, "getsockopt(SO_TYPE)", errno, "checking socket_fd");
     if (domain != AF_UNIX || type != SOCK_SEQPACKET)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "%s: socket_fd %d is a socket of domain %d and type %d; clmem-ipc needs AF_UNIX (%d) "
-                               "and SOCK_SEQPACKET (%d).",
-                               what, fd, domain, type, AF_UNIX, SOCK_SEQPACKET);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "socket_fd %d is a socket of domain %d and type %d; clmem-ipc needs AF_UNIX (%d) "
+                           "and SOCK_SEQPACKET (%d).",
+                           fd, domain, type, AF_UNIX, SOCK_SEQPACKET);
     if (getpeername(fd, (struct sockaddr *)&peer, &plen) != 0)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "getpeername", errno,
-                               "%s: socket_fd %d is not connected (%s).", what, fd, strerror(errno));
+                               "socket_fd %d is not connected (%s).", fd, strerror(errno));
     if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) != 0)
-        return system_error(CLMEM_ERR_INVALID_VALUE, "setsockopt(SO_PASSCRED)", errno, what);
+        return system_error(CLMEM_ERR_INVALID_VALUE, "setsockopt(SO_PASSCRED)", errno, "checking socket_fd");
     return CLMEM_OK;
+}
+
+clmem_status clmem__ipc_check_info_size(const void *info, size_t size, size_t known, const char *type)
+{
+    if (size < known || size > 4096)
+        return clmem__invalid("info->size is %zu; set it to sizeof(%s) (%zu).", size, type, known);
+    for (size_t i = known; i < size; i++)
+        if (((const unsigned char *)info)[i])
+            return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                               "byte %zu of info, past this library's %s (%zu bytes), is set: a newer header's "
+                               "field.",
+                               i, type, known);
+    return CLMEM_OK;
+}
+
+clmem_status clmem__ipc_no_flags(uint32_t flags) { return clmem__invalid("flags 0x%x; none are defined.", flags); }
+
+clmem_status clmem__ipc_started_twice(clmem_ipc_state state)
+{
+    return clmem__invalid("called before (the state is %s).", clmem_ipc_state_name(state));
+}
+
+clmem_status clmem__ipc_not_started(const char *who, clmem_ipc_state state)
+{
+    return clmem__invalid("the %s has not started (the state is %s).", who, clmem_ipc_state_name(state));
 }
 
 static void close_all(int *fds, unsigned n)
@@ -160,23 +186,22 @@ enum recv_result clmem__ipc_recv(int sock, uint64_t deadline_ns, const char *who
         return RECV_EOF; /* SOCK_SEQPACKET: 0 bytes is the end of the connection */
     if (h.msg_flags & MSG_CTRUNC) {
         close_all(fds, nfds);
-        clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                        "The %s sent a message whose control data did not fit (MSG_CTRUNC): more than %d fds; the "
-                        "%u that arrived are closed.",
-                        who, IPC_RECV_MAX_FDS, nfds);
+        clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                    "The %s sent a message whose control data did not fit (MSG_CTRUNC): more than %d fds; the "
+                    "%u that arrived are closed.",
+                    who, IPC_RECV_MAX_FDS, nfds);
         return RECV_BAD;
     }
     if (h.msg_flags & MSG_TRUNC) {
         close_all(fds, nfds);
-        clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                        "The %s sent a message longer than %d bytes (MSG_TRUNC); no message is that long.", who,
-                        IPC_MAX_MESSAGE_BYTES);
+        clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                    "The %s sent a message longer than %d bytes (MSG_TRUNC); no message is that long.", who,
+                    IPC_MAX_MESSAGE_BYTES);
         return RECV_BAD;
     }
     if (other_control) {
         close_all(fds, nfds);
-        clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                        "The %s sent control data other than fds and credentials.", who);
+        clmem__fail(CLMEM_ERR_INVALID_VALUE, "The %s sent control data other than fds and credentials.", who);
         return RECV_BAD;
     }
     if (clmem__ipc_parse(buf, (size_t)n, nfds, who, m) != CLMEM_OK) {
@@ -228,9 +253,8 @@ enum send_result clmem__ipc_send(int sock, const struct ipc_msg *m, int fd, uint
         struct pollfd pfd = {.fd = sock, .events = POLLOUT};
         int r = poll(&pfd, 1, clmem__ipc_poll_ms(deadline_ns));
         if (r == 0) {
-            clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                            "The peer does not read its messages: no room to send a %s in time.",
-                            clmem__ipc_type_name(m->type));
+            clmem__fail(CLMEM_ERR_INVALID_VALUE, "The peer does not read its messages: no room to send a %s in time.",
+                        clmem__ipc_type_name(m->type));
             return SEND_BAD;
         }
         if (r < 0 && errno != EINTR) {

@@ -28,7 +28,19 @@ int clmem__ipc_poll_ms(uint64_t deadline_ns);
 /* Is fd a connected AF_UNIX SOCK_SEQPACKET socket? CLMEM_ERR_INVALID_VALUE
  * naming what it is otherwise. Also turns on SO_PASSCRED, so that the
  * peer's pid arrives with its messages (SCM_CREDENTIALS). */
-clmem_status clmem__ipc_socket_check(int fd, const char *what);
+clmem_status clmem__ipc_socket_check(int fd);
+
+/* The checks of a versioned info struct both sides make: its size field
+ * (`size`) against what this library knows (`known` bytes of the struct
+ * named `type`), with every byte past those zero; and its flags, of which
+ * none are defined. CLMEM_OK or the failure, recorded. */
+clmem_status clmem__ipc_check_info_size(const void *info, size_t size, size_t known, const char *type);
+clmem_status clmem__ipc_no_flags(uint32_t flags);
+
+/* The refusals of a start made twice, and of a call that needs the
+ * connection open before its start (`who`: "producer", "consumer"). */
+clmem_status clmem__ipc_started_twice(clmem_ipc_state state);
+clmem_status clmem__ipc_not_started(const char *who, clmem_ipc_state state);
 
 enum recv_result {
     RECV_MESSAGE, /* *m is a well-formed message; *fd_out its fd or -1 */

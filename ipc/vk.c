@@ -1,33 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /* The Vulkan entry points and device facts of both sides (vk.h). */
 #include "config.h"
+#include "error-private.h"
 #include "vk.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define LOAD_INSTANCE(field)                                                                          \
-    do {                                                                                              \
-        v->field = (PFN_vk##field)gipa(instance, "vk" #field);                                        \
-        if (!v->field)                                                                                \
-            return missing(what, "vk" #field);                                                        \
+#define LOAD_INSTANCE(field)                                   \
+    do {                                                       \
+        v->field = (PFN_vk##field)gipa(instance, "vk" #field); \
+        if (!v->field)                                         \
+            return missing("vk" #field);                       \
     } while (0)
 
-#define LOAD_DEVICE(field)                                                                            \
-    do {                                                                                              \
-        v->field = (PFN_vk##field)v->GetDeviceProcAddr(device, "vk" #field);                          \
-        if (!v->field)                                                                                \
-            return missing(what, "vk" #field);                                                        \
+#define LOAD_DEVICE(field)                                                   \
+    do {                                                                     \
+        v->field = (PFN_vk##field)v->GetDeviceProcAddr(device, "vk" #field); \
+        if (!v->field)                                                       \
+            return missing("vk" #field);                                     \
     } while (0)
 
-static clmem_status missing(const char *what, const char *name)
+static clmem_status missing(const char *name)
 {
-    return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                           "%s: the Vulkan function %s is not available (clmem-ipc needs Vulkan 1.1).", what, name);
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED, "the Vulkan function %s is not available (clmem-ipc needs Vulkan 1.1).",
+                       name);
 }
 
 clmem_status clmem__ipc_vk_load(struct ipc_vk *v, PFN_vkGetInstanceProcAddr gipa, VkInstance instance,
-                                VkPhysicalDevice physical_device, VkDevice device, const char *what)
+                                VkPhysicalDevice physical_device, VkDevice device)
 {
     memset(v, 0, sizeof *v);
     if (!gipa)

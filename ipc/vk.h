@@ -29,10 +29,9 @@ struct ipc_vk {
 };
 
 /* Load what the library calls and read the UUIDs and memory types.
- * CLMEM_ERR_UNSUPPORTED naming the first missing entry point. `what` names
- * the caller in the sentence. */
+ * CLMEM_ERR_UNSUPPORTED naming the first missing entry point. */
 clmem_status clmem__ipc_vk_load(struct ipc_vk *v, PFN_vkGetInstanceProcAddr gipa, VkInstance instance,
-                                VkPhysicalDevice physical_device, VkDevice device, const char *what);
+                                VkPhysicalDevice physical_device, VkDevice device);
 
 /* Can this device import opaque-fd memory (for buffers of transfer use)?
  * false with the reason in why. */

@@ -7,6 +7,7 @@
  * It reads fixed offsets only, each after checking the length, and keeps
  * no state. */
 #include "config.h"
+#include "error-private.h"
 #include "wire.h"
 
 #include <stdio.h>
@@ -163,8 +164,6 @@ static uint64_t get64(const uint8_t *p)
     return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
 }
 
-#define BAD(...) clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, __VA_ARGS__)
-
 static bool all_zero(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -177,11 +176,11 @@ static clmem_status parse_hello(const uint8_t *b, const char *who, struct ipc_he
 {
     h->role = get32(b);
     if (h->role != IPC_ROLE_PRODUCER && h->role != IPC_ROLE_CONSUMER)
-        return BAD("The %s sent a HELLO with role %u; a HELLO's role is 1 (producer) or 2 (consumer).", who,
-                   h->role);
+        return clmem__invalid("The %s sent a HELLO with role %u; a HELLO's role is 1 (producer) or 2 (consumer).", who,
+                              h->role);
     if (get32(b + 4))
-        return BAD("The %s sent a HELLO with flags 0x%x; version %d defines none.", who, get32(b + 4),
-                   CLMEM_IPC_PROTOCOL_VERSION);
+        return clmem__invalid("The %s sent a HELLO with flags 0x%x; version %d defines none.", who, get32(b + 4),
+                              CLMEM_IPC_PROTOCOL_VERSION);
     memcpy(h->device_uuid, b + 8, IPC_UUID_BYTES);
     memcpy(h->driver_uuid, b + 24, IPC_UUID_BYTES);
     h->allocation_count = get32(b + 40);
@@ -197,17 +196,17 @@ static clmem_status parse_alloc(const uint8_t *b, const char *who, struct ipc_al
     a->memory_type_index = get32(b + 16);
     a->flags = get32(b + 20);
     if (a->handle_type != IPC_HANDLE_OPAQUE_FD)
-        return BAD("The %s sent ALLOC %u with handle type %u; version %d carries opaque fds (1) only.", who,
-                   a->index, a->handle_type, CLMEM_IPC_PROTOCOL_VERSION);
+        return clmem__invalid("The %s sent ALLOC %u with handle type %u; version %d carries opaque fds (1) only.", who,
+                              a->index, a->handle_type, CLMEM_IPC_PROTOCOL_VERSION);
     if (a->allocation_size == 0 || a->allocation_size > IPC_MAX_ALLOCATION_SIZE)
-        return BAD("The %s sent ALLOC %u with an allocation size of %llu bytes; it must be 1 to 2^48.", who,
-                   a->index, (unsigned long long)a->allocation_size);
+        return clmem__invalid("The %s sent ALLOC %u with an allocation size of %llu bytes; it must be 1 to 2^48.", who,
+                              a->index, (unsigned long long)a->allocation_size);
     if (a->memory_type_index >= VK_MAX_MEMORY_TYPES)
-        return BAD("The %s sent ALLOC %u with memory type %u; Vulkan has at most %d.", who, a->index,
-                   a->memory_type_index, VK_MAX_MEMORY_TYPES);
+        return clmem__invalid("The %s sent ALLOC %u with memory type %u; Vulkan has at most %d.", who, a->index,
+                              a->memory_type_index, VK_MAX_MEMORY_TYPES);
     if (a->flags & ~IPC_ALLOC_DEDICATED)
-        return BAD("The %s sent ALLOC %u with flags 0x%x; version %d defines 0x1 (dedicated) only.", who, a->index,
-                   a->flags, CLMEM_IPC_PROTOCOL_VERSION);
+        return clmem__invalid("The %s sent ALLOC %u with flags 0x%x; version %d defines 0x1 (dedicated) only.", who,
+                              a->index, a->flags, CLMEM_IPC_PROTOCOL_VERSION);
     return CLMEM_OK;
 }
 
@@ -218,14 +217,15 @@ static clmem_status check_plane_rows(const struct ipc_frame *f, uint32_t i, cons
     const struct ipc_plane *p = &f->planes[i];
     uint64_t row = (uint64_t)p->width * f->texel_bytes[i];
     if (p->row_pitch < row || p->row_pitch % f->texel_bytes[i])
-        return BAD("The %s sent FRAME %u whose plane %u has a row pitch of %u bytes; its %u texels of %u bytes "
-                   "need a multiple of %u that is at least %llu.",
-                   who, f->index, i, p->row_pitch, p->width, f->texel_bytes[i], f->texel_bytes[i],
-                   (unsigned long long)row);
+        return clmem__invalid(
+            "The %s sent FRAME %u whose plane %u has a row pitch of %u bytes; its %u texels of %u bytes "
+            "need a multiple of %u that is at least %llu.",
+            who, f->index, i, p->row_pitch, p->width, f->texel_bytes[i], f->texel_bytes[i], (unsigned long long)row);
     if ((uint64_t)(p->height - 1) * p->row_pitch + row > p->size)
-        return BAD("The %s sent FRAME %u whose plane %u (%ux%u texels, row pitch %u) needs %llu bytes but is %llu.",
-                   who, f->index, i, p->width, p->height, p->row_pitch,
-                   (unsigned long long)((uint64_t)(p->height - 1) * p->row_pitch + row), (unsigned long long)p->size);
+        return clmem__invalid(
+            "The %s sent FRAME %u whose plane %u (%ux%u texels, row pitch %u) needs %llu bytes but is %llu.", who,
+            f->index, i, p->width, p->height, p->row_pitch,
+            (unsigned long long)((uint64_t)(p->height - 1) * p->row_pitch + row), (unsigned long long)p->size);
     return CLMEM_OK;
 }
 
@@ -238,14 +238,16 @@ static clmem_status parse_frame(const uint8_t *b, const char *who, struct ipc_fr
     f->height = get32(b + 16);
     f->plane_count = get32(b + 20);
     if (f->plane_count < 1 || f->plane_count > IPC_MAX_PLANES)
-        return BAD("The %s sent FRAME %u with %u planes; a frame has 1 to %d.", who, f->index, f->plane_count,
-                   IPC_MAX_PLANES);
+        return clmem__invalid("The %s sent FRAME %u with %u planes; a frame has 1 to %d.", who, f->index,
+                              f->plane_count, IPC_MAX_PLANES);
     for (uint32_t i = 0; i < IPC_MAX_PLANES; i++) {
         const uint8_t *pl = b + 24 + i * PLANE_BYTES;
         if (i >= f->plane_count) {
             if (!all_zero(pl, PLANE_BYTES))
-                return BAD("The %s sent FRAME %u with %u plane%s and bytes set in plane %u's place; they must be "
-                           "zero.", who, f->index, f->plane_count, f->plane_count == 1 ? "" : "s", i);
+                return clmem__invalid(
+                    "The %s sent FRAME %u with %u plane%s and bytes set in plane %u's place; they must be "
+                    "zero.",
+                    who, f->index, f->plane_count, f->plane_count == 1 ? "" : "s", i);
             memset(&f->planes[i], 0, sizeof f->planes[i]);
             f->texel_bytes[i] = 0;
             continue;
@@ -256,49 +258,51 @@ static clmem_status parse_frame(const uint8_t *b, const char *who, struct ipc_fr
         f->planes[i].width = get32(pl + 20);
         f->planes[i].height = get32(pl + 24);
         if (get32(pl + 28))
-            return BAD("The %s sent FRAME %u whose plane %u has a reserved field of 0x%x; it must be zero.", who,
-                       f->index, i, get32(pl + 28));
+            return clmem__invalid("The %s sent FRAME %u whose plane %u has a reserved field of 0x%x; it must be zero.",
+                                  who, f->index, i, get32(pl + 28));
         if (f->planes[i].size == 0 || f->planes[i].size > IPC_MAX_ALLOCATION_SIZE ||
             f->planes[i].offset > IPC_MAX_ALLOCATION_SIZE - f->planes[i].size)
-            return BAD("The %s sent FRAME %u whose plane %u is %llu bytes at offset %llu; a plane is 1 to 2^48 "
-                       "bytes and ends within 2^48.",
-                       who, f->index, i, (unsigned long long)f->planes[i].size,
-                       (unsigned long long)f->planes[i].offset);
+            return clmem__invalid(
+                "The %s sent FRAME %u whose plane %u is %llu bytes at offset %llu; a plane is 1 to 2^48 "
+                "bytes and ends within 2^48.",
+                who, f->index, i, (unsigned long long)f->planes[i].size, (unsigned long long)f->planes[i].offset);
     }
 
     if (f->format == VK_FORMAT_UNDEFINED) { /* a buffer: one plane, an optional row pitch */
         if (f->plane_count != 1 || f->width || f->height || f->planes[0].width || f->planes[0].height)
-            return BAD("The %s sent FRAME %u, a buffer (format 0), with %u planes and extent %ux%u; a buffer has "
-                       "one plane and no extent.", who, f->index, f->plane_count, f->width, f->height);
+            return clmem__invalid(
+                "The %s sent FRAME %u, a buffer (format 0), with %u planes and extent %ux%u; a buffer has "
+                "one plane and no extent.",
+                who, f->index, f->plane_count, f->width, f->height);
         if (f->planes[0].row_pitch > f->planes[0].size)
-            return BAD("The %s sent FRAME %u, a buffer of %llu bytes, with a row pitch of %u.", who, f->index,
-                       (unsigned long long)f->planes[0].size, f->planes[0].row_pitch);
+            return clmem__invalid("The %s sent FRAME %u, a buffer of %llu bytes, with a row pitch of %u.", who,
+                                  f->index, (unsigned long long)f->planes[0].size, f->planes[0].row_pitch);
         return CLMEM_OK;
     }
 
     /* An image: a format the bridge shares, planes of the format's shape. */
     uint32_t texel = 0, planes = 1;
     if (clmem_bridge_image_plane_format((VkFormat)f->format, 0, NULL, &texel) != CLMEM_OK)
-        return BAD("The %s sent FRAME %u with VkFormat %u, which clmem-bridge does not share.", who, f->index,
-                   f->format);
+        return clmem__invalid("The %s sent FRAME %u with VkFormat %u, which clmem-bridge does not share.", who,
+                              f->index, f->format);
     if (clmem_bridge_image_plane_format((VkFormat)f->format, 1, NULL, NULL) == CLMEM_OK)
         planes = 2;
     if (f->plane_count != planes)
-        return BAD("The %s sent FRAME %u of %s with %u plane%s; the format has %u.", who, f->index,
-                   clmem_bridge_image_format_name((VkFormat)f->format), f->plane_count,
-                   f->plane_count == 1 ? "" : "s", planes);
+        return clmem__invalid("The %s sent FRAME %u of %s with %u plane%s; the format has %u.", who, f->index,
+                              clmem_bridge_image_format_name((VkFormat)f->format), f->plane_count,
+                              f->plane_count == 1 ? "" : "s", planes);
     if (f->width == 0 || f->height == 0 || (planes == 2 && (f->width % 2 || f->height % 2)))
-        return BAD("The %s sent FRAME %u of %s with extent %ux%u; it must not be empty%s.", who, f->index,
-                   clmem_bridge_image_format_name((VkFormat)f->format), f->width, f->height,
-                   planes == 2 ? " and must be even (4:2:0)" : "");
+        return clmem__invalid("The %s sent FRAME %u of %s with extent %ux%u; it must not be empty%s.", who, f->index,
+                              clmem_bridge_image_format_name((VkFormat)f->format), f->width, f->height,
+                              planes == 2 ? " and must be even (4:2:0)" : "");
     for (uint32_t i = 0; i < planes; i++) {
         /* Two-plane formats are 4:2:0: the second plane is half wide and high. */
         uint32_t w = i ? f->width / 2 : f->width, h = i ? f->height / 2 : f->height;
         clmem_bridge_image_plane_format((VkFormat)f->format, i, NULL, &f->texel_bytes[i]);
         if (f->planes[i].width != w || f->planes[i].height != h)
-            return BAD("The %s sent FRAME %u of %s %ux%u whose plane %u is %ux%u; it must be %ux%u.", who, f->index,
-                       clmem_bridge_image_format_name((VkFormat)f->format), f->width, f->height, i,
-                       f->planes[i].width, f->planes[i].height, w, h);
+            return clmem__invalid("The %s sent FRAME %u of %s %ux%u whose plane %u is %ux%u; it must be %ux%u.", who,
+                                  f->index, clmem_bridge_image_format_name((VkFormat)f->format), f->width, f->height, i,
+                                  f->planes[i].width, f->planes[i].height, w, h);
         clmem_status st = check_plane_rows(f, i, who);
         if (st != CLMEM_OK)
             return st;
@@ -321,31 +325,32 @@ clmem_status clmem__ipc_parse(const uint8_t *buf, size_t len, unsigned fds_recei
 {
     memset(out, 0, sizeof *out);
     if (len < IPC_HEADER_BYTES)
-        return BAD("The %s sent a message of %zu bytes; every message starts with a %d-byte header.", who, len,
-                   IPC_HEADER_BYTES);
+        return clmem__invalid("The %s sent a message of %zu bytes; every message starts with a %d-byte header.", who,
+                              len, IPC_HEADER_BYTES);
     if (get32(buf) != IPC_MAGIC)
-        return BAD("The %s sent a message whose magic is 0x%08x, not 0x%08x (\"CLMI\"): not a clmem-ipc peer.",
-                   who, get32(buf), IPC_MAGIC);
+        return clmem__invalid(
+            "The %s sent a message whose magic is 0x%08x, not 0x%08x (\"CLMI\"): not a clmem-ipc peer.", who,
+            get32(buf), IPC_MAGIC);
     uint16_t version = get16(buf + 4);
     if (version != CLMEM_IPC_PROTOCOL_VERSION)
-        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
-                               "The %s speaks clmem-ipc protocol version %u; this library speaks version %d.", who,
-                               version, CLMEM_IPC_PROTOCOL_VERSION);
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "The %s speaks clmem-ipc protocol version %u; this library speaks version %d.", who, version,
+                           CLMEM_IPC_PROTOCOL_VERSION);
     uint32_t type = get16(buf + 6);
     size_t want = expected_length(type);
     if (!want)
-        return BAD("The %s sent a message of type %u, which version %d does not define.", who, type,
-                   CLMEM_IPC_PROTOCOL_VERSION);
+        return clmem__invalid("The %s sent a message of type %u, which version %d does not define.", who, type,
+                              CLMEM_IPC_PROTOCOL_VERSION);
     uint32_t length = get32(buf + 8);
     if (length != len || len != want)
-        return BAD("The %s sent a %s of %zu bytes that says it has %u; a %s has %zu.", who,
-                   clmem__ipc_type_name(type), len, length, clmem__ipc_type_name(type), want);
+        return clmem__invalid("The %s sent a %s of %zu bytes that says it has %u; a %s has %zu.", who,
+                              clmem__ipc_type_name(type), len, length, clmem__ipc_type_name(type), want);
     uint32_t fd_count = get32(buf + 12);
     uint32_t fds_allowed = type == IPC_ALLOC ? 1u : 0u;
     if (fd_count != fds_allowed || fds_received != fds_allowed)
-        return BAD("The %s sent a %s that announces %u fd%s and came with %u; a %s carries %u.", who,
-                   clmem__ipc_type_name(type), fd_count, fd_count == 1 ? "" : "s", fds_received,
-                   clmem__ipc_type_name(type), fds_allowed);
+        return clmem__invalid("The %s sent a %s that announces %u fd%s and came with %u; a %s carries %u.", who,
+                              clmem__ipc_type_name(type), fd_count, fd_count == 1 ? "" : "s", fds_received,
+                              clmem__ipc_type_name(type), fds_allowed);
 
     const uint8_t *b = buf + IPC_HEADER_BYTES;
     out->type = (enum ipc_type)type;
@@ -360,18 +365,19 @@ clmem_status clmem__ipc_parse(const uint8_t *buf, size_t len, unsigned fds_recei
     case IPC_ACCEPT:
         out->u.accept.path = get32(b);
         if (out->u.accept.path != CLMEM_BRIDGE_PATH_OPAQUE_FD && out->u.accept.path != CLMEM_BRIDGE_PATH_HOST_MAPPED)
-            return BAD("The %s sent an ACCEPT naming path %u; it is %d (opaque-fd) or %d (host-mapped).", who,
-                       out->u.accept.path, CLMEM_BRIDGE_PATH_OPAQUE_FD, CLMEM_BRIDGE_PATH_HOST_MAPPED);
+            return clmem__invalid("The %s sent an ACCEPT naming path %u; it is %d (opaque-fd) or %d (host-mapped).",
+                                  who, out->u.accept.path, CLMEM_BRIDGE_PATH_OPAQUE_FD, CLMEM_BRIDGE_PATH_HOST_MAPPED);
         if (get32(b + 4))
-            return BAD("The %s sent an ACCEPT with a reserved field of 0x%x; it must be zero.", who, get32(b + 4));
+            return clmem__invalid("The %s sent an ACCEPT with a reserved field of 0x%x; it must be zero.", who,
+                                  get32(b + 4));
         return CLMEM_OK;
     case IPC_READY:
     case IPC_FREE:
         out->u.handoff.index = get32(b);
         out->u.handoff.sequence = get64(b + 8);
         if (get32(b + 4))
-            return BAD("The %s sent a %s with a reserved field of 0x%x; it must be zero.", who,
-                       clmem__ipc_type_name(type), get32(b + 4));
+            return clmem__invalid("The %s sent a %s with a reserved field of 0x%x; it must be zero.", who,
+                                  clmem__ipc_type_name(type), get32(b + 4));
         return CLMEM_OK;
     case IPC_BYE:
         return CLMEM_OK;
@@ -379,13 +385,15 @@ clmem_status clmem__ipc_parse(const uint8_t *buf, size_t len, unsigned fds_recei
         uint32_t n = get32(b + 4);
         out->u.error.status = (int32_t)get32(b);
         if (n > IPC_ERROR_TEXT_MAX)
-            return BAD("The %s sent an ERROR whose sentence says it has %u bytes; at most %d fit.", who, n,
-                       IPC_ERROR_TEXT_MAX);
+            return clmem__invalid("The %s sent an ERROR whose sentence says it has %u bytes; at most %d fit.", who, n,
+                                  IPC_ERROR_TEXT_MAX);
         if (!all_zero(b + 8 + n, IPC_ERROR_TEXT_MAX - n))
-            return BAD("The %s sent an ERROR with bytes set past its %u-byte sentence; they must be zero.", who, n);
+            return clmem__invalid("The %s sent an ERROR with bytes set past its %u-byte sentence; they must be zero.",
+                                  who, n);
         copy_text(out->u.error.text, b + 8, n);
         return CLMEM_OK;
     }
     }
-    return BAD("The %s sent a message of type %u.", who, type); /* not reached: expected_length knows the types */
+    return clmem__invalid("The %s sent a message of type %u.", who,
+                          type); /* not reached: expected_length knows the types */
 }

@@ -130,7 +130,7 @@ CLMEM_EXPORT clmem_status clmem__error_in(const char *function, clmem_status sta
     /* A failure that recorded nothing (a path that returns a status its
      * callee set without a sentence) still gets one: the status's own. */
     if (e->status != status || !e->message[0])
-        clmem_error_set(status, CLMEM_API_NONE, NULL, 0, "%s", clmem_status_str(status));
+        clmem__fail(status, "%s", clmem_status_str(status));
     len = strnlen(function, 160);
     if (strncmp(e->message, function, len) == 0 && e->message[len] == ':' && e->message[len + 1] == ' ')
         return status;

@@ -4,6 +4,7 @@
  * caller as undefined behaviour becomes a typed error here. */
 #include "config.h"
 #include "clmem.h"
+#include "error-private.h"
 #include "export.h"
 #include "handle.h"
 
@@ -12,6 +13,11 @@
 static clmem_status cl_failed(const char *call, cl_int err, const char *what)
 {
     return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, call, err, "%s", what);
+}
+
+static clmem_status not_a_queue(const char *call, cl_int err)
+{
+    return cl_failed(call, err, "queue is not a valid command queue.");
 }
 
 static bool is_mem_object_type(cl_mem_object_type type)
@@ -39,21 +45,21 @@ static clmem_status check_queue_device(cl_command_queue queue, cl_context contex
     cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
 
     if (err != CL_SUCCESS)
-        return cl_failed("clGetCommandQueueInfo(CL_QUEUE_DEVICE)", err, "queue is not a valid command queue.");
+        return not_a_queue("clGetCommandQueueInfo(CL_QUEUE_DEVICE)", err);
     err = clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof devices, devices, &bytes);
     if (err != CL_SUCCESS) /* more than 64 devices: the check is skipped, not failed */
         return CLMEM_OK;
     for (size_t i = 0; i < bytes / sizeof devices[0]; i++)
         if (devices[i] == device)
             return CLMEM_OK;
-    return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                           "queue is not a command queue: its CL_QUEUE_DEVICE %p is none of its context's %zu "
-                           "devices (the driver answered a queue query on another kind of object).",
-                           (void *)device, bytes / sizeof devices[0]);
+    return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                       "queue is not a command queue: its CL_QUEUE_DEVICE %p is none of its context's %zu "
+                       "devices (the driver answered a queue query on another kind of object).",
+                       (void *)device, bytes / sizeof devices[0]);
 }
 
-CLMEM_EXPORT clmem_status clmem_handle_wrap_checked(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
-                                                    clmem_keepalive *keepalive, clmem_handle **out)
+static clmem_status handle_wrap_checked(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
+                                        clmem_keepalive *keepalive, clmem_handle **out)
 {
     cl_context mem_ctx = NULL, queue_ctx = NULL;
     cl_mem_object_type type = 0;
@@ -74,33 +80,37 @@ CLMEM_EXPORT clmem_status clmem_handle_wrap_checked(cl_mem mem, cl_command_queue
     if (err != CL_SUCCESS)
         return cl_failed("clGetMemObjectInfo(CL_MEM_TYPE)", err, "Querying the memory object type failed.");
     if (!is_mem_object_type(type))
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                               "mem is not a memory object: its CL_MEM_TYPE 0x%x is no memory object type (the "
-                               "driver answered a memory object query on another kind of object).",
-                               (unsigned)type);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "mem is not a memory object: its CL_MEM_TYPE 0x%x is no memory object type (the "
+                           "driver answered a memory object query on another kind of object).",
+                           (unsigned)type);
     err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof queue_ctx, &queue_ctx, NULL);
     if (err != CL_SUCCESS)
-        return cl_failed("clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err, "queue is not a valid command queue.");
+        return not_a_queue("clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err);
     if (mem_ctx != queue_ctx)
-        return clmem_error_set(CLMEM_ERR_CONTEXT_MISMATCH, CLMEM_API_NONE, NULL, 0,
-                               "mem belongs to context %p, the queue to context %p.", (void *)mem_ctx,
-                               (void *)queue_ctx);
+        return clmem__fail(CLMEM_ERR_CONTEXT_MISMATCH, "mem belongs to context %p, the queue to context %p.",
+                           (void *)mem_ctx, (void *)queue_ctx);
     if ((s = check_queue_device(queue, queue_ctx)) != CLMEM_OK)
         return s;
 
     if (row_pitch != 0) {
         if (type != CL_MEM_OBJECT_BUFFER)
-            return clmem_error_set(CLMEM_ERR_NOT_A_BUFFER, CLMEM_API_NONE, NULL, 0,
-                                   "row_pitch is %u but mem is of type 0x%x, not CL_MEM_OBJECT_BUFFER; image "
-                                   "objects carry their own pitch and take row_pitch 0.",
-                                   (unsigned)row_pitch, (unsigned)type);
+            return clmem__fail(CLMEM_ERR_NOT_A_BUFFER,
+                               "row_pitch is %u but mem is of type 0x%x, not CL_MEM_OBJECT_BUFFER; image "
+                               "objects carry their own pitch and take row_pitch 0.",
+                               (unsigned)row_pitch, (unsigned)type);
         err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, NULL);
         if (err != CL_SUCCESS)
             return cl_failed("clGetMemObjectInfo(CL_MEM_SIZE)", err, "Querying the buffer size failed.");
         if (row_pitch > size)
-            return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
-                                   "row_pitch %u is larger than the buffer's %zu bytes.", (unsigned)row_pitch,
-                                   size);
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE, "row_pitch %u is larger than the buffer's %zu bytes.",
+                               (unsigned)row_pitch, size);
     }
     return clmem__handle_create(mem, queue, row_pitch, keepalive, out);
+}
+
+CLMEM_EXPORT clmem_status clmem_handle_wrap_checked(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
+                                                    clmem_keepalive *keepalive, clmem_handle **out)
+{
+    return clmem__error_in(__func__, handle_wrap_checked(mem, queue, row_pitch, keepalive, out));
 }

@@ -3,6 +3,7 @@
  * anchor) value. It borrows the OpenCL objects; only the anchor is held. */
 #include "config.h"
 #include "clmem.h"
+#include "error-private.h"
 #include "export.h"
 #include "fault.h"
 #include "handle.h"
@@ -42,8 +43,7 @@ clmem_status clmem__handle_check_args(cl_mem mem, cl_command_queue queue, clmem_
     if (out)
         *out = NULL;
     if (!mem || !queue || !out)
-        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The %s argument is NULL.",
-                               !mem ? "mem" : !queue ? "queue" : "out");
+        return clmem__null_arg(!mem ? "mem" : !queue ? "queue" : "out");
     return CLMEM_OK;
 }
 
@@ -52,7 +52,7 @@ clmem_status clmem__handle_create(cl_mem mem, cl_command_queue queue, uint32_t r
 {
     clmem_handle *h = FAULT("handle_alloc") ? NULL : malloc(sizeof *h);
     if (!h)
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating a handle failed.");
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating a handle failed.");
     refcount_init(&h->refs);
     h->live = MARK_HANDLE;
     h->row_pitch = row_pitch;
@@ -63,13 +63,19 @@ clmem_status clmem__handle_create(cl_mem mem, cl_command_queue queue, uint32_t r
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_handle_wrap(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
-                                            clmem_keepalive *keepalive, clmem_handle **out)
+static clmem_status handle_wrap(cl_mem mem, cl_command_queue queue, uint32_t row_pitch, clmem_keepalive *keepalive,
+                                clmem_handle **out)
 {
     clmem_status s = clmem__handle_check_args(mem, queue, out);
     if (s != CLMEM_OK)
         return s;
     return clmem__handle_create(mem, queue, row_pitch, keepalive, out);
+}
+
+CLMEM_EXPORT clmem_status clmem_handle_wrap(cl_mem mem, cl_command_queue queue, uint32_t row_pitch,
+                                            clmem_keepalive *keepalive, clmem_handle **out)
+{
+    return clmem__error_in(__func__, handle_wrap(mem, queue, row_pitch, keepalive, out));
 }
 
 CLMEM_EXPORT clmem_handle *clmem_handle_ref(clmem_handle *h)
@@ -88,7 +94,7 @@ CLMEM_EXPORT clmem_handle *clmem_handle_ref(clmem_handle *h)
 static __attribute__((noinline)) void handle_destroy(clmem_handle *h)
 {
     clmem_keepalive *ka = h->keepalive;
-    live_free(h, &h->live, sizeof *h);
+    live_free_by(h, &h->live, sizeof *h, "clmem_handle_unref");
     clmem_keepalive_unref(ka);
 }
 

@@ -4,6 +4,7 @@
  * callback drops what they hold; they live in one allocation each. */
 #include "config.h"
 #include "clmem.h"
+#include "error-private.h"
 #include "export.h"
 #include "fault.h"
 #include "keepalive-private.h"
@@ -28,8 +29,7 @@ static void *anchor_alloc(size_t size, void (*release)(void *), void *user)
 {
     struct clmem_keepalive *ka = FAULT("anchor_alloc") ? NULL : malloc(size);
     if (!ka) {
-        clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0, "Allocating an anchor of %zu bytes failed.",
-                        size);
+        clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating an anchor of %zu bytes failed.", size);
         return NULL;
     }
     clmem__keepalive_init(ka, release, user);
@@ -38,7 +38,8 @@ static void *anchor_alloc(size_t size, void (*release)(void *), void *user)
 
 CLMEM_EXPORT clmem_keepalive *clmem_keepalive_new(void (*release)(void *user), void *user)
 {
-    return anchor_alloc(sizeof(struct clmem_keepalive), release, user);
+    clmem_keepalive *ka = anchor_alloc(sizeof(struct clmem_keepalive), release, user);
+    return ka ? ka : clmem__null_in(__func__);
 }
 
 CLMEM_EXPORT clmem_keepalive *clmem_keepalive_ref(clmem_keepalive *ka)
@@ -62,7 +63,8 @@ static __attribute__((noinline)) void anchor_destroy(clmem_keepalive *ka)
     ka->live = MARK_DEAD;
     if (ka->release)
         ka->release(ka->user);
-    live_free(ka, &ka->live, sizeof *ka); /* the header: anchors of any size end here */
+    /* The header: anchors of any size end here. */
+    live_free_by(ka, &ka->live, sizeof *ka, "clmem_keepalive_unref");
 }
 
 CLMEM_EXPORT void clmem_keepalive_unref(clmem_keepalive *ka)
@@ -93,7 +95,7 @@ CLMEM_EXPORT clmem_keepalive *clmem_keepalive_chain(clmem_keepalive *first, clme
 {
     struct chain_anchor *c = anchor_alloc(sizeof *c, chain_release, NULL);
     if (!c)
-        return NULL;
+        return clmem__null_in(__func__);
     c->base.user = c;
     c->first = clmem_keepalive_ref(first);
     c->then = clmem_keepalive_ref(then);
@@ -107,14 +109,13 @@ static void cl_anchor_release(void *user)
     clReleaseCommandQueue(a->queue);
 }
 
-CLMEM_EXPORT clmem_keepalive *clmem_keepalive_new_cl(cl_mem mem, cl_command_queue queue)
+static clmem_keepalive *keepalive_new_cl(cl_mem mem, cl_command_queue queue)
 {
     struct cl_anchor *a;
     cl_int err;
 
     if (!mem || !queue) {
-        clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "clmem_keepalive_new_cl needs %s.",
-                        !mem ? "a cl_mem" : "a cl_command_queue");
+        clmem__null_arg(!mem ? "mem" : "queue");
         return NULL;
     }
     a = anchor_alloc(sizeof *a, cl_anchor_release, NULL);
@@ -138,4 +139,10 @@ CLMEM_EXPORT clmem_keepalive *clmem_keepalive_new_cl(cl_mem mem, cl_command_queu
     a->mem = mem;
     a->queue = queue;
     return &a->base;
+}
+
+CLMEM_EXPORT clmem_keepalive *clmem_keepalive_new_cl(cl_mem mem, cl_command_queue queue)
+{
+    clmem_keepalive *ka = keepalive_new_cl(mem, queue);
+    return ka ? ka : clmem__null_in(__func__);
 }

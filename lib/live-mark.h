@@ -12,12 +12,17 @@
  * where it was made, not as a corrupt heap later.
  *
  * That catches a double unref as long as the memory was not handed out
- * again. Checked mode (CLMEM_CHECK=1 in the environment, read at the
- * first free of each kind) makes it certain for a while: a freed object is
- * poisoned (0xa5 bytes, the mark
- * set to MARK_DEAD) and held back, the last QUARANTINE_SLOTS of each kind,
- * before it goes back to the allocator, so a use after the last unref meets
- * MARK_DEAD whatever was allocated since.
+ * again, and the report cannot tell an unref too many from a use after the
+ * last unref (the mark it found may be any freed block's). Checked mode
+ * (CLMEM_CHECK=1 in the environment, read at the first free of each kind)
+ * makes it certain for a while: a freed object is poisoned (0xa5 bytes,
+ * the mark set to MARK_DEAD) and held back, the last QUARANTINE_SLOTS of
+ * each kind, with the name of the call that dropped its last reference,
+ * before it goes back to the allocator. A use after the last unref meets
+ * MARK_DEAD whatever was allocated since, and the report says which
+ * mistake it is: another unref is an unref too many, any other call a use
+ * after the last unref; and it names that last unref where the object is
+ * still held back in this file's quarantine.
  *
  * Everything is static inline, so that libclmem and libclmem-bridge (and
  * the fault-injection library built from both) each carry their own copy
@@ -58,6 +63,52 @@ static inline const char *live_mark_type(uint32_t mark)
     return NULL;
 }
 
+/* Checked mode's quarantine, one per translation unit (live_free()): the
+ * blocks freed last, and the call that dropped each one's last reference
+ * (NULL: not known). */
+static struct {
+    void *held[QUARANTINE_SLOTS];
+    const char *by[QUARANTINE_SLOTS];
+    unsigned next;
+    atomic_flag busy;
+} live_quarantine __attribute__((unused)) = {.busy = ATOMIC_FLAG_INIT};
+
+static inline void live_quarantine_lock(void)
+{
+    while (atomic_flag_test_and_set_explicit(&live_quarantine.busy, memory_order_acquire))
+        ;
+}
+
+static inline void live_quarantine_unlock(void)
+{
+    atomic_flag_clear_explicit(&live_quarantine.busy, memory_order_release);
+}
+
+/* Is obj held in this file's quarantine? *by gets the call that dropped
+ * its last reference (NULL where not known). */
+static inline bool live_quarantined(const void *obj, const char **by)
+{
+    bool found = false;
+
+    live_quarantine_lock();
+    for (unsigned i = 0; i < QUARANTINE_SLOTS && !found; i++)
+        if (live_quarantine.held[i] == obj) {
+            *by = live_quarantine.by[i];
+            found = true;
+        }
+    live_quarantine_unlock();
+    return found;
+}
+
+static inline bool live_checked_mode(void);
+
+/* Does the call drop a reference ("clmem_handle_unref")? */
+static inline bool live_is_unref(const char *call)
+{
+    size_t n = strlen(call);
+    return n >= 6 && strcmp(call + n - 6, "_unref") == 0;
+}
+
 /* abort(), through a pointer gcc cannot see through: otherwise it finds
  * that live_misuse() never returns and keeps a call to it (below). */
 static void (*volatile const live_abort)(void) = abort;
@@ -73,6 +124,8 @@ __attribute__((noinline, unused)) static void live_misuse(const char *call, cons
                                                                 uint32_t seen)
 {
     const char *type = live_mark_type(want), *other = live_mark_type(seen);
+    const char *which = live_is_unref(call) ? "an unref too many" : "a use after the last unref";
+    const char *by = NULL;
     char line[512];
     int n;
 
@@ -80,14 +133,26 @@ __attribute__((noinline, unused)) static void live_misuse(const char *call, cons
         n = snprintf(line, sizeof line,
                      "clmem: %s(%p): this %s's reference count is already zero: an unref too many. Aborting.\n",
                      call, obj, type);
+    else if (seen == MARK_DEAD && live_checked_mode() && live_quarantined(obj, &by) && by)
+        n = snprintf(line, sizeof line,
+                     "clmem: %s(%p): this %s's last reference was already dropped by %s: %s. Aborting.\n", call, obj,
+                     type, by, which);
+    else if (seen == MARK_DEAD && live_checked_mode())
+        n = snprintf(line, sizeof line, "clmem: %s(%p): this %s's last reference was already dropped: %s. Aborting.\n",
+                     call, obj, type, which);
     else if (seen == MARK_DEAD)
         n = snprintf(line, sizeof line,
-                     "clmem: %s(%p): this %s's last reference was already dropped: an unref too many, or a use "
-                     "after the last unref. Aborting.\n",
+                     "clmem: %s(%p): this %s's last reference was already dropped (an unref too many, or a use "
+                     "after the last unref; CLMEM_CHECK=1 tells which). Aborting.\n",
                      call, obj, type);
     else if (other)
         n = snprintf(line, sizeof line, "clmem: %s(%p): this is a %s, not a %s. Aborting.\n", call, obj, other,
                      type);
+    else if (live_checked_mode())
+        n = snprintf(line, sizeof line,
+                     "clmem: %s(%p): not a live %s: it never was one, or its last reference was dropped more "
+                     "than %d frees of its kind ago (checked mode holds the last %d back). Aborting.\n",
+                     call, obj, type, QUARANTINE_SLOTS, QUARANTINE_SLOTS);
     else
         n = snprintf(line, sizeof line,
                      "clmem: %s(%p): not a live %s: its last reference was already dropped (an unref too many, "
@@ -167,16 +232,14 @@ static inline bool live_checked_mode(void)
     return s == 2;
 }
 
-/* The end of an object: its mark becomes MARK_DEAD (a store the compiler
- * keeps: the allocator may leave the word as it is), then the block goes
- * back to the allocator; in checked mode its first `bytes` bytes are
- * poisoned first and it is held back behind the last QUARANTINE_SLOTS
- * blocks this file freed. */
-static inline void live_free(void *block, uint32_t *mark, size_t bytes)
+/* The end of an object, whose last reference the public call `by` (a
+ * string literal, "clmem_handle_unref"; or NULL) dropped: its mark becomes
+ * MARK_DEAD (a store the compiler keeps: the allocator may leave the word
+ * as it is), then the block goes back to the allocator; in checked mode
+ * its first `bytes` bytes are poisoned first and it is held back, with
+ * `by`, behind the last QUARANTINE_SLOTS blocks this file freed. */
+static inline void live_free_by(void *block, uint32_t *mark, size_t bytes, const char *by)
 {
-    static void *held[QUARANTINE_SLOTS];
-    static unsigned next;
-    static atomic_flag busy = ATOMIC_FLAG_INIT;
     void *evicted;
 
     if (!live_checked_mode()) {
@@ -186,12 +249,15 @@ static inline void live_free(void *block, uint32_t *mark, size_t bytes)
     }
     memset(block, POISON_BYTE, bytes);
     *(volatile uint32_t *)mark = MARK_DEAD;
-    while (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire))
-        ;
-    evicted = held[next];
-    held[next] = block;
-    next = (next + 1) % QUARANTINE_SLOTS;
-    atomic_flag_clear_explicit(&busy, memory_order_release);
+    live_quarantine_lock();
+    evicted = live_quarantine.held[live_quarantine.next];
+    live_quarantine.held[live_quarantine.next] = block;
+    live_quarantine.by[live_quarantine.next] = by;
+    live_quarantine.next = (live_quarantine.next + 1) % QUARANTINE_SLOTS;
+    live_quarantine_unlock();
     free(evicted);
 }
+
+/* live_free_by() where the call is not named. */
+static inline void live_free(void *block, uint32_t *mark, size_t bytes) { live_free_by(block, mark, bytes, NULL); }
 #endif

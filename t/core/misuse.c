@@ -7,10 +7,13 @@
  * parent checks how it ended and the line it printed.
  *
  * Without CLMEM_CHECK, a double unref is caught while the freed memory was
- * not handed out again: the cases make no allocation in between. With
- * CLMEM_CHECK=1 (checked mode) freed objects are poisoned and held back,
- * so the case that allocates a new handle in between (which glibc gives
- * the freed block) is caught too; and a correct program runs unchanged.
+ * not handed out again: the cases make no allocation in between, and the
+ * report says it cannot tell which mistake it is. With CLMEM_CHECK=1
+ * (checked mode) freed objects are poisoned and held back, so the case
+ * that allocates a new handle in between (which glibc gives the freed
+ * block) is caught too; the report says which mistake it is (an unref too
+ * many, or a use after the last unref) and names the unref that dropped
+ * the last reference; and a correct program runs unchanged.
  *
  * Under AddressSanitizer the cases that read freed memory are reported by
  * ASan first (heap-use-after-free, inside the clmem call): that is
@@ -96,6 +99,13 @@ static void anchor_unref_twice(void)
     clmem_keepalive_unref(ka);
 }
 
+static void anchor_ref_after_unref(void)
+{
+    clmem_keepalive *ka = clmem_keepalive_new(NULL, NULL);
+    clmem_keepalive_unref(ka);
+    clmem_keepalive_ref(ka);
+}
+
 static void chain_unref_twice(void)
 {
     clmem_keepalive *first = clmem_keepalive_new(NULL, NULL), *chain = clmem_keepalive_chain(first, NULL);
@@ -161,22 +171,32 @@ static void correct_use(void)
 }
 
 static const struct misuse_case cases[] = {
-    {"handle-unref-twice", handle_unref_twice, false, "clmem_handle_unref", "Aborting.", true},
+    {"handle-unref-twice", handle_unref_twice, false, "clmem_handle_unref",
+     "(an unref too many, or a use after the last unref; CLMEM_CHECK=1 tells which)", true},
+    /* Checked mode tells which, and names the unref that freed it. */
     {"handle-unref-twice-checked", handle_unref_twice, true, "clmem_handle_unref",
-     "last reference was already dropped", false},
+     "last reference was already dropped by clmem_handle_unref: an unref too many. Aborting.", false},
     {"handle-ref-after-unref-checked", handle_ref_after_unref, true, "clmem_handle_ref",
-     "last reference was already dropped", false},
+     "last reference was already dropped by clmem_handle_unref: a use after the last unref. Aborting.", false},
     {"handle-mem-after-unref-checked", handle_mem_after_unref, true, "clmem_handle_mem",
-     "last reference was already dropped", false},
+     "last reference was already dropped by clmem_handle_unref: a use after the last unref. Aborting.", false},
     {"handle-unref-after-reuse-checked", handle_unref_after_reuse, true, "clmem_handle_unref",
-     "last reference was already dropped", false},
+     "last reference was already dropped by clmem_handle_unref: an unref too many. Aborting.", false},
     {"handle-garbage", handle_garbage, false, "clmem_handle_unref", "not a live clmem_handle", false},
     {"anchor-as-handle", anchor_as_handle, false, "clmem_handle_unref", "this is a clmem_keepalive, not a clmem_handle",
      false},
-    {"anchor-unref-twice", anchor_unref_twice, false, "clmem_keepalive_unref", "Aborting.", true},
+    {"anchor-unref-twice", anchor_unref_twice, false, "clmem_keepalive_unref", "CLMEM_CHECK=1 tells which", true},
     {"anchor-unref-twice-checked", anchor_unref_twice, true, "clmem_keepalive_unref",
-     "last reference was already dropped", false},
-    {"chain-unref-twice", chain_unref_twice, false, "clmem_keepalive_unref", "Aborting.", true},
+     "last reference was already dropped by clmem_keepalive_unref: an unref too many. Aborting.", false},
+    {"anchor-ref-after-unref-checked", anchor_ref_after_unref, true, "clmem_keepalive_ref",
+     "last reference was already dropped by clmem_keepalive_unref: a use after the last unref. Aborting.", false},
+    {"chain-unref-twice", chain_unref_twice, false, "clmem_keepalive_unref", "CLMEM_CHECK=1 tells which", true},
+    {"chain-unref-twice-checked", chain_unref_twice, true, "clmem_keepalive_unref",
+     "last reference was already dropped by clmem_keepalive_unref: an unref too many. Aborting.", false},
+    /* Inside its own release the anchor is dead and not freed yet: checked
+     * mode tells which, with no unref to name. */
+    {"anchor-unref-in-its-release-checked", anchor_unref_in_its_release, true, "clmem_keepalive_unref",
+     "last reference was already dropped: an unref too many. Aborting.", false},
     {"anchor-unref-in-its-release", anchor_unref_in_its_release, false, "clmem_keepalive_unref",
      "last reference was already dropped", false},
     {"anchor-ref-in-its-release", anchor_ref_in_its_release, false, "clmem_keepalive_ref",

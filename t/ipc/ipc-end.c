@@ -281,7 +281,7 @@ static void start_on_peer_end(void)
                          CLMEM_IPC_STATE_PEER_GONE, "closed the connection during the handshake");
     msgs[1] = err, lens[1] = error_msg(err, CLMEM_ERR_UNSUPPORTED, "the test's producer gives up");
     consumer_start_after("sent HELLO and ERROR, then closed", msgs, lens, 2, CLMEM_ERR_UNSUPPORTED,
-                         CLMEM_IPC_STATE_DROPPED, "The producer ended the connection: the test's producer gives up");
+                         CLMEM_IPC_STATE_DROPPED, "clmem_ipc_consumer_start: the producer ended the connection: the test's producer gives up");
 
     producer_start_after("closed without a word (killed right after connecting)", msgs, lens, 0,
                          CLMEM_ERR_INVALID_VALUE, CLMEM_IPC_STATE_PEER_GONE, "closed the connection");
@@ -290,7 +290,7 @@ static void start_on_peer_end(void)
                          CLMEM_IPC_STATE_PEER_GONE, "closed the connection");
     msgs[1] = err, lens[1] = error_msg(err, CLMEM_ERR_UNSUPPORTED, "the test's consumer has no path");
     producer_start_after("sent HELLO and ERROR, then closed", msgs, lens, 2, CLMEM_ERR_UNSUPPORTED,
-                         CLMEM_IPC_STATE_DROPPED, "The consumer refused: the test's consumer has no path");
+                         CLMEM_IPC_STATE_DROPPED, "clmem_ipc_producer_start: the consumer refused: the test's consumer has no path");
     no_fd_left(&before, "the starts that failed");
 }
 

@@ -60,11 +60,11 @@ static clmem_ipc_producer *producer_with(int fd, uint32_t n, uint64_t reclaim_de
     clmem_ipc_producer *p;
     info.reclaim_delay_ns = reclaim_delay_ns;
     if (clmem_ipc_producer_create(&info, &p) != CLMEM_OK)
-        tap_bail("clmem_ipc_producer_create: %s", clmem_error_message());
+        tap_bail("%s", clmem_error_message());
     for (uint32_t i = 0; i < n; i++)
         if (clmem_ipc_producer_add_buffer(p, &mem.memory, CLMEM_IPC_MEMORY_TYPE_BY_FLAGS, i * FRAME_BYTES,
                                           FRAME_BYTES, 256, NULL) != CLMEM_OK)
-            tap_bail("clmem_ipc_producer_add_buffer: %s", clmem_error_message());
+            tap_bail("%s", clmem_error_message());
     return p;
 }
 
@@ -378,7 +378,7 @@ static void stream(void)
     r.p = producer_with(sv[0], FRAMES, 0);
     clmem_ipc_consumer_info ci = consumer_info(sv[1]);
     if (clmem_ipc_consumer_create(&ci, &c) != CLMEM_OK)
-        tap_bail("clmem_ipc_consumer_create: %s", clmem_error_message());
+        tap_bail("%s", clmem_error_message());
     pthread_create(&producer, NULL, produce, &r);
     pthread_create(&dropper, NULL, drop_frames, &d);
     clmem_status st = clmem_ipc_consumer_start(c, TIMEOUT_NS);
@@ -392,7 +392,7 @@ static void stream(void)
         cl_event acquired = NULL;
         uint32_t word = 0;
         if (clmem_ipc_consumer_next(c, TIMEOUT_NS, &fr, &acquired) != CLMEM_OK) {
-            tap_diag("  clmem_ipc_consumer_next: %s", clmem_error_message());
+            tap_diag("  %s", clmem_error_message());
             break;
         }
         if (fr.plane_count == 0)
@@ -443,10 +443,10 @@ static void held_and_bye(void)
     r.p = producer_with(sv[0], 2, 0);
     clmem_ipc_consumer_info ci = consumer_info(sv[1]);
     if (clmem_ipc_consumer_create(&ci, &c) != CLMEM_OK)
-        tap_bail("clmem_ipc_consumer_create: %s", clmem_error_message());
+        tap_bail("%s", clmem_error_message());
     pthread_create(&producer, NULL, produce, &r); /* the handshake only */
     if (clmem_ipc_consumer_start(c, TIMEOUT_NS) != CLMEM_OK)
-        tap_bail("clmem_ipc_consumer_start: %s", clmem_error_message());
+        tap_bail("%s", clmem_error_message());
     pthread_join(producer, NULL);
     clmem_ipc_producer_next(r.p, 0, &i);
     clmem_ipc_producer_ready(r.p, i, VK_NULL_HANDLE, 0);
@@ -455,8 +455,11 @@ static void held_and_bye(void)
     tap_ok(clmem_ipc_producer_lent(r.p) == 2, "two frames lent");
     clmem_ipc_consumer_next(c, TIMEOUT_NS, &fr, NULL); /* the second READY stays unread */
     clmem_status st = clmem_ipc_consumer_destroy(c, TIMEOUT_NS);
-    tap_ok(st == CLMEM_ERR_IN_USE && strstr(clmem_error_message(), "1 frame handed out still has its handles"),
-           "the consumer's destroy while it holds a frame: CLMEM_ERR_IN_USE, nothing changed");
+    tap_ok(st == CLMEM_ERR_IN_USE &&
+               strncmp(clmem_error_message(), "clmem_ipc_consumer_destroy: 1 frame handed out still has its handles",
+                       68) == 0,
+           "the consumer's destroy while it holds a frame: CLMEM_ERR_IN_USE, nothing changed: %s",
+           clmem_error_message());
     tap_ok(clmem_ipc_consumer_state(c) == CLMEM_IPC_STATE_OPEN, "  ... the connection is still open");
     clmem_handle_unref(fr.planes[0].handle);
     tap_ok(clmem_ipc_consumer_destroy(c, TIMEOUT_NS) == CLMEM_OK,
@@ -491,10 +494,10 @@ static void reclaim_by_delay(void)
     r.p = producer_with(sv[0], 1, delay_ns);
     clmem_ipc_consumer_info ci = consumer_info(sv[1]);
     if (clmem_ipc_consumer_create(&ci, &c) != CLMEM_OK)
-        tap_bail("clmem_ipc_consumer_create: %s", clmem_error_message());
+        tap_bail("%s", clmem_error_message());
     pthread_create(&producer, NULL, produce, &r);
     if (clmem_ipc_consumer_start(c, TIMEOUT_NS) != CLMEM_OK)
-        tap_bail("clmem_ipc_consumer_start: %s", clmem_error_message());
+        tap_bail("%s", clmem_error_message());
     pthread_join(producer, NULL);
     clmem_ipc_producer_next(r.p, 0, &i);
     vkctx_fill(&vk, mem.buffer, i * FRAME_BYTES, FRAME_BYTES, 0x1000u);

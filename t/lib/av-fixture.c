@@ -80,7 +80,7 @@ void av_fixture_open(struct av_fixture *f, bool validation)
         cl_fixture_open(&f->cl);
     f->invert = cl_fixture_kernel(&f->cl, invert_src, "invert");
     if ((s = clmem_av_bridge_create(f->device, f->cl.context, 0, &f->bridge)) != CLMEM_OK)
-        tap_bail("clmem_av_bridge_create: %s", clmem_error_message());
+        tap_bail("%s", clmem_error_message());
     f->path = clmem_bridge_check_path(f->bridge, CLMEM_BRIDGE_PATH_OPAQUE_FD) == CLMEM_OK
                   ? CLMEM_BRIDGE_PATH_OPAQUE_FD
                   : CLMEM_BRIDGE_PATH_HOST_MAPPED;

@@ -12,6 +12,11 @@ void tap_plan(int count);
 void tap_skip_all(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* One test point; returns cond so callers can chain diagnostics. */
 bool tap_ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A test point that is known to fail until `why` is done: "not ok ... #
+ * TODO why" does not fail the program; "ok ... # TODO why" is an
+ * unexpected pass, which the harness counts as a failure (the TODO mark
+ * is then to go). Returns cond. */
+bool tap_todo(bool cond, const char *why, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A test point skipped for a named missing capability. */
 void tap_skip(const char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A diagnostic line ("# ..."). */
