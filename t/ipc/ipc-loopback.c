@@ -528,6 +528,47 @@ static void reclaim_by_delay(void)
     tap_ok(word == 0x1000u, "  ... and its bytes are still the producer's (0x%x)", word);
 }
 
+/* A second listen on a path that a process listens on is refused, and
+ * finding out changes nothing for the first: no connection waits at its
+ * accept (a connect() to ask would be taken there for a consumer). Asked
+ * by the absolute path and by a relative one. A socket file that nobody
+ * listens on any more is replaced. */
+static void listen_twice(void)
+{
+    char dir[] = "/tmp/clmem-listen.XXXXXX", path[64];
+    int first = -1, second = -1, peer = -1, here;
+    clmem_status s;
+
+    if (!mkdtemp(dir) || (here = open(".", O_RDONLY | O_CLOEXEC)) < 0)
+        tap_bail("mkdtemp or open(\".\") failed");
+    snprintf(path, sizeof path, "%s/sock", dir);
+    s = clmem_ipc_listen(path, &first);
+    tap_ok(s == CLMEM_OK && first >= 0, "clmem_ipc_listen at a new path: %s",
+           s == CLMEM_OK ? "listening" : clmem_error_message());
+    s = clmem_ipc_listen(path, &second);
+    tap_ok(s == CLMEM_ERR_INVALID_VALUE && second == -1 && strstr(clmem_error_message(), "listens on"),
+           "a second clmem_ipc_listen on that path is refused: %s", clmem_error_message());
+    if (chdir(dir) != 0)
+        tap_bail("chdir %s failed", dir);
+    s = clmem_ipc_listen("sock", &second);
+    tap_ok(s == CLMEM_ERR_INVALID_VALUE && second == -1 && strstr(clmem_error_message(), "listens on"),
+           "... and so is one by the path relative to its folder: %s", clmem_error_message());
+    if (fchdir(here) != 0)
+        tap_bail("fchdir back failed");
+    close(here);
+    s = clmem_ipc_accept(first, 50 * 1000000ull, &peer);
+    tap_ok(s == CLMEM_ERR_TIMEOUT && peer == -1, "... and the first listener saw no connection (its accept: %s)",
+           clmem_status_name(s));
+    close(first); /* its socket file stays behind, as a killed producer's would */
+    s = clmem_ipc_listen(path, &second);
+    tap_ok(s == CLMEM_OK && second >= 0, "a socket file nobody listens on is replaced: %s",
+           s == CLMEM_OK ? "listening" : clmem_error_message());
+    if (second >= 0)
+        close(second);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     bridge_open_vulkan(&vk);
@@ -541,6 +582,7 @@ int main(void)
     tap_watchdog("t/ipc/ipc-loopback", 300);
 
     argument_rules();
+    listen_twice();
     stream();
     held_and_bye();
     reclaim_by_delay();
