@@ -195,11 +195,15 @@ extern "C" {
  *
  * A socket file at `path` that nobody listens on is removed and bound
  * again: a process that ended without unlinking its socket (killed, say)
- * does not keep the path from being used. Whether anybody listens is
- * asked by connecting to it: ECONNREFUSED means nobody does. A process that
+ * does not keep the path from being used. Whether anybody listens is read
+ * from Linux's list of UNIX sockets (/proc/net/unix), which changes
+ * nothing for a listener; a socket that list does not show as listened on
+ * at this path (bound under another spelling of it, say) is then asked by
+ * connecting to it, and ECONNREFUSED means nobody does. A process that
  * listens there keeps the path (CLMEM_ERR_INVALID_VALUE, "a process listens
- * on ... already"), and sees a connection that closes at once. Any other
- * file at `path` is never removed (the sentence says to remove it).
+ * on ... already"); only where the list could not tell does it see a
+ * connection that closes at once. Any other file at `path` is never
+ * removed (the sentence says to remove it).
  *
  * @param path          The socket's path (at most 107 bytes).
  * @param[out] fd_out   The listening fd, the caller's to close (and the
