@@ -4,8 +4,10 @@
  * semaphores, and the references that free it. */
 #include "config.h"
 #include "frame-ring.h"
+#include "handoff-handles.h"
 #include "export.h"
 #include "fault.h"
+#include "versioned.h"
 
 #include <pthread.h>
 #include <stddef.h>

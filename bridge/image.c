@@ -18,6 +18,7 @@
 #include "config.h"
 #include "export.h"
 #include "image.h"
+#include "vk-image.h"
 
 #include <string.h>
 
@@ -287,6 +288,29 @@ clmem_status clmem__import_optimal(clmem_bridge *b, const clmem_bridge_vk_image 
     return clmem__import_vk_request(b, &req, fd_path, vk_keepalive, out);
 }
 
+/* The kept results of the optimal-tiling live checks ([0] opaque fd, [1]
+ * dma-buf), which image-check.c writes. */
+static unsigned path_slot(clmem_bridge_path path)
+{
+    return path == CLMEM_BRIDGE_PATH_DMA_BUF ? 1u : 0u;
+}
+
+struct image_check *clmem__image_check_slot(clmem_bridge *b, const struct image_format *format,
+                                            clmem_bridge_path path)
+{
+    return &b->image_checks[clmem__format_index(format)][path_slot(path)];
+}
+
+struct image_check clmem__image_check_kept(clmem_bridge *b, const struct image_format *format,
+                                           clmem_bridge_path path)
+{
+    struct image_check c;
+    pthread_mutex_lock(&b->check_lock);
+    c = *clmem__image_check_slot(b, format, path);
+    pthread_mutex_unlock(&b->check_lock);
+    return c;
+}
+
 /* Does the format have an optimal-tiling import at all? */
 static clmem_status optimal_offered(const struct image_format *f)
 {
@@ -302,7 +326,7 @@ static clmem_status optimal_offered(const struct image_format *f)
  * once it passed, its failure, or that none has run. */
 static clmem_status optimal_checked(clmem_bridge *b, const struct image_format *f, clmem_bridge_path fd_path)
 {
-    struct image_check check = clmem__bridge_image_check(b, f, fd_path);
+    struct image_check check = clmem__image_check_kept(b, f, fd_path);
 
     if (check.state == IMAGE_CHECK_NOT_RUN)
         return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,

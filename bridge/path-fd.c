@@ -6,7 +6,7 @@
 #include "config.h"
 #include "fault.h"
 #include "fd-numbers.h"
-#include "import.h"
+#include "import-record.h"
 
 #include <errno.h>
 #include <fcntl.h>

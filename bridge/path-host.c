@@ -8,7 +8,7 @@
  * elsewhere (NVIDIA). */
 #include "config.h"
 #include "fault.h"
-#include "import.h"
+#include "import-record.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
  * (clmem_bridge_ring_info), and both must say the same thing:
  * clmem-bridge.h's "Versioned structs" paragraph is its specification. */
 #include "config.h"
-#include "bridge.h"
+#include "versioned.h"
 
 /* No struct of this library will ever be this large: a size above it is an
  * uninitialised field, and reading that far could fault. */

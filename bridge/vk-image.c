@@ -8,7 +8,8 @@
 #include "config.h"
 #include "export.h"
 #include "fault.h"
-#include "image.h"
+#include "vk-buffer.h"
+#include "vk-image.h"
 
 #include <string.h>
 

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* clmem_bridge_device_finish: what an application calls before
- * vkDestroyDevice, keyed by the VkDevice rather than by a bridge, so that
+/* Finishing bridges: clmem_bridge_finish waits for one bridge's import
+ * teardowns, polling them where the driver's callbacks come late (import-
+ * teardown.h). clmem_bridge_device_finish, what an application calls before
+ * vkDestroyDevice, is keyed by the VkDevice rather than by a bridge, so that
  * it works after the application dropped every bridge (the last unref of a
  * bridge returns at once; the bridge lives on while the teardowns of its
  * imports are pending, each holding a reference, and those teardowns call
  * Vulkan: the host-mapped unmap, the keepalives' callbacks).
  *
- * The process keeps a list of its bridges. The call takes a reference on
+ * The process keeps a list of its bridges (bridge.c). The call takes a reference on
  * each bridge of the device and finishes it (clmem_bridge_finish: wait for
  * its teardowns, doing their work where the driver's callbacks have not),
  * then drops that reference: for a bridge the application no longer holds,
@@ -18,88 +20,59 @@
 #include "bridge.h"
 #include "deadline.h"
 #include "export.h"
+#include "import-teardown.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-/* All guarded by lock; `gone` is broadcast when a bridge leaves the list. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gone = PTHREAD_COND_INITIALIZER;
-static clmem_bridge *bridges; /* through next_of_process */
-
-void clmem__device_bridges_add(clmem_bridge *b)
+CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_ns)
 {
-    pthread_mutex_lock(&lock);
-    b->next_of_process = bridges;
-    bridges = b;
-    pthread_mutex_unlock(&lock);
-}
+    uint64_t deadline;
+    unsigned live, sems, pending;
 
-void clmem__device_bridges_remove(clmem_bridge *b)
-{
-    clmem_bridge **p;
+    clmem_status s = CLMEM_OK;
 
-    pthread_mutex_lock(&lock);
-    for (p = &bridges; *p && *p != b; p = &(*p)->next_of_process)
-        ;
-    if (*p)
-        *p = b->next_of_process;
-    pthread_cond_broadcast(&gone);
-    pthread_mutex_unlock(&lock);
-}
-
-/* A reference on every listed bridge of `device` that still has one:
- * *count_out of them, in a new array the caller frees (NULL when there are
- * none). False when the array cannot be allocated. */
-static bool hold_bridges_of(VkDevice device, clmem_bridge ***held_out, unsigned *count_out)
-{
-    clmem_bridge **held = NULL;
-    unsigned listed = 0, n = 0;
-
-    pthread_mutex_lock(&lock);
-    for (clmem_bridge *b = bridges; b; b = b->next_of_process)
-        listed += b->device == device;
-    if (listed && !(held = malloc(listed * sizeof *held))) {
-        pthread_mutex_unlock(&lock);
-        return false;
-    }
-    for (clmem_bridge *b = bridges; held && b; b = b->next_of_process)
-        if (b->device == device && refcount_get_unless_zero(&b->refs))
-            held[n++] = b;
-    pthread_mutex_unlock(&lock);
-    if (!n) {
-        free(held);
-        held = NULL;
-    }
-    *held_out = held;
-    *count_out = n;
-    return true;
-}
-
-/* Until no bridge of `device` is listed whose last reference is gone (one
- * another thread is destroying), or the monotonic deadline. */
-static bool wait_destroyed(VkDevice device, uint64_t deadline)
-{
-    bool dying;
-
-    pthread_mutex_lock(&lock);
+    if (!b)
+        return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The bridge is NULL.");
+    BRIDGE_LIVE(b, "clmem_bridge_finish");
+    deadline = deadline_after(timeout_ns);
+    pthread_mutex_lock(&b->lock);
+    live = b->live_imports;
+    sems = b->live_semaphores;
+    pthread_mutex_unlock(&b->lock);
+    if (live || sems)
+        return clmem_error_set(CLMEM_ERR_IN_USE, CLMEM_API_NONE, NULL, 0,
+                               "%u import%s still %s handles and %u semaphore%s still alive; nothing was released.",
+                               live, live == 1 ? "" : "s", live == 1 ? "has" : "have", sems,
+                               sems == 1 ? " is" : "s are");
+    clmem_bridge_ref(b); /* see clmem__bridge_import_gone */
     for (;;) {
-        uint64_t left = time_left(deadline);
-        struct timespec until;
-
-        dying = false;
-        for (clmem_bridge *b = bridges; b && !dying; b = b->next_of_process)
-            dying = b->device == device && atomic_load(&b->refs) == 0;
-        if (!dying || !left)
+        uint64_t left;
+        clmem__import_poll_dying(b);
+        pthread_mutex_lock(&b->lock);
+        pending = b->tearing_down;
+        left = time_left(deadline);
+        if (pending && left) {
+            /* Sleep until a teardown finishes, or 1 ms, then poll again. */
+            struct timespec until = realtime_in(left < 1000000u ? left : 1000000u);
+            pthread_cond_timedwait(&b->changed, &b->lock, &until);
+            pending = b->tearing_down;
+        }
+        pthread_mutex_unlock(&b->lock);
+        if (!pending)
             break;
-        /* `gone` uses CLOCK_REALTIME: wait in slices of at most 100 ms, so
-         * that a clock step cannot stretch the wait. */
-        until = realtime_in(left < 100000000u ? left : 100000000u);
-        pthread_cond_timedwait(&gone, &lock, &until);
+        if (!time_left(deadline)) {
+            s = clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
+                                "%u dropped import%s still wait%s for device work after %llu ns; their Vulkan "
+                                "keepalives are held.",
+                                pending, pending == 1 ? "" : "s", pending == 1 ? "s" : "",
+                                (unsigned long long)timeout_ns);
+            break;
+        }
     }
-    pthread_mutex_unlock(&lock);
-    return !dying;
+    clmem_bridge_unref(b);
+    return s;
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_device_finish(VkDevice device, uint64_t timeout_ns)
@@ -111,7 +84,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_device_finish(VkDevice device, uint64_t t
 
     if (!device)
         return clmem_error_set(CLMEM_ERR_NULL_POINTER, CLMEM_API_NONE, NULL, 0, "The device argument is NULL.");
-    if (!hold_bridges_of(device, &held, &count))
+    if (!clmem__bridges_hold(device, &held, &count))
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, NULL, 0,
                                "Allocating the list of the device's bridges failed.");
     for (i = 0; i < count && s == CLMEM_OK; i++) {
@@ -134,7 +107,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_device_finish(VkDevice device, uint64_t t
         return s;
     /* A bridge whose last reference another thread is dropping makes no
      * Vulkan call any more, but CLMEM_OK promises it is gone. */
-    if (!wait_destroyed(device, deadline))
+    if (!clmem__bridges_wait_destroyed(device, deadline))
         return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
                                "A bridge of VkDevice %p was still being destroyed on another thread after %llu ns.",
                                (void *)device, (unsigned long long)timeout_ns);
