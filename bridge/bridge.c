@@ -209,7 +209,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clm
         goto fail;
     }
     clmem__clext_load(&b->cl, b->platform);
-    if ((s = clmem__caps_compute(&b->caps, &b->vk, in.physical_device, in.device, b->cl_device)) != CLMEM_OK)
+    if ((s = clmem__caps_compute(&b->caps, &b->vk, in.physical_device, b->cl_device)) != CLMEM_OK)
         goto fail;
     err = FAULT("clRetainContext") ? CL_OUT_OF_HOST_MEMORY : clRetainContext(in.context);
     if (err != CL_SUCCESS) {
@@ -247,7 +247,6 @@ CLMEM_EXPORT clmem_bridge *clmem_bridge_ref(clmem_bridge *b)
 static void bridge_destroy(clmem_bridge *b)
 {
     /* Nothing refers to it: every import and semaphore held a reference. */
-    clmem__host_maps_destroy(&b->maps);
     clmem__own_memory_destroy(&b->own);
     clmem__cache_destroy(&b->cache);
     pthread_cond_destroy(&b->changed);
@@ -305,7 +304,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_check_path(const clmem_bridge *b, clmem_b
         path != CLMEM_BRIDGE_PATH_HOST_MAPPED)
         return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0,
                                "clmem_bridge_check_path takes one concrete path, not %d.", (int)path);
-    return clmem__caps_report(&b->caps.path[path]);
+    return clmem__caps_report(&b->caps.path[CAPS_PATH(path)]);
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_check_semaphore(const clmem_bridge *b, clmem_bridge_semaphore_mode mode)

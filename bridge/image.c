@@ -115,11 +115,11 @@ clmem_status clmem__image_optimal_path(const clmem_bridge *b, const clmem_bridge
                                "tiling on the host-mapped path.");
     case CLMEM_BRIDGE_PATH_OPAQUE_FD:
     case CLMEM_BRIDGE_PATH_DMA_BUF:
-        if (b->caps.path[asked].status != CLMEM_OK)
-            return clmem_error_set(b->caps.path[asked].status, CLMEM_API_NONE, NULL, 0,
+        if (b->caps.path[CAPS_PATH(asked)].status != CLMEM_OK)
+            return clmem_error_set(b->caps.path[CAPS_PATH(asked)].status, CLMEM_API_NONE, NULL, 0,
                                    "Optimal-tiling images are offered on the fd paths only, after a live check, and "
                                    "this bridge has no %s path. %s",
-                                   clmem_bridge_path_name(asked), b->caps.path[asked].message);
+                                   clmem_bridge_path_name(asked), b->caps.path[CAPS_PATH(asked)].message);
         if (memory && !(memory->export_types & clmem__path_handle_type(asked)))
             return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_NONE, NULL, 0,
                                    "The image's memory was not allocated exportable as %s (export_types 0x%x).",
@@ -128,7 +128,7 @@ clmem_status clmem__image_optimal_path(const clmem_bridge *b, const clmem_bridge
         return CLMEM_OK;
     case CLMEM_BRIDGE_PATH_BEST:
         for (unsigned i = 0; i < 2; i++)
-            if (b->caps.path[fd_paths[i]].status == CLMEM_OK &&
+            if (b->caps.path[CAPS_PATH(fd_paths[i])].status == CLMEM_OK &&
                 (!memory || (memory->export_types & clmem__path_handle_type(fd_paths[i])))) {
                 *path_out = fd_paths[i];
                 return CLMEM_OK;
@@ -137,11 +137,11 @@ clmem_status clmem__image_optimal_path(const clmem_bridge *b, const clmem_bridge
                                "Optimal-tiling images are offered on the fd paths only, after a live check, and "
                                "none fits%s: opaque fd: %s dma-buf: %s",
                                memory ? " this memory" : "",
-                               b->caps.path[CLMEM_BRIDGE_PATH_OPAQUE_FD].status
-                                   ? b->caps.path[CLMEM_BRIDGE_PATH_OPAQUE_FD].message
+                               b->caps.path[CAPS_PATH(CLMEM_BRIDGE_PATH_OPAQUE_FD)].status
+                                   ? b->caps.path[CAPS_PATH(CLMEM_BRIDGE_PATH_OPAQUE_FD)].message
                                    : "the memory is not exportable as opaque fd.",
-                               b->caps.path[CLMEM_BRIDGE_PATH_DMA_BUF].status
-                                   ? b->caps.path[CLMEM_BRIDGE_PATH_DMA_BUF].message
+                               b->caps.path[CAPS_PATH(CLMEM_BRIDGE_PATH_DMA_BUF)].status
+                                   ? b->caps.path[CAPS_PATH(CLMEM_BRIDGE_PATH_DMA_BUF)].message
                                    : "the memory is not exportable as dma-buf.");
     }
     return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "Unknown path %d.", (int)asked);
@@ -433,7 +433,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_check_image(const clmem_bridge *cb, VkFor
     if (tiling == VK_IMAGE_TILING_LINEAR) {
         VkExternalMemoryHandleTypeFlags export =
             path == CLMEM_BRIDGE_PATH_HOST_MAPPED ? 0 : (VkExternalMemoryHandleTypeFlags)clmem__path_handle_type(path);
-        if ((s = clmem__caps_report(&b->caps.path[path])) != CLMEM_OK ||
+        if ((s = clmem__caps_report(&b->caps.path[CAPS_PATH(path)])) != CLMEM_OK ||
             (s = clmem__vk_image_supported(b, f, tiling, usage, export, NULL, NULL)) != CLMEM_OK)
             return s;
         for (unsigned p = 0; as_image && p < f->plane_count; p++)

@@ -209,7 +209,7 @@ static clmem_status path_fits(const clmem_bridge *b, const clmem_bridge_vk_memor
     clmem_status s = ops_of(path)->memory_allows(m);
     if (s != CLMEM_OK)
         return s;
-    return clmem__caps_report(&b->caps.path[path]);
+    return clmem__caps_report(&b->caps.path[CAPS_PATH(path)]);
 }
 
 /* Why `path` does not fit: what the memory lacks, where the pair offers
@@ -217,11 +217,11 @@ static clmem_status path_fits(const clmem_bridge *b, const clmem_bridge_vk_memor
 static void why_not(const clmem_bridge *b, const clmem_bridge_vk_memory *m, clmem_bridge_path path, bool *pair_has,
                     char *out, size_t len)
 {
-    *pair_has = b->caps.path[path].status == CLMEM_OK;
+    *pair_has = b->caps.path[CAPS_PATH(path)].status == CLMEM_OK;
     if (*pair_has && ops_of(path)->memory_allows(m) != CLMEM_OK)
         snprintf(out, len, "%s", clmem_error_message());
     else
-        snprintf(out, len, "%s", *pair_has ? "fits." : b->caps.path[path].message);
+        snprintf(out, len, "%s", *pair_has ? "fits." : b->caps.path[CAPS_PATH(path)].message);
 }
 
 /* Resolve BEST to the first path that fits; check a named one fits. When

@@ -85,7 +85,7 @@ fail:
     if (rec->parent)
         clReleaseMemObject(rec->parent);
     rec->parent = NULL;
-    clmem__host_map_put(&b->maps, rec->host_map);
+    clmem__host_map_put(rec->host_map);
     rec->host_map = NULL;
     return s;
 }
@@ -183,7 +183,7 @@ static void after_destroy(struct bridge_import *rec)
     if (rec->map_event) /* an unmap that failed to enqueue left it */
         clReleaseEvent(rec->map_event);
     rec->map_event = NULL;
-    clmem__host_map_put(&rec->bridge->maps, rec->host_map);
+    clmem__host_map_put(rec->host_map);
     rec->host_map = NULL;
 }
 
