@@ -17,6 +17,8 @@
  * twice: plain (host-mapped on the CPU machines) and with
  * t/fake-nvidia-import.c (t/fakefd-av-frames, the opaque-fd path on the
  * CPU machines). */
+/* Tests the deprecated clmem_av_frame_acquire/_release. */
+#define CLMEM_DISABLE_DEPRECATION_WARNINGS
 #include "av-fixture.h"
 #include "fd-count.h"
 #include "tap.h"

@@ -27,6 +27,8 @@
  * its points skip, naming what is missing. Built twice: plain
  * (host-mapped on the CPU machines) and with t/fake-nvidia-import.c
  * (t/fakefd-av-sync, the opaque-fd memory path). */
+/* Tests the deprecated clmem_av_frame_acquire/_release beside the sync object. */
+#define CLMEM_DISABLE_DEPRECATION_WARNINGS
 #include "av-fixture.h"
 #include "spin-kernel.h"
 #include "tap.h"

@@ -52,6 +52,8 @@
  * Checked after the reps: each frame, downloaded, holds what was uploaded
  * with luma byte 0 raised once per kernel since. Built with libclmem-av
  * only: without it, (j) prints why it did not run. */
+/* Measures the deprecated clmem_av_frame_acquire/_release as well. */
+#define CLMEM_DISABLE_DEPRECATION_WARNINGS
 #include "bench.h"
 
 #if HAVE_LIBAV
