@@ -5,6 +5,7 @@
  * caller's. */
 #define _GNU_SOURCE /* accept4 */
 #include "config.h"
+#include "deadline.h"
 #include "export.h"
 #include "sock.h"
 
@@ -72,7 +73,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_listen(const char *path, int *fd_out)
 
 CLMEM_EXPORT clmem_status clmem_ipc_accept(int listen_fd, uint64_t timeout_ns, int *fd_out)
 {
-    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
+    uint64_t deadline = deadline_after(timeout_ns);
 
     if (fd_out)
         *fd_out = -1;
@@ -83,7 +84,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_accept(int listen_fd, uint64_t timeout_ns, i
                                "clmem_ipc_accept: listen_fd is %d.", listen_fd);
     for (;;) {
         struct pollfd pfd = {.fd = listen_fd, .events = POLLIN};
-        int r = poll(&pfd, 1, clmem__ipc_poll_ms(deadline));
+        int r = poll(&pfd, 1, poll_ms_until(deadline));
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
@@ -104,7 +105,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_accept(int listen_fd, uint64_t timeout_ns, i
 CLMEM_EXPORT clmem_status clmem_ipc_connect(const char *path, uint64_t timeout_ns, int *fd_out)
 {
     struct sockaddr_un a;
-    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
+    uint64_t deadline = deadline_after(timeout_ns);
     clmem_status st;
 
     if (fd_out)
@@ -130,7 +131,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_connect(const char *path, uint64_t timeout_n
                                        : CLMEM_ERR_INVALID_VALUE,
                                    CLMEM_API_SYSTEM, "connect", err, "clmem_ipc_connect: connect(\"%s\") failed: %s.",
                                    path, strerror(err));
-        if (clmem__ipc_now_ns() >= deadline)
+        if (clock_ns(CLOCK_MONOTONIC) >= deadline)
             return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, "connect", err,
                                    "clmem_ipc_connect: nobody listened at \"%s\" within the timeout (%s).", path,
                                    strerror(err));

@@ -5,7 +5,9 @@
  * imports consumer-import.c's. */
 #include "config.h"
 #include "consumer.h"
+#include "deadline.h"
 #include "export.h"
+#include "opencl/query-cl.h"
 #include "sock.h"
 
 #include <errno.h>
@@ -29,7 +31,7 @@ static clmem_ipc_state state_of(const struct clmem_ipc_consumer *c)
 static clmem_status check_queue(const clmem_ipc_consumer_info *in)
 {
     cl_context ctx = NULL;
-    cl_command_queue_properties props = 0;
+    bool in_order;
     cl_int err = clGetCommandQueueInfo(in->queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
     if (err != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err,
@@ -37,11 +39,11 @@ static clmem_status check_queue(const clmem_ipc_consumer_info *in)
     if (ctx != clmem_bridge_context(in->bridge))
         return clmem_error_set(CLMEM_ERR_CONTEXT_MISMATCH, CLMEM_API_NONE, NULL, 0,
                                "clmem_ipc_consumer_create: the queue is not in the bridge's context.");
-    err = clGetCommandQueueInfo(in->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    err = clmem__cl_queue_in_order(in->queue, &in_order);
     if (err != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)", err,
                                "clmem_ipc_consumer_create: the queue's properties cannot be queried.");
-    if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    if (!in_order)
         return BAD("clmem_ipc_consumer_create: the queue is out of order; a frame's release must follow the work "
                    "enqueued on it, so the queue must be in order.");
     return CLMEM_OK;
@@ -189,7 +191,7 @@ static clmem_status handshake_receive(struct clmem_ipc_consumer *c, uint64_t dea
         }
         if (r == RECV_BAD)
             return drop(c, clmem_error_status());
-        if (clmem__ipc_now_ns() >= deadline) {
+        if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
             clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
                             "The producer did not complete the handshake within the timeout.");
             return drop(c, CLMEM_ERR_TIMEOUT);
@@ -255,7 +257,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_start(clmem_ipc_consumer *c, uint64
     if (c->started)
         return BAD("clmem_ipc_consumer_start: called before (the state is %s).", clmem_ipc_state_name(state_of(c)));
     c->started = true;
-    st = handshake(c, clmem__ipc_deadline(timeout_ns));
+    st = handshake(c, deadline_after(timeout_ns));
     if (st != CLMEM_OK) {
         clmem__ipc_proto_close_fds(&c->proto);
         c->path = CLMEM_BRIDGE_PATH_BEST;
@@ -326,7 +328,7 @@ static clmem_status deliver(struct clmem_ipc_consumer *c, struct consumer_frame 
 CLMEM_EXPORT clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns, clmem_ipc_frame *frame_out,
                                                   cl_event *event_out)
 {
-    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
+    uint64_t deadline = deadline_after(timeout_ns);
 
     if (frame_out)
         memset(frame_out, 0, sizeof *frame_out);
@@ -346,7 +348,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_
         pid_t pid;
         enum recv_result r = clmem__ipc_recv(c->sock, deadline, "producer", &m, &fd, &pid);
         if (r == RECV_TIMEOUT) {
-            if (clmem__ipc_now_ns() < deadline)
+            if (clock_ns(CLOCK_MONOTONIC) < deadline)
                 continue;
             return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
                                    "clmem_ipc_consumer_next: no frame within the timeout.");
@@ -388,7 +390,7 @@ CLMEM_EXPORT clmem_bridge_path clmem_ipc_consumer_path(const clmem_ipc_consumer 
 
 CLMEM_EXPORT clmem_status clmem_ipc_consumer_destroy(clmem_ipc_consumer *c, uint64_t timeout_ns)
 {
-    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
+    uint64_t deadline = deadline_after(timeout_ns);
 
     if (!c)
         return CLMEM_OK;
@@ -402,10 +404,10 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_destroy(clmem_ipc_consumer *c, uint
     }
     while (c->released || c->releasing) {
         struct timespec ts;
-        uint64_t d = deadline == UINT64_MAX ? clmem__ipc_now_ns() + UINT64_C(1000000000) : deadline;
+        uint64_t d = deadline == UINT64_MAX ? clock_ns(CLOCK_MONOTONIC) + UINT64_C(1000000000) : deadline;
         ts.tv_sec = (time_t)(d / 1000000000u);
         ts.tv_nsec = (long)(d % 1000000000u);
-        if (pthread_cond_timedwait(&c->cond, &c->lock, &ts) == ETIMEDOUT && clmem__ipc_now_ns() >= deadline &&
+        if (pthread_cond_timedwait(&c->cond, &c->lock, &ts) == ETIMEDOUT && clock_ns(CLOCK_MONOTONIC) >= deadline &&
             (c->released || c->releasing)) {
             pthread_mutex_unlock(&c->lock);
             return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_NONE, NULL, 0,
@@ -423,7 +425,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_destroy(clmem_ipc_consumer *c, uint
      * READY is still unread here. */
     if (state_of(c) == CLMEM_IPC_STATE_OPEN) {
         struct ipc_msg m = {.type = IPC_BYE};
-        (void)clmem__ipc_send(c->sock, &m, -1, clmem__ipc_deadline(IPC_SEND_WAIT_NS));
+        (void)clmem__ipc_send(c->sock, &m, -1, deadline_after(IPC_SEND_WAIT_NS));
         atomic_store(&c->state, CLMEM_IPC_STATE_CLOSED);
     }
     clmem__ipc_consumer_drop_imports(c);
