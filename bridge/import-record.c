@@ -44,7 +44,8 @@ bool clmem__import_has_queue(struct bridge_import *rec, cl_command_queue queue)
     /* The queue the import was made on joined the list before the import
      * was handed out and never leaves it, and home_queue is not written
      * after that: no lock for the usual case, a hit or a handoff on that
-     * queue (clmem-bench (k): the lock was most of acquire_many's check). */
+     * queue (clmem-bench's scaling measure: the lock was most of
+     * acquire_many's check). */
     if (queue == rec->home_queue)
         return true;
     pthread_mutex_lock(&rec->lock);

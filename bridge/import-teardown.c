@@ -339,7 +339,7 @@ void clmem__import_anchor_release(void *user)
     atomic_store(&rec->markers_pending, rec->hand_back ? 2u : 1u);
     /* What must run before the cl_mem goes stays on the caller's thread,
      * in the caller's order: the host-mapped path's unmap (the fd paths
-     * have none) is enqueued before the caller's next command, as before
+     * have none) is enqueued before the caller's next command, not on
      * the teardown thread. On the H200 t/fakefd-bridge-stress crashed once
      * in four runs with it on the thread, where the next cycle's
      * clCreateBuffer on the same host memory could come before it (the

@@ -37,8 +37,8 @@ struct bridge_import *clmem__import_of_handle(const clmem_handle *h)
  * lines, and hits on different imports from different threads contended
  * for them. The block is 152 bytes (160 from glibc's malloc), so two
  * anchors' counts are more than the 128-byte pair that x86 cores fetch
- * together apart. And a hit reads the entry and the count in this one block,
- * where they were three allocations that could lie pages apart among the
+ * together apart. And a hit reads the entry and the count in this one block
+ * rather than in separate allocations that could lie pages apart among the
  * driver's. The anchor's last unref frees the block with free()
  * (keepalive-private.h), after its release callback unlisted the entry. */
 struct import_anchor {

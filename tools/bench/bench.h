@@ -8,13 +8,13 @@
  *   stats.c       measure and variant names, the statistics of samples
  *   vulkan.c      Vulkan buffers and command buffers
  *   raw.c         the raw-call variant (no library call)
- *   sems.c        the semaphores of (e)
+ *   sems.c        the semaphores of the semaphore handoff
  *   size.c        one size's setup, teardown and checks
- *   measures.c    (a) to (f) at one size
- *   frames.c      (g) image frames
- *   unref.c       (h) clmem_handle_unref with a kernel pending
- *   consumer.c    (i) a consumer library (CLBlast) in the pipeline
- *   ffmpeg-frames.c (j) FFmpeg's Vulkan frames through libclmem-av
+ *   measures.c    the six buffer measures at one size
+ *   frames.c      image frames
+ *   unref.c       clmem_handle_unref with a kernel pending
+ *   consumer.c    a consumer library (CLBlast) in the pipeline
+ *   ffmpeg-frames.c FFmpeg's Vulkan frames through libclmem-av
  *   xproc*.c      (x) frames across processes through libclmem-ipc, and its
  *                 consumer process (clmem-bench run again: XPROC_CHILD_OPTION);
  *                 tools/bench/xproc.h lists its files
@@ -32,7 +32,7 @@
 #include "config.h"
 
 #include <clmem-bridge.h>
-#include "opencl/clext.h" /* the extension entry-point types and cl-compat.h's constants */
+#include "opencl/clext.h" /* The extension entry-point types and cl-compat.h's constants */
 #include "vkctx.h"
 
 #include <signal.h>
@@ -58,16 +58,16 @@
 #define CPU_DEFAULT_CAP (256ull * MIB) /* a 2-core machine finishes in minutes */
 #define GPU_DEFAULT_CAP (1ull * GIB)   /* 4 GiB only when asked with --max-size */
 #define DEFAULT_FRAMES 200
-#define DEFAULT_BLOCKS 10     /* (e): timed blocks of K frames per variant */
-#define WARMUP_FRAMES 10      /* (d), (e): untimed frames before timing */
+#define DEFAULT_BLOCKS 10     /* The semaphore handoff: timed blocks of K frames per variant */
+#define WARMUP_FRAMES 10      /* The host-wait handoff, the semaphore handoff: untimed frames before timing */
 #define DESTROY_WAIT_S 5      /* how long the raw teardown waits for OpenCL to destroy a cl_mem, and
                                  clmem_bridge_finish for the bridge's teardowns */
 #define FINISH_TIMEOUT_NS ((uint64_t)DESTROY_WAIT_S * 1000000000u)
 #define WATCHDOG_S 120        /* no measure of one size takes this long; a hang (a semaphore never
                                  signalled) ends the run naming where, instead of at the caller's limit */
 
-/* What Vulkan writes into the whole buffer before (a), and word 0's value
- * in frame f of (d) and (e). */
+/* What Vulkan writes into the whole buffer before the staged copy, and word 0's value
+ * in frame f of the host-wait handoff and the semaphore handoff. */
 #define PATTERN 0x5eed1234u
 #define FRAME_VALUE(f) (0x10000u + (uint32_t)(f) * 7u)
 
@@ -83,7 +83,7 @@ struct summary {
     bool have;
     double median, min, max; /* microseconds */
     int reps;                /* samples behind the numbers */
-    int frames_per_rep;      /* (e): frames per timed block; otherwise 1 */
+    int frames_per_rep;      /* The semaphore handoff: frames per timed block; otherwise 1 */
 };
 
 /* The import's overhead, paired: clmem minus raw within each rep (the two
@@ -113,10 +113,10 @@ struct size_result {
 
 /* One row of the CSV and of the JSON's rows (results.c). */
 struct result_row {
-    char section[8];  /* the measure's letter, "a" to "k", or "batches" */
+    char section[8];  /* The measure's letter, "a" to "k", or "batches" */
     char measure[64]; /* staged_copy, frame_handoff_1920x1080_rgba8, scaling_hit_ranges, ... */
-    char variant[16]; /* baseline, clmem, raw, paired, floor, or (k)'s shape verdict */
-    uint64_t x;       /* size_bytes: the buffer's or frame's bytes, or (k)'s point */
+    char variant[16]; /* baseline, clmem, raw, paired, floor, or the scaling measure's shape verdict */
+    uint64_t x;       /* size_bytes: the buffer's or frame's bytes, or the scaling measure's point */
     struct summary s;
     int batch, ring;
 };
@@ -140,15 +140,15 @@ enum verdict {
     VERDICT_MISSED,
     VERDICT_UNCLEAR,     /* can't tell: the interval straddles the target */
     VERDICT_TOO_FEW,     /* fewer than MIN_VERDICT_SAMPLES */
-    VERDICT_NOT_REACHED, /* the run did not reach the target's point */
+    VERDICT_NOT_REACHED, /* The run did not reach the target's point */
     VERDICT_ELSEWHERE,   /* not an H200, where every target was set */
 };
 
 /* What a target asks of which row. */
 struct target_spec {
     const char *section;
-    const char *measure; /* the row's */
-    uint64_t x;          /* the point it is set at (the row's size_bytes) */
+    const char *measure; /* The row's */
+    uint64_t x;          /* The point it is set at (the row's size_bytes) */
     const char *text;    /* "at most 20 us at Q = 16" */
 };
 
@@ -165,7 +165,7 @@ struct target {
 
 /* ---------------------------------------------------------------- options */
 
-/* (k) scaling (scaling.c): how far each of its rows goes, and how long. */
+/* scaling (scaling.c): how far each of its rows goes, and how long. */
 struct scale_plan {
     int max_imports; /* N: live imports, 1 to this by powers of 10 */
     int fresh_hits;  /* hits with a fresh anchor each (first and last 1000 timed) */
@@ -180,7 +180,7 @@ struct scale_plan {
 
 struct options {
     int argc;
-    char **argv; /* the command line, for the outputs */
+    char **argv; /* The command line, for the outputs */
     uint64_t sizes[MAX_SIZES];
     int nsizes;        /* > 0 when --sizes was given */
     uint64_t max_size; /* 0: the default cap for the device type */
@@ -192,13 +192,13 @@ struct options {
     const char *csv;
     const char *svg;
     bool json;
-    /* the batch run: --batches, --ring-sizes, --batch-frame-size */
+    /* The batch run: --batches, --ring-sizes, --batch-frame-size */
     int batches[16];
     int nbatches;              /* 0: no batch run */
     int rings[8];
     int nrings;
     uint64_t batch_frame_size; /* 0: by device */
-    /* (k): --scaling-only, --scale-imports, --scale-threads (0: by device) */
+    /* The scaling measure: --scaling-only, --scale-imports, --scale-threads (0: by device) */
     bool scaling_only;
     int scale_imports;
     int scale_threads;
@@ -241,8 +241,9 @@ struct bench {
     bool cpu_device;
     clmem_bridge_path path; /* CLMEM_BRIDGE_PATH_OPAQUE_FD or CLMEM_BRIDGE_PATH_HOST_MAPPED */
     /* Made once, outside every timed loop, on this context and device: one
-     * with the import cache ((c), (d), (e), the semaphores), one made with
-     * CLMEM_BRIDGE_NO_IMPORT_CACHE ((b): each import a new driver import). */
+     * with the import cache (the cached import, the two handoffs, the
+     * semaphores), one made with CLMEM_BRIDGE_NO_IMPORT_CACHE (the first
+     * import: each import a new driver import). */
     clmem_bridge *bridge;
     clmem_bridge *bridge_uncached;
     char pair_note[NOTE_MAX];
@@ -253,7 +254,7 @@ struct bench {
     PFN_vkGetMemoryFdKHR get_memory_fd;
     PFN_vkGetSemaphoreFdKHR get_semaphore_fd;
 
-    /* (e) */
+    /* The semaphore handoff */
     bool sem_ok;        /* both variants' semaphores are usable */
     bool sem_exportable;
     clmem_bridge_semaphore_mode sem_mode; /* what the library imported with; the raw variant mirrors it */
@@ -308,13 +309,13 @@ struct sem_owner {
 struct size_run {
     uint64_t size;
     int reps;
-    int import_reps; /* pairs of (b) and raw (b): at least 200 by default */
+    int import_reps; /* pairs of the clmem and raw first imports: at least 200 by default */
     int frames; /* K */
     int blocks;
     int warmup_frames;
-    struct anchored_buf *lib;   /* the clmem variant's shared buffer */
+    struct anchored_buf *lib;   /* The clmem variant's shared buffer */
     clmem_keepalive *lib_anchor;
-    struct vk_buf raw_buf;      /* the raw variant's shared buffer: each variant has its own, so the
+    struct vk_buf raw_buf;      /* The raw variant's shared buffer: each variant has its own, so the
                                    host-mapped path's single vkMapMemory per memory never collides */
     struct vk_buf staging;
     uint32_t *staging_ptr;      /* mapped for the whole size */
@@ -323,8 +324,8 @@ struct size_run {
     VkCommandBuffer copy_cb;
     VkCommandBuffer *fill_cb[V_COUNT]; /* per variant, one per frame value */
     int nfill;
-    clmem_handle *h;          /* (d), (e): the clmem variant's import */
-    struct raw_import raw;    /* (d), (e): the raw variant's import */
+    clmem_handle *h;          /* The host-wait handoff, the semaphore handoff: the clmem variant's import */
+    struct raw_import raw;    /* The host-wait handoff, the semaphore handoff: the raw variant's import */
     double *samples;          /* scratch, big enough for every measure */
     double *samples2;
     double *samples3;
@@ -385,14 +386,14 @@ struct batch_ctx {
     VkCommandBuffer *fill[V_COUNT][2];  /* per frame: [0] graphics pool, [1] transfer pool */
     uint32_t *uses[V_COUNT];            /* kernel runs on each frame since the configuration began */
     struct bsems sems[V_COUNT][2];
-    /* the staged copy of one frame */
+    /* The staged copy of one frame */
     struct vk_buf staging;
     uint32_t *staging_ptr;
     cl_mem plain;
     VkCommandBuffer copy_cb;
     double *staged;
     int nstaged, staged_cap;
-    /* the configuration being measured */
+    /* The configuration being measured */
     int k, d;
     enum handoff handoff;
     clmem_bridge_ring *ring;
@@ -510,12 +511,12 @@ void print_unref(void);
 void run_scaling(struct bench *b, const struct scale_plan *plan);
 void print_scaling(void);
 
-/* consumer.c: (i); without CLBlast, print_consumer says why it did not run
+/* consumer.c: the consumer-library measure; without CLBlast, print_consumer says why it did not run
  * and it records no rows */
 void run_consumer(struct bench *b, bool quick, int reps);
 void print_consumer(void);
 
-/* ffmpeg-frames.c: (j); without libclmem-av (or where FFmpeg's device does
+/* ffmpeg-frames.c: the FFmpeg-frames measure; without libclmem-av (or where FFmpeg's device does
  * not pair with the bench's), print_ffmpeg_frames says why it did not run
  * and it records no rows. */
 void run_ffmpeg_frames(struct bench *b, bool quick, int reps);

@@ -148,7 +148,7 @@ static int child_ipc(struct child_cl *c, int sock)
         if (clEnqueueNDRangeKernel(c->queue, c->bump, 1, NULL, &one, NULL, 0, NULL, NULL) != CL_SUCCESS)
             return child_fail("clEnqueueNDRangeKernel");
         for (uint32_t p = 0; p < f.plane_count; p++)
-            clmem_handle_unref(f.planes[p].handle); /* the release point: after the kernel */
+            clmem_handle_unref(f.planes[p].handle); /* The release point: after the kernel */
     }
     if (clmem_ipc_consumer_state(consumer) != CLMEM_IPC_STATE_ENDED) {
         fprintf(stderr, "clmem-bench (x) consumer: the stream ended %s\n",

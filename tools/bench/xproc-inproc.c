@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* clmem-bench (x): the same frames in one process, what the cross-process
- * measures are held against: (e)'s one-frame handoff with the bench's two
+ * measures are held against: the semaphore handoff's one-frame handoff with the bench's two
  * semaphores, and a clmem_bridge_ring of the four frames, batch 1. */
 #include "xproc.h"
 
@@ -31,7 +31,7 @@ static void inproc_setup(struct xrun *r, struct inproc *ip)
 static void inproc_teardown(struct xrun *r, struct inproc *ip)
 {
     check_cl(clFinish(r->b->queue), "clFinish");
-    for (int s = 0; s < XPROC_SLOTS; s++) { /* the imports hold the frames' anchors until their teardown */
+    for (int s = 0; s < XPROC_SLOTS; s++) { /* The imports hold the frames' anchors until their teardown */
         clmem_handle_unref(ip->h[s]);
         clReleaseKernel(ip->k[s]);
     }
@@ -43,7 +43,7 @@ static void enqueue_bump(struct bench *b, cl_kernel k)
     check_cl(clEnqueueNDRangeKernel(b->queue, k, 1, NULL, &one, NULL, 0, NULL, NULL), "clEnqueueNDRangeKernel");
 }
 
-/* (e) on slot 0: K frames one at a time, ordered by the bench's semaphores;
+/* The semaphore handoff on slot 0: K frames one at a time, ordered by the bench's semaphores;
  * time per frame. */
 static double inproc_e_block(struct xrun *r, struct inproc *ip, int frames)
 {
@@ -162,7 +162,7 @@ void xproc_run_inproc(struct xrun *r, struct xresult *res)
         if (!res->ran[X_INPROC_E])
             fail(b, "(x) %s: %s", r->k->label, res->why[X_INPROC_E]);
 
-        /* The ring's semaphores, in (e)'s mode. */
+        /* The ring's semaphores, in the semaphore handoff's mode. */
         bool ok = true;
         for (int s = 0; s < XPROC_SLOTS && ok; s++) {
             rs.ready[s] = semaphore_create(b, b->sem_exportable);

@@ -54,7 +54,7 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
                  clmem_bridge_path_name(clmem_ipc_producer_peer_path(p)));
     xproc_frames_zero(r);
     if (slots == 1) {
-        ok = ok && clmem_ipc_producer_next(p, 0, &i) == CLMEM_OK; /* the one frame */
+        ok = ok && clmem_ipc_producer_next(p, 0, &i) == CLMEM_OK; /* The one frame */
         for (int f = 0; ok && f < r->warmup + r->frames; f++) {
             double t0 = now_us();
             xproc_submit_fill(r, (int)i);

@@ -81,7 +81,7 @@ void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure
         fds[s] = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fds[s] < 0)
             die("(x): shm_open(%s): %s", name, strerror(errno));
-        shm_unlink(name); /* the fds are all anyone needs */
+        shm_unlink(name); /* The fds are all anyone needs */
         if (ftruncate(fds[s], (off_t)bytes) != 0 ||
             (shm[s] = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[s], 0)) == MAP_FAILED)
             die("(x): a /dev/shm file of %llu bytes: %s", (unsigned long long)bytes, strerror(errno));
@@ -110,7 +110,7 @@ void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure
         struct shm_msg msg;
         if (f == r->warmup)
             t0 = now_us();
-        if (in_flight == slots) { /* the slot's previous frame first */
+        if (in_flight == slots) { /* The slot's previous frame first */
             ok = xproc_shm_recv(sock, &msg, NULL, 0) == 0 && msg.type == 3;
             in_flight--;
         }
@@ -139,7 +139,7 @@ void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure
         r->samples[done++] = (now_us() - t0) / frames;
     if (!ok)
         snprintf(why, sizeof res->why[0], "the /dev/shm consumer stopped answering");
-    close(sock); /* the consumer ends at EOF */
+    close(sock); /* The consumer ends at EOF */
     char child[256] = "";
     if (!xproc_reap(pid, child, sizeof child) && ok) {
         ok = false;

@@ -14,11 +14,11 @@
  *
  * For each frame (1920x1080 RGBA8, 1920x1080 NV12 with its two planes, a
  * 256 MiB buffer; --quick: 1 MiB), per frame, in microseconds:
- *  - in-process (e): the bridge's one-frame handoff ordered by the bench's
- *    two semaphores ((e)'s mechanism and mode), blocks of K frames / K;
+ *  - the in-process semaphore handoff: the bridge's one-frame handoff ordered by the bench's
+ *    two semaphores (the semaphore handoff's mechanism and mode), blocks of K frames / K;
  *  - xproc D=1: the round trip through libclmem-ipc with one frame, from the
  *    fill's submission to the frame back in clmem_ipc_producer_next();
- *  - in-process ring D=4: clmem_bridge_ring of 4 frames, batch 1, in (e)'s
+ *  - in-process ring D=4: clmem_bridge_ring of 4 frames, batch 1, in the semaphore handoff's
  *    semaphore mode, K frames / K;
  *  - xproc D=4: four frames in flight through libclmem-ipc, K frames / K;
  *  - /dev/shm D=1 and D=4: what a program does today without sharing: the
@@ -28,7 +28,8 @@
  *    it into its cl_mem (clEnqueueWriteBuffer) and runs the kernel; READY
  *    and FREE messages as above.
  * The targets printed after the table are the cross-process ones: D=1 at
- * most in-process (e) + 40 us, D=4 at most 1.5x the in-process ring, and
+ * most the in-process semaphore handoff + 40 us, D=4 at most 1.5x the
+ * in-process ring, and
  * /dev/shm D=1 at least 20x xproc D=1 at 1920x1080. */
 #include "bench.h"
 
@@ -190,7 +191,8 @@ static void frame_slug(const char *label, char *out, size_t len)
 
 /* The rows, xproc_<frame>_<measure> (size_bytes: the frame's bytes; batch
  * 1; ring the frames in flight), and the targets, set on the H200: D=1 at
- * most in-process (e) + 40 us and D=4 at most 1.5x the in-process ring's
+ * most the in-process semaphore handoff + 40 us and D=4 at most 1.5x the
+ * in-process ring's
  * time a frame, for each frame; /dev/shm D=1 at least 20x D=1's time at
  * 1920x1080. */
 static void record_xproc(struct bench *b, const struct xkind *kinds)
@@ -249,7 +251,7 @@ void run_xproc(struct bench *b, bool quick, int frames, int blocks)
         struct xrun r = {.b = b, .k = &kinds[i], .frames = frames, .blocks = blocks, .warmup = quick ? 2 : WARMUP_FRAMES};
         struct xresult *res = &xresults[n_xresults++];
         char sz[32];
-        /* the frames, the /dev/shm files, their staging buffers and the
+        /* The frames, the /dev/shm files, their staging buffers and the
          * consumer's cl_mems: about four of each */
         if (b->host_mem && 16 * kinds[i].bytes > b->host_mem / 4 * 3) {
             snprintf(res->why[0], sizeof res->why[0], "needs more than 75%% of the host's memory");

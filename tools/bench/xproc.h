@@ -2,7 +2,7 @@
 /* Internal to clmem-bench's (x) (tools/bench/xproc*.c): frames across
  * processes through libclmem-ipc. One concept a file:
  *   xproc.c          the frames, the run and the report
- *   xproc-inproc.c   the same frames in one process: (e) and the ring
+ *   xproc-inproc.c   the same frames in one process: the semaphore handoff and the ring
  *   xproc-ipc.c      the producer's side through libclmem-ipc
  *   xproc-shm.c      the producer's side through /dev/shm, and its messages
  *   xproc-child.c    the consumer process: started, reaped, and what it runs */
@@ -36,7 +36,7 @@ struct xresult {
 };
 
 struct xframe {
-    struct anchored_buf *owner; /* the memory, freed by its anchor once every import of it let go */
+    struct anchored_buf *owner; /* The memory, freed by its anchor once every import of it let go */
     clmem_keepalive *anchor;
     struct vk_buf buf;          /* owner->buf: exportable as an opaque fd */
     uint32_t memory_type;
