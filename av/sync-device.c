@@ -29,6 +29,7 @@
  * context switch; docs/driver-notes.md, docs/probes/tlsync-probe.c). */
 #include "config.h"
 #include "error-private.h"
+#include "opencl/query-cl.h"
 #include "sync.h"
 
 #include <string.h>
@@ -380,13 +381,13 @@ static VkSemaphore signal_from_cl(clmem_av_sync *sync, struct av_slot *slot, cl_
  * released and another made at the same address. */
 static clmem_status check_in_order(cl_command_queue queue)
 {
-    cl_command_queue_properties props = 0;
+    bool in_order;
     cl_int err;
 
-    if ((err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL)) != CL_SUCCESS)
+    if ((err = clmem__cl_queue_in_order(queue, &in_order)) != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo", err,
                                "Asking the queue's properties failed: is it a command queue?");
-    if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    if (!in_order)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
                            "Device order needs an in-order queue: the semaphore wait must come before the "
                            "acquire, and the release before the signal.");

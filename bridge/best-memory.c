@@ -85,7 +85,7 @@ static clmem_status best_memory(const clmem_bridge *b, clmem_bridge_path *path_o
                                                : "export_types_out");
     BRIDGE_LIVE(b, "clmem_bridge_best_memory");
     for (unsigned i = 0; i < sizeof choices / sizeof choices[0]; i++)
-        if (b->caps.path[choices[i].path].status == CLMEM_OK) {
+        if (b->caps.path[CAPS_PATH(choices[i].path)].status == CLMEM_OK) {
             *path_out = choices[i].path;
             *property_flags_out = choices[i].property_flags;
             *export_types_out = choices[i].export_types;
@@ -94,9 +94,9 @@ static clmem_status best_memory(const clmem_bridge *b, clmem_bridge_path *path_o
     return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                        "No path shares memory between %s and %s (%s): opaque fd: %s dma-buf: %s host-mapped: %s",
                        b->caps.vk_device_name, b->caps.cl_device_name, b->caps.cl_platform_name,
-                       b->caps.path[CLMEM_BRIDGE_PATH_OPAQUE_FD].message,
-                       b->caps.path[CLMEM_BRIDGE_PATH_DMA_BUF].message,
-                       b->caps.path[CLMEM_BRIDGE_PATH_HOST_MAPPED].message);
+                       b->caps.path[CAPS_PATH(CLMEM_BRIDGE_PATH_OPAQUE_FD)].message,
+                       b->caps.path[CAPS_PATH(CLMEM_BRIDGE_PATH_DMA_BUF)].message,
+                       b->caps.path[CAPS_PATH(CLMEM_BRIDGE_PATH_HOST_MAPPED)].message);
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_best_memory(const clmem_bridge *b, clmem_bridge_path *path_out,

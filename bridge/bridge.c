@@ -1,24 +1,109 @@
 /* SPDX-License-Identifier: MIT */
 /* The bridge object: creation (entry points, pairing, capabilities), its
- * references, and clmem_bridge_finish, which an application calls before
- * vkDestroyDevice. */
+ * references, the counts of its imports and semaphores, and the process's
+ * list of bridges. Finishing them (clmem_bridge_finish,
+ * clmem_bridge_device_finish) is finish.c's. */
 #include "config.h"
 #include "bridge.h"
 #include "deadline.h"
 #include "export.h"
 #include "fail.h"
 #include "fault.h"
-#include "import.h"
 #include "opencl/query-cl.h"
 #include "teardown-worker.h"
+#include "versioned.h"
 
-#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define MAX_CONTEXT_DEVICES 64
+
+/* ------------------------------------------- the process's list of bridges */
+
+/* The process's bridges, for clmem_bridge_device_finish() (finish.c): a
+ * bridge is listed at creation and unlisted at the very end of its
+ * destruction. All guarded by bridges_lock; `bridge_gone` is broadcast when a bridge leaves the list. */
+static pthread_mutex_t bridges_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t bridge_gone = PTHREAD_COND_INITIALIZER;
+static clmem_bridge *bridges; /* through next_of_process */
+
+static void list_bridge(clmem_bridge *b)
+{
+    pthread_mutex_lock(&bridges_lock);
+    b->next_of_process = bridges;
+    bridges = b;
+    pthread_mutex_unlock(&bridges_lock);
+}
+
+static void unlist_bridge(clmem_bridge *b)
+{
+    clmem_bridge **p;
+
+    pthread_mutex_lock(&bridges_lock);
+    for (p = &bridges; *p && *p != b; p = &(*p)->next_of_process)
+        ;
+    if (*p)
+        *p = b->next_of_process;
+    pthread_cond_broadcast(&bridge_gone);
+    pthread_mutex_unlock(&bridges_lock);
+}
+
+/* A reference on every listed bridge of `device` that still has one:
+ * *count_out of them, in a new array the caller frees (NULL when there are
+ * none). False when the array cannot be allocated. */
+bool clmem__bridges_hold(VkDevice device, clmem_bridge ***held_out, unsigned *count_out)
+{
+    clmem_bridge **held = NULL;
+    unsigned listed = 0, n = 0;
+
+    pthread_mutex_lock(&bridges_lock);
+    for (clmem_bridge *b = bridges; b; b = b->next_of_process)
+        listed += b->device == device;
+    if (listed && !(held = malloc(listed * sizeof *held))) {
+        pthread_mutex_unlock(&bridges_lock);
+        return false;
+    }
+    for (clmem_bridge *b = bridges; held && b; b = b->next_of_process)
+        if (b->device == device && refcount_get_unless_zero(&b->refs))
+            held[n++] = b;
+    pthread_mutex_unlock(&bridges_lock);
+    if (!n) {
+        free(held);
+        held = NULL;
+    }
+    *held_out = held;
+    *count_out = n;
+    return true;
+}
+
+/* Until no bridge of `device` is listed whose last reference is gone (one
+ * another thread is destroying), or the monotonic deadline. */
+bool clmem__bridges_wait_destroyed(VkDevice device, uint64_t deadline)
+{
+    bool dying;
+
+    pthread_mutex_lock(&bridges_lock);
+    for (;;) {
+        uint64_t left = time_left(deadline);
+        struct timespec until;
+
+        dying = false;
+        for (clmem_bridge *b = bridges; b && !dying; b = b->next_of_process)
+            dying = b->device == device && atomic_load(&b->refs) == 0;
+        if (!dying || !left)
+            break;
+        /* `bridge_gone` uses CLOCK_REALTIME: wait in slices of at most 100 ms, so
+         * that a clock step cannot stretch the wait. */
+        until = realtime_in(left < 100000000u ? left : 100000000u);
+        pthread_cond_timedwait(&bridge_gone, &bridges_lock, &until);
+    }
+    pthread_mutex_unlock(&bridges_lock);
+    return !dying;
+}
+
+/* ---------------------------------------------------------------- the bridge */
 
 /* The device of the context the bridge works with: the one named, or the
  * one with Vulkan's deviceUUID, or the context's only device. */
@@ -121,7 +206,7 @@ static clmem_status bridge_create(const clmem_bridge_info *info, clmem_bridge **
         goto fail;
     }
     clmem__clext_load(&b->cl, b->platform);
-    if ((s = clmem__caps_compute(&b->caps, &b->vk, in.physical_device, in.device, b->cl_device)) != CLMEM_OK)
+    if ((s = clmem__caps_compute(&b->caps, &b->vk, in.physical_device, b->cl_device)) != CLMEM_OK)
         goto fail;
     err = FAULT("clRetainContext") ? CL_OUT_OF_HOST_MEMORY : clRetainContext(in.context);
     if (err != CL_SUCCESS) {
@@ -138,7 +223,7 @@ static clmem_status bridge_create(const clmem_bridge_info *info, clmem_bridge **
     clmem__host_maps_init(&b->maps, &b->vk, in.device);
     clmem__own_memory_init(&b->own);
     clmem__teardown_worker_start(); /* its imports' teardowns start there (teardown-worker.h) */
-    clmem__device_bridges_add(b);
+    list_bridge(b);
     *out = b;
     return CLMEM_OK;
 
@@ -164,14 +249,13 @@ CLMEM_EXPORT clmem_bridge *clmem_bridge_ref(clmem_bridge *b)
 static void bridge_destroy(clmem_bridge *b)
 {
     /* Nothing refers to it: every import and semaphore held a reference. */
-    clmem__host_maps_destroy(&b->maps);
     clmem__own_memory_destroy(&b->own);
     clmem__cache_destroy(&b->cache);
     pthread_cond_destroy(&b->changed);
     pthread_mutex_destroy(&b->lock);
     pthread_mutex_destroy(&b->check_lock);
     clReleaseContext(b->context);
-    clmem__device_bridges_remove(b); /* last: clmem_bridge_device_finish() returns once this ran */
+    unlist_bridge(b); /* last: clmem_bridge_device_finish() returns once this ran */
     live_free(b, &b->live, sizeof *b);
 }
 
@@ -221,7 +305,7 @@ static clmem_status check_path(const clmem_bridge *b, clmem_bridge_path path)
     if (path != CLMEM_BRIDGE_PATH_OPAQUE_FD && path != CLMEM_BRIDGE_PATH_DMA_BUF &&
         path != CLMEM_BRIDGE_PATH_HOST_MAPPED)
         return fail_not_concrete("path", (int)path);
-    return clmem__caps_report(&b->caps.path[path]);
+    return clmem__caps_report(&b->caps.path[CAPS_PATH(path)]);
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_check_path(const clmem_bridge *b, clmem_bridge_path path)
@@ -278,27 +362,20 @@ void clmem__bridge_import_failed(clmem_bridge *b)
     pthread_mutex_unlock(&b->lock);
 }
 
-void clmem__bridge_import_dying(clmem_bridge *b, struct bridge_import *rec)
+void clmem__bridge_import_dying(clmem_bridge *b)
 {
     pthread_mutex_lock(&b->lock);
     b->live_imports--;
     b->tearing_down++;
-    rec->next_dying = b->dying;
-    b->dying = rec;
     pthread_cond_broadcast(&b->changed);
     pthread_mutex_unlock(&b->lock);
 }
 
-void clmem__bridge_import_gone(clmem_bridge *b, struct bridge_import *rec)
+void clmem__bridge_import_gone(clmem_bridge *b)
 {
-    struct bridge_import **p;
     bool last;
 
     pthread_mutex_lock(&b->lock);
-    for (p = &b->dying; *p && *p != rec; p = &(*p)->next_dying)
-        ;
-    if (*p)
-        *p = rec->next_dying;
     b->tearing_down--;
     /* The record's reference goes under the lock, with the count: a finish
      * that sees the count drop (it holds a reference of its own while it
@@ -318,81 +395,4 @@ void clmem__bridge_semaphore_count(clmem_bridge *b, int delta)
     b->live_semaphores = (unsigned)((int)b->live_semaphores + delta);
     pthread_cond_broadcast(&b->changed);
     pthread_mutex_unlock(&b->lock);
-}
-
-/* ---------------------------------------------------------------- finish */
-
-/* Do what the marker callbacks would, for every dying import whose markers
- * completed: the driver may run those callbacks tens of milliseconds late
- * (NVIDIA: 20-36 ms after clFinish returned). Called without the lock. */
-static void poll_dying(clmem_bridge *b)
-{
-    struct bridge_import *batch[16];
-    unsigned n = 0;
-
-    pthread_mutex_lock(&b->lock);
-    for (struct bridge_import *r = b->dying; r && n < 16; r = r->next_dying)
-        if (!atomic_load(&r->cl_released)) {
-            clmem__import_get(r);
-            batch[n++] = r;
-        }
-    pthread_mutex_unlock(&b->lock);
-    for (unsigned i = 0; i < n; i++) {
-        clmem__import_poll_teardown(batch[i]);
-        clmem__import_put(batch[i]);
-    }
-}
-
-clmem_status clmem__bridge_finish(clmem_bridge *b, uint64_t timeout_ns)
-{
-    uint64_t deadline;
-    unsigned live, sems, pending;
-
-    clmem_status s = CLMEM_OK;
-
-    if (!b)
-        return fail_null("bridge");
-    BRIDGE_LIVE(b, "clmem_bridge_finish");
-    deadline = deadline_after(timeout_ns);
-    pthread_mutex_lock(&b->lock);
-    live = b->live_imports;
-    sems = b->live_semaphores;
-    pthread_mutex_unlock(&b->lock);
-    if (live || sems)
-        return clmem__fail(CLMEM_ERR_IN_USE,
-                           "%u import%s still %s handles and %u semaphore%s still alive; nothing was released.",
-                           live, live == 1 ? "" : "s", live == 1 ? "has" : "have", sems,
-                           sems == 1 ? " is" : "s are");
-    clmem_bridge_ref(b); /* see clmem__bridge_import_gone */
-    for (;;) {
-        uint64_t left;
-        poll_dying(b);
-        pthread_mutex_lock(&b->lock);
-        pending = b->tearing_down;
-        left = time_left(deadline);
-        if (pending && left) {
-            /* Sleep until a teardown finishes, or 1 ms, then poll again. */
-            struct timespec until = realtime_in(left < 1000000u ? left : 1000000u);
-            pthread_cond_timedwait(&b->changed, &b->lock, &until);
-            pending = b->tearing_down;
-        }
-        pthread_mutex_unlock(&b->lock);
-        if (!pending)
-            break;
-        if (!time_left(deadline)) {
-            s = clmem__fail(CLMEM_ERR_TIMEOUT,
-                            "%u dropped import%s still wait%s for device work after %s; their Vulkan "
-                            "keepalives are held.",
-                            pending, pending == 1 ? "" : "s", pending == 1 ? "s" : "",
-                            duration_text(timeout_ns).s);
-            break;
-        }
-    }
-    clmem_bridge_unref(b);
-    return s;
-}
-
-CLMEM_EXPORT clmem_status clmem_bridge_finish(clmem_bridge *b, uint64_t timeout_ns)
-{
-    return clmem__error_in(__func__, clmem__bridge_finish(b, timeout_ns));
 }

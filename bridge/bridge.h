@@ -19,7 +19,7 @@
 
 struct bridge_import;
 
-/* One optimal-tiling live check's kept result (image-check.c). */
+/* One optimal-tiling live check's kept result (image.h). */
 enum image_check_state { IMAGE_CHECK_NOT_RUN = 0, IMAGE_CHECK_PASSED, IMAGE_CHECK_FAILED };
 struct image_check {
     enum image_check_state state;
@@ -42,7 +42,7 @@ struct clmem_bridge {
     struct import_cache cache;
     struct host_maps maps;
     struct own_memory own;       /* the allocations the bridge made itself, to check imports of them */
-    struct clmem_bridge *next_of_process; /* the process's list of bridges (device-finish.c), under its lock */
+    struct clmem_bridge *next_of_process; /* the process's list of bridges, under its lock */
 
     /* Guarded by lock; `changed` is broadcast when a count drops. */
     pthread_mutex_t lock;
@@ -50,7 +50,7 @@ struct clmem_bridge {
     unsigned live_imports;        /* imports whose anchor some handle still holds */
     unsigned live_semaphores;
     unsigned tearing_down;        /* dropped imports not yet freed: keepalives held, or callbacks due */
-    struct bridge_import *dying;  /* those imports, linked through next_dying */
+    struct bridge_import *dying;  /* those imports, linked through next_dying (import-teardown.c) */
 
     /* Optimal-tiling live checks, by format table index and fd path
      * ([0] opaque fd, [1] dma-buf): written under check_lock, which is held
@@ -59,15 +59,10 @@ struct clmem_bridge {
     struct image_check image_checks[FORMAT_COUNT][2];
 };
 
-/* The kept live-check result of `format` on fd path `path`, copied under
- * check_lock. */
-struct image_check clmem__bridge_image_check(clmem_bridge *b, const struct image_format *format,
-                                             clmem_bridge_path path);
-
 /* Bookkeeping called by the import record and the semaphores. */
 void clmem__bridge_import_born(clmem_bridge *b);
-void clmem__bridge_import_dying(clmem_bridge *b, struct bridge_import *rec);  /* last handle gone */
-void clmem__bridge_import_gone(clmem_bridge *b, struct bridge_import *rec);   /* record freed */
+void clmem__bridge_import_dying(clmem_bridge *b); /* last handle gone */
+void clmem__bridge_import_gone(clmem_bridge *b);  /* record freed */
 void clmem__bridge_import_failed(clmem_bridge *b);                          /* never had a handle */
 void clmem__bridge_semaphore_count(clmem_bridge *b, int delta);
 
@@ -76,11 +71,19 @@ void clmem__bridge_semaphore_count(clmem_bridge *b, int delta);
 #define BRIDGE_LIVE(b, call) LIVE_CHECK((b)->live, MARK_BRIDGE, call, (b))
 
 /* The process's list of bridges, by VkDevice, for
- * clmem_bridge_device_finish() (device-finish.c): a bridge is listed at
- * creation and unlisted at the very end of its destruction, once it let go
- * of everything (its context too). */
-void clmem__device_bridges_add(clmem_bridge *b);
-void clmem__device_bridges_remove(clmem_bridge *b);
+ * clmem_bridge_device_finish() (finish.c): a bridge is listed at creation
+ * and unlisted at the very end of its destruction, once it let go of
+ * everything (its context too).
+ *
+ * clmem__bridges_hold: a reference on every listed bridge of `device` that
+ * still has one: *count_out of them, in a new array the caller frees (NULL
+ * when there are none). False when the array cannot be allocated.
+ *
+ * clmem__bridges_wait_destroyed: until no bridge of `device` is listed
+ * whose last reference is gone (one another thread is destroying), or the
+ * monotonic deadline; false at the deadline. */
+bool clmem__bridges_hold(VkDevice device, clmem_bridge ***held_out, unsigned *count_out);
+bool clmem__bridges_wait_destroyed(VkDevice device, uint64_t deadline);
 
 /* clmem_bridge_finish(), for clmem_bridge_device_finish(): its sentence is
  * the calling public function's (lib/error-private.h). */
@@ -89,13 +92,4 @@ clmem_status clmem__bridge_finish(clmem_bridge *b, uint64_t timeout_ns);
 /* CLMEM_OK when queue is a valid queue of b's context; else
  * CLMEM_ERR_OPENCL or CLMEM_ERR_CONTEXT_MISMATCH, recorded. */
 clmem_status clmem__bridge_check_queue(const clmem_bridge *b, cl_command_queue queue);
-
-/* clmem-bridge.h's size rule of a versioned struct (versioned.c): `info`
- * of `size` bytes, whose first version was `first_version` bytes and of
- * which this library knows `known` (its sizeof). CLMEM_ERR_INVALID_VALUE
- * for a size below the first version or absurdly large,
- * CLMEM_ERR_UNSUPPORTED for a non-zero byte past `known`; recorded, naming
- * `type`. */
-clmem_status clmem__versioned_size_check(const void *info, size_t size, size_t first_version, size_t known,
-                                         const char *type);
 #endif

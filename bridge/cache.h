@@ -7,7 +7,8 @@
  * nothing of imports beyond the entry's copy of what a hit reads: what a
  * hit adds to the import (its queue, its Vulkan keepalive) is import.c's.
  *
- * Costs stay flat as imports and threads are added (clmem-bench (k)):
+ * Costs stay flat as imports and threads are added (clmem-bench's scaling
+ * measure):
  *  - the hash covers the whole key, so keys that differ in one field only
  *    (the size of ranges at offset 0, the flags, the path, the row pitch)
  *    land in different buckets;

@@ -241,14 +241,13 @@ static void check_image_sharing(const struct pair *p, struct bridge_caps *caps)
 }
 
 clmem_status clmem__caps_compute(struct bridge_caps *caps, const struct vkfn *vk, VkPhysicalDevice pd,
-                                 VkDevice device, cl_device_id cl_device)
+                                 cl_device_id cl_device)
 {
     struct pair p = {.vk = vk, .pd = pd, .cl = cl_device, .caps = caps};
     cl_uint align_bits = 0;
     bool dedicated_only = false;
     cl_int err;
 
-    (void)device;
     memset(caps, 0, sizeof *caps);
     err = clGetDeviceInfo(cl_device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
     if (err != CL_SUCCESS)
@@ -261,20 +260,20 @@ clmem_status clmem__caps_compute(struct bridge_caps *caps, const struct vkfn *vk
     clmem__vk_device_identity(vk, pd, p.vk_uuid, caps->vk_device_name);
     caps->vk_vendor_id = clmem__vk_vendor_id(vk, pd);
 
-    check_fd_path(&p, vk, CLMEM_BRIDGE_PATH_OPAQUE_FD, &caps->path[CLMEM_BRIDGE_PATH_OPAQUE_FD],
+    check_fd_path(&p, vk, CLMEM_BRIDGE_PATH_OPAQUE_FD, &caps->path[CAPS_PATH(CLMEM_BRIDGE_PATH_OPAQUE_FD)],
                   &caps->cl_import[CLMEM_BRIDGE_PATH_OPAQUE_FD], &dedicated_only);
-    check_fd_path(&p, vk, CLMEM_BRIDGE_PATH_DMA_BUF, &caps->path[CLMEM_BRIDGE_PATH_DMA_BUF],
+    check_fd_path(&p, vk, CLMEM_BRIDGE_PATH_DMA_BUF, &caps->path[CAPS_PATH(CLMEM_BRIDGE_PATH_DMA_BUF)],
                   &caps->cl_import[CLMEM_BRIDGE_PATH_DMA_BUF], NULL);
-    check_host_mapped(&p, &caps->path[CLMEM_BRIDGE_PATH_HOST_MAPPED]);
+    check_host_mapped(&p, &caps->path[CAPS_PATH(CLMEM_BRIDGE_PATH_HOST_MAPPED)]);
     check_image_sharing(&p, caps);
     check_semaphore(&p, vk, CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD, &caps->semaphore[CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD]);
     check_semaphore(&p, vk, CLMEM_BRIDGE_SEMAPHORE_SYNC_FD, &caps->semaphore[CLMEM_BRIDGE_SEMAPHORE_SYNC_FD]);
 
-    if (caps->path[CLMEM_BRIDGE_PATH_OPAQUE_FD].status == CLMEM_OK)
+    if (caps->path[CAPS_PATH(CLMEM_BRIDGE_PATH_OPAQUE_FD)].status == CLMEM_OK)
         caps->bits |= CLMEM_BRIDGE_CAP_OPAQUE_FD | (dedicated_only ? CLMEM_BRIDGE_CAP_OPAQUE_FD_DEDICATED_ONLY : 0);
-    if (caps->path[CLMEM_BRIDGE_PATH_DMA_BUF].status == CLMEM_OK)
+    if (caps->path[CAPS_PATH(CLMEM_BRIDGE_PATH_DMA_BUF)].status == CLMEM_OK)
         caps->bits |= CLMEM_BRIDGE_CAP_DMA_BUF;
-    if (caps->path[CLMEM_BRIDGE_PATH_HOST_MAPPED].status == CLMEM_OK)
+    if (caps->path[CAPS_PATH(CLMEM_BRIDGE_PATH_HOST_MAPPED)].status == CLMEM_OK)
         caps->bits |= CLMEM_BRIDGE_CAP_HOST_MAPPED |
                       (caps->uses_host_memory ? CLMEM_BRIDGE_CAP_HOST_MAPPED_ZERO_COPY : 0);
     if (caps->semaphore[CLMEM_BRIDGE_SEMAPHORE_OPAQUE_FD].status == CLMEM_OK)

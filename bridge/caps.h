@@ -22,7 +22,7 @@ struct cap_answer {
 
 struct bridge_caps {
     uint32_t bits;                     /* clmem_bridge_cap */
-    struct cap_answer path[4];         /* by clmem_bridge_path; [BEST] unused */
+    struct cap_answer path[3];         /* by CAPS_PATH(a concrete clmem_bridge_path) */
     struct cap_answer cl_import[4];    /* the OpenCL side alone of the fd paths (clmem_bridge_import_fd) */
     struct cap_answer semaphore[3];    /* by clmem_bridge_semaphore_mode: [OPAQUE_FD], [SYNC_FD] */
     cl_uint base_align_bytes;          /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes, at least 1 */
@@ -38,12 +38,16 @@ struct bridge_caps {
     uint32_t vk_vendor_id;             /* VkPhysicalDeviceProperties.vendorID */
 };
 
+/* The index in bridge_caps.path of a concrete path: opaque fd 0, dma-buf
+ * 1, host-mapped 2. */
+#define CAPS_PATH(p) ((p) - CLMEM_BRIDGE_PATH_OPAQUE_FD)
+
 #define VK_VENDOR_NVIDIA 0x10deu
 
 /* Ask both APIs, once. Errors only when a query that every device answers
  * fails (CLMEM_ERR_OPENCL); an unsupported path is an answer, not an error. */
 clmem_status clmem__caps_compute(struct bridge_caps *caps, const struct vkfn *vk, VkPhysicalDevice pd,
-                                 VkDevice device, cl_device_id cl_device);
+                                 cl_device_id cl_device);
 
 /* Record `a` as this thread's last error (when it is not CLMEM_OK) and
  * return its status. */

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "deadline.h"
 #include "frame-ring.h"
+#include "handoff.h"
 #include "export.h"
 #include "fail.h"
 

@@ -38,10 +38,10 @@ bool clmem__ring_wait_changed(clmem_bridge_ring *ring, uint64_t deadline)
  * because a sleep is never short: with Linux's default 50 us timer slack a
  * nanosleep(20 us) took 122 us on average on the CPU test machine, and a
  * host-ordered batch on the H200 completes a few hundred microseconds
- * after its wait begins (a GPU context switch each way). The 200 us yield
- * phase this replaces returned 24-80 us after an event completing 200-800
- * us into the wait, against 1-24 us now (docs/probes/poll-wait.c,
- * docs/latency.md): the likely cause of the +31 to +55 us per batch
+ * after its wait begins (a GPU context switch each way). A 200 us yield
+ * phase returned 24-80 us after an event completing 200-800 us into the
+ * wait, against 1-24 us for this one (docs/probes/poll-wait.c,
+ * docs/latency.md): the likely cause of +31 to +55 us per batch that
  * clmem-bench measured over the raw calls' clWaitForEvents on the H200.
  * Without a deadline it is clWaitForEvents. */
 clmem_status clmem__ring_wait_event(cl_event ev, uint64_t deadline, const char *what)

@@ -4,9 +4,12 @@
  * semaphores, and the references that free it. */
 #include "config.h"
 #include "frame-ring.h"
+#include "handoff-handles.h"
 #include "export.h"
 #include "fail.h"
 #include "fault.h"
+#include "opencl/query-cl.h"
+#include "versioned.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -62,17 +65,17 @@ static clmem_status check_semaphores(const clmem_bridge *b, const clmem_bridge_r
 
 static clmem_status check_queue(const clmem_bridge *b, cl_command_queue queue)
 {
-    cl_command_queue_properties props = 0;
+    bool in_order;
     clmem_status s = clmem__bridge_check_queue(b, queue);
     cl_int err;
 
     if (s != CLMEM_OK)
         return s;
-    err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    err = clmem__cl_queue_in_order(queue, &in_order);
     if (err != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)", err,
                                "Asking the queue's properties failed.");
-    if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    if (!in_order)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
                            "The ring's queue is out of order; the ring orders its wait, acquire, the kernels, "
                            "release and signal by enqueueing them in order: give it an in-order queue.");

@@ -34,7 +34,7 @@
 #ifndef CLMEM_FRAME_RING_INTERNAL_H
 #define CLMEM_FRAME_RING_INTERNAL_H
 #include "bridge.h"
-#include "import.h"
+#include "import-record.h"
 #include "refcount.h"
 #include "semaphore.h"
 

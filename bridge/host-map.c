@@ -25,11 +25,6 @@ void clmem__host_maps_init(struct host_maps *maps, const struct vkfn *vk, VkDevi
     maps->device = device;
 }
 
-void clmem__host_maps_destroy(struct host_maps *maps)
-{
-    (void)maps; /* every import of the bridge put its mapping back */
-}
-
 clmem_status clmem__host_map_get(struct host_maps *maps, VkDeviceMemory memory, struct host_map **map_out,
                                  void **base_out)
 {
@@ -72,13 +67,12 @@ clmem_status clmem__host_map_get(struct host_maps *maps, VkDeviceMemory memory, 
     return status;
 }
 
-void clmem__host_map_put(struct host_maps *maps, struct host_map *map)
+void clmem__host_map_put(struct host_map *map)
 {
     bool last;
 
     if (!map)
         return;
-    (void)maps;
     pthread_mutex_lock(&table_lock);
     last = --map->users == 0;
     if (last) {

@@ -25,7 +25,6 @@ struct host_maps {
 };
 
 void clmem__host_maps_init(struct host_maps *maps, const struct vkfn *vk, VkDevice device);
-void clmem__host_maps_destroy(struct host_maps *maps);
 
 /* Map (or share the mapping of) the whole allocation; *base_out is its
  * first byte. CLMEM_ERR_VULKAN when vkMapMemory fails, CLMEM_ERR_NO_MEMORY. */
@@ -33,5 +32,5 @@ clmem_status clmem__host_map_get(struct host_maps *maps, VkDeviceMemory memory, 
                                  void **base_out);
 
 /* Drop one user; the last one unmaps. NULL does nothing. */
-void clmem__host_map_put(struct host_maps *maps, struct host_map *map);
+void clmem__host_map_put(struct host_map *map);
 #endif

@@ -8,7 +8,7 @@
  * import clmem_bridge_import_vk_image makes, then OpenCL writes and Vulkan
  * reads. Each direction compares every byte.
  *
- * The result is kept per bridge, format and fd path (bridge.h): a pass or a
+ * The result is kept per bridge, format and fd path (image.h): a pass or a
  * failure of the driver (an import, handoff or read that OpenCL refuses, or
  * a texel that differs) is an answer; a failure to set the check up (a
  * Vulkan allocation, a submission) is not, and is returned without being
@@ -23,7 +23,10 @@
 #include "export.h"
 #include "fail.h"
 #include "fault.h"
+#include "handoff-handles.h"
 #include "image.h"
+#include "vk-buffer.h"
+#include "vk-image.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,21 +34,6 @@
 
 #define CHECK_WIDTH 67u
 #define CHECK_HEIGHT 19u
-
-static unsigned path_slot(clmem_bridge_path path)
-{
-    return path == CLMEM_BRIDGE_PATH_DMA_BUF ? 1u : 0u;
-}
-
-struct image_check clmem__bridge_image_check(clmem_bridge *b, const struct image_format *format,
-                                             clmem_bridge_path path)
-{
-    struct image_check c;
-    pthread_mutex_lock(&b->check_lock);
-    c = b->image_checks[clmem__format_index(format)][path_slot(path)];
-    pthread_mutex_unlock(&b->check_lock);
-    return c;
-}
 
 /* ------------------------------------------------------------ Vulkan side */
 
@@ -412,7 +400,7 @@ static clmem_status image_live_check(clmem_bridge *b, VkFormat format, clmem_bri
         return s;
 
     pthread_mutex_lock(&b->check_lock);
-    slot = &b->image_checks[clmem__format_index(f)][path_slot(fd_path)];
+    slot = clmem__image_check_slot(b, f, fd_path);
     if (slot->state == IMAGE_CHECK_NOT_RUN) {
         s = run_check(b, f, fd_path, vk_queue, vk_queue_family, queue, why, sizeof why);
         if (s == CLMEM_OK) {

@@ -19,6 +19,7 @@
 #include "export.h"
 #include "fail.h"
 #include "image.h"
+#include "vk-image.h"
 
 #include <string.h>
 
@@ -113,11 +114,11 @@ clmem_status clmem__image_optimal_path(const clmem_bridge *b, const clmem_bridge
                            "tiling on the host-mapped path.");
     case CLMEM_BRIDGE_PATH_OPAQUE_FD:
     case CLMEM_BRIDGE_PATH_DMA_BUF:
-        if (b->caps.path[asked].status != CLMEM_OK)
-            return clmem__fail(b->caps.path[asked].status,
+        if (b->caps.path[CAPS_PATH(asked)].status != CLMEM_OK)
+            return clmem__fail(b->caps.path[CAPS_PATH(asked)].status,
                                "Optimal-tiling images are offered on the fd paths only, after a live check, and "
                                "this bridge has no %s path. %s",
-                               clmem_bridge_path_name(asked), b->caps.path[asked].message);
+                               clmem_bridge_path_name(asked), b->caps.path[CAPS_PATH(asked)].message);
         if (memory && !(memory->export_types & clmem__path_handle_type(asked)))
             return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                                "The image's memory was not allocated exportable as %s (export_types 0x%x).",
@@ -126,7 +127,7 @@ clmem_status clmem__image_optimal_path(const clmem_bridge *b, const clmem_bridge
         return CLMEM_OK;
     case CLMEM_BRIDGE_PATH_BEST:
         for (unsigned i = 0; i < 2; i++)
-            if (b->caps.path[fd_paths[i]].status == CLMEM_OK &&
+            if (b->caps.path[CAPS_PATH(fd_paths[i])].status == CLMEM_OK &&
                 (!memory || (memory->export_types & clmem__path_handle_type(fd_paths[i])))) {
                 *path_out = fd_paths[i];
                 return CLMEM_OK;
@@ -135,11 +136,11 @@ clmem_status clmem__image_optimal_path(const clmem_bridge *b, const clmem_bridge
                            "Optimal-tiling images are offered on the fd paths only, after a live check, and "
                            "none fits%s: opaque fd: %s dma-buf: %s",
                            memory ? " this memory" : "",
-                           b->caps.path[CLMEM_BRIDGE_PATH_OPAQUE_FD].status
-                               ? b->caps.path[CLMEM_BRIDGE_PATH_OPAQUE_FD].message
+                           b->caps.path[CAPS_PATH(CLMEM_BRIDGE_PATH_OPAQUE_FD)].status
+                               ? b->caps.path[CAPS_PATH(CLMEM_BRIDGE_PATH_OPAQUE_FD)].message
                                : "the memory is not exportable as opaque fd.",
-                           b->caps.path[CLMEM_BRIDGE_PATH_DMA_BUF].status
-                               ? b->caps.path[CLMEM_BRIDGE_PATH_DMA_BUF].message
+                           b->caps.path[CAPS_PATH(CLMEM_BRIDGE_PATH_DMA_BUF)].status
+                               ? b->caps.path[CAPS_PATH(CLMEM_BRIDGE_PATH_DMA_BUF)].message
                                : "the memory is not exportable as dma-buf.");
     }
     return fail_unknown_path((int)asked);
@@ -276,6 +277,29 @@ clmem_status clmem__import_optimal(clmem_bridge *b, const clmem_bridge_vk_image 
     return clmem__import_vk_request(b, &req, fd_path, vk_keepalive, out);
 }
 
+/* The kept results of the optimal-tiling live checks ([0] opaque fd, [1]
+ * dma-buf), which image-check.c writes. */
+static unsigned path_slot(clmem_bridge_path path)
+{
+    return path == CLMEM_BRIDGE_PATH_DMA_BUF ? 1u : 0u;
+}
+
+struct image_check *clmem__image_check_slot(clmem_bridge *b, const struct image_format *format,
+                                            clmem_bridge_path path)
+{
+    return &b->image_checks[clmem__format_index(format)][path_slot(path)];
+}
+
+struct image_check clmem__image_check_kept(clmem_bridge *b, const struct image_format *format,
+                                           clmem_bridge_path path)
+{
+    struct image_check c;
+    pthread_mutex_lock(&b->check_lock);
+    c = *clmem__image_check_slot(b, format, path);
+    pthread_mutex_unlock(&b->check_lock);
+    return c;
+}
+
 /* Does the format have an optimal-tiling import at all? */
 static clmem_status optimal_offered(const struct image_format *f)
 {
@@ -291,7 +315,7 @@ static clmem_status optimal_offered(const struct image_format *f)
  * once it passed, its failure, or that none has run. */
 static clmem_status optimal_checked(clmem_bridge *b, const struct image_format *f, clmem_bridge_path fd_path)
 {
-    struct image_check check = clmem__bridge_image_check(b, f, fd_path);
+    struct image_check check = clmem__image_check_kept(b, f, fd_path);
 
     if (check.state == IMAGE_CHECK_NOT_RUN)
         return clmem__fail(CLMEM_ERR_UNSUPPORTED,
@@ -395,7 +419,7 @@ static clmem_status check_image(const clmem_bridge *cb, VkFormat format, VkImage
     if (tiling == VK_IMAGE_TILING_LINEAR) {
         VkExternalMemoryHandleTypeFlags export =
             path == CLMEM_BRIDGE_PATH_HOST_MAPPED ? 0 : (VkExternalMemoryHandleTypeFlags)clmem__path_handle_type(path);
-        if ((s = clmem__caps_report(&b->caps.path[path])) != CLMEM_OK ||
+        if ((s = clmem__caps_report(&b->caps.path[CAPS_PATH(path)])) != CLMEM_OK ||
             (s = clmem__vk_image_supported(b, f, tiling, usage, export, NULL, NULL)) != CLMEM_OK)
             return s;
         for (unsigned p = 0; as_image && p < f->plane_count; p++)

@@ -1,37 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal: what the image files share. vk-image.c makes images and
- * answers "can Vulkan make this image"; image.c imports planes and answers
- * clmem_bridge_check_image; image-check.c runs the optimal-tiling live
- * check. The format facts are formats.h's. */
+/* Internal: image.c, which imports planes, answers
+ * clmem_bridge_check_image and keeps the optimal-tiling live checks'
+ * results, which image-check.c runs and writes. "Can Vulkan make this
+ * image" is vk-image.h's; the format facts are formats.h's. */
 #ifndef CLMEM_IMAGE_H
 #define CLMEM_IMAGE_H
 #include "bridge.h"
 #include "formats.h"
 #include "import.h"
 
-/* Can Vulkan make a 2D image of f with `tiling` and `usage`, exportable as
- * every bit of export_types (0: not exported), of `extent` (NULL: any)?
- * CLMEM_ERR_UNSUPPORTED naming what it refuses. *dedicated_only (may be
- * NULL) says whether an export type needs a dedicated allocation. */
-clmem_status clmem__vk_image_supported(clmem_bridge *b, const struct image_format *f, VkImageTiling tiling,
-                                       VkImageUsageFlags usage, VkExternalMemoryHandleTypeFlags export_types,
-                                       const VkExtent2D *extent, bool *dedicated_only);
-
-/* The first memory type of `allowed` with every bit of `want`, or UINT32_MAX
- * (vk-buffer.c). */
-uint32_t clmem__vk_find_memory_type(const struct vkfn *vk, VkPhysicalDevice pd, uint32_t allowed,
-                                    VkMemoryPropertyFlags want);
-
-/* clmem_bridge_vk_buffer_create() and clmem_bridge_vk_image_create(), for
- * the live check: their sentence is the calling public function's
- * (lib/error-private.h). */
-clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,
-                                     VkMemoryPropertyFlags property_flags,
-                                     VkExternalMemoryHandleTypeFlags export_types, VkBuffer *buffer_out,
-                                     clmem_bridge_vk_memory *memory_out);
-clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D extent, VkImageTiling tiling,
-                                    VkImageUsageFlags usage, VkMemoryPropertyFlags property_flags,
-                                    VkExternalMemoryHandleTypeFlags export_types, clmem_bridge_vk_image *image_out);
+/* The kept live-check result of `format` on fd path `path`
+ * (b->image_checks): image_check_slot is the slot itself, for a caller
+ * holding b->check_lock; image_check_kept, a copy taken under it. */
+struct image_check *clmem__image_check_slot(clmem_bridge *b, const struct image_format *format,
+                                            clmem_bridge_path path);
+struct image_check clmem__image_check_kept(clmem_bridge *b, const struct image_format *format,
+                                           clmem_bridge_path path);
 
 /* The handle type of an fd path. */
 VkExternalMemoryHandleTypeFlagBits clmem__path_handle_type(clmem_bridge_path path);

@@ -24,7 +24,8 @@
  * taken only when an enqueue or callback registration fails. */
 #include "config.h"
 #include "fault.h"
-#include "import.h"
+#include "handoff.h"
+#include "import-teardown.h"
 #include "teardown-worker.h"
 
 #include <stdlib.h>
@@ -32,6 +33,32 @@
 void clmem__import_get(struct bridge_import *rec)
 {
     atomic_fetch_add_explicit(&rec->refs, 1u, memory_order_relaxed);
+}
+
+/* The bridge's list of its imports that are tearing down (b->dying,
+ * through next_dying, under b->lock), which clmem_bridge_finish() polls;
+ * the bridge counts them (tearing_down). */
+static void list_dying(struct bridge_import *rec)
+{
+    clmem_bridge *b = rec->bridge;
+
+    pthread_mutex_lock(&b->lock);
+    rec->next_dying = b->dying;
+    b->dying = rec;
+    pthread_mutex_unlock(&b->lock);
+}
+
+static void unlist_dying(struct bridge_import *rec)
+{
+    clmem_bridge *b = rec->bridge;
+    struct bridge_import **p;
+
+    pthread_mutex_lock(&b->lock);
+    for (p = &b->dying; *p && *p != rec; p = &(*p)->next_dying)
+        ;
+    if (*p)
+        *p = rec->next_dying;
+    pthread_mutex_unlock(&b->lock);
 }
 
 /* The last of the record: its driver objects go, then the bridge's count
@@ -53,8 +80,10 @@ static void record_free(struct bridge_import *rec)
     free(rec->queues);
     clmem__anchor_set_drop_all(&rec->vk_anchors); /* empty unless (c) never came */
     pthread_mutex_destroy(&rec->lock);
-    if (listed) /* off the bridge's list; drops the record's bridge reference with the count */
-        clmem__bridge_import_gone(b, rec);
+    if (listed) { /* off the list; then the count drops, with the record's bridge reference */
+        unlist_dying(rec);
+        clmem__bridge_import_gone(b);
+    }
     else
         clmem_bridge_unref(b);
     free(rec);
@@ -222,7 +251,7 @@ static void CL_CALLBACK on_acquired_queue_idle(cl_event event, cl_int status, vo
     clmem__import_put(rec);
 }
 
-void clmem__import_poll_teardown(struct bridge_import *rec)
+static void poll_teardown(struct bridge_import *rec)
 {
     bool all = true;
 
@@ -310,7 +339,7 @@ void clmem__import_anchor_release(void *user)
     atomic_store(&rec->markers_pending, rec->hand_back ? 2u : 1u);
     /* What must run before the cl_mem goes stays on the caller's thread,
      * in the caller's order: the host-mapped path's unmap (the fd paths
-     * have none) is enqueued before the caller's next command, as before
+     * have none) is enqueued before the caller's next command, not on
      * the teardown thread. On the H200 t/bridge/fakefd-bridge-stress crashed once
      * in four runs with it on the thread, where the next cycle's
      * clCreateBuffer on the same host memory could come before it (the
@@ -318,7 +347,8 @@ void clmem__import_anchor_release(void *user)
     if (!rec->hand_back)
         rec->ops->before_release(rec);
     rec->listed_dying = true;
-    clmem__bridge_import_dying(b, rec);
+    list_dying(rec);
+    clmem__bridge_import_dying(b);
     if (rec->handed_out) {
         clmem__teardown_worker_submit(rec);
         return;
@@ -333,7 +363,7 @@ void clmem__import_anchor_release(void *user)
 
 /* Once per import, by the teardown thread or by clmem_bridge_finish,
  * whichever claims it: (a)'s markers. Polling
- * (clmem__import_poll_teardown) reads the markers only once markers_ready
+ * (poll_teardown) reads the markers only once markers_ready
  * says they are all written. */
 void clmem__import_start_teardown(struct bridge_import *rec)
 {
@@ -342,4 +372,22 @@ void clmem__import_start_teardown(struct bridge_import *rec)
     enqueue_markers(rec);
     atomic_store_explicit(&rec->markers_ready, true, memory_order_release);
     marker_done(rec);
+}
+
+void clmem__import_poll_dying(clmem_bridge *b)
+{
+    struct bridge_import *batch[16];
+    unsigned n = 0;
+
+    pthread_mutex_lock(&b->lock);
+    for (struct bridge_import *r = b->dying; r && n < 16; r = r->next_dying)
+        if (!atomic_load(&r->cl_released)) {
+            clmem__import_get(r);
+            batch[n++] = r;
+        }
+    pthread_mutex_unlock(&b->lock);
+    for (unsigned i = 0; i < n; i++) {
+        poll_teardown(batch[i]);
+        clmem__import_put(batch[i]);
+    }
 }

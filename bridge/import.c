@@ -2,8 +2,8 @@
 /* Importing Vulkan memory into OpenCL: the checks every import passes, the
  * import record and its anchor, the choice of path, and the steps after
  * OpenCL holds the memory (sub-buffer, destructor callback, handle). The
- * paths' own steps are in path-fd.c and path-host.c; the teardown is in
- * import-teardown.c.
+ * paths' own steps are in path-fd.c and path-host.c; the record's lists
+ * in import-record.c; the teardown in import-teardown.c.
  *
  * The order is chosen so that failures leave nothing behind: the record and
  * anchor are allocated before anything is imported, the driver is only ever
@@ -14,6 +14,7 @@
 #include "fail.h"
 #include "fault.h"
 #include "import.h"
+#include "import-teardown.h"
 #include "keepalive-private.h"
 
 #include <stdint.h>
@@ -37,8 +38,8 @@ struct bridge_import *clmem__import_of_handle(const clmem_handle *h)
  * lines, and hits on different imports from different threads contended
  * for them. The block is 152 bytes (160 from glibc's malloc), so two
  * anchors' counts are more than the 128-byte pair that x86 cores fetch
- * together apart. And a hit reads the entry and the count in this one block,
- * where they were three allocations that could lie pages apart among the
+ * together apart. And a hit reads the entry and the count in this one block
+ * rather than in separate allocations that could lie pages apart among the
  * driver's. The anchor's last unref frees the block with free()
  * (keepalive-private.h), after its release callback unlisted the entry. */
 struct import_anchor {
@@ -94,53 +95,6 @@ static clmem_status import_begin(clmem_bridge *b, const struct import_ops *ops, 
     return CLMEM_OK;
 }
 
-clmem_status clmem__import_add_queue(struct bridge_import *rec, cl_command_queue queue)
-{
-    clmem_status s = CLMEM_OK;
-    bool listed = false;
-
-    if (queue == rec->home_queue) /* listed from the import on (clmem__import_has_queue) */
-        return CLMEM_OK;
-    pthread_mutex_lock(&rec->lock);
-    for (unsigned i = 0; i < rec->queue_count && !listed; i++)
-        listed = rec->queues[i] == queue;
-    if (!listed) {
-        cl_command_queue *grown =
-            FAULT("import_queue_list") ? NULL
-                                       : realloc(rec->queues, (rec->queue_count + 1) * sizeof *rec->queues);
-        cl_int err = grown ? clRetainCommandQueue(queue) : CL_SUCCESS;
-        if (grown)
-            rec->queues = grown;
-        if (!grown)
-            s = clmem__fail(CLMEM_ERR_NO_MEMORY,
-                            "Growing the import's queue list failed.");
-        else if (err != CL_SUCCESS)
-            s = clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clRetainCommandQueue", err,
-                                "Retaining the queue failed.");
-        else
-            rec->queues[rec->queue_count++] = queue;
-    }
-    pthread_mutex_unlock(&rec->lock);
-    return s;
-}
-
-bool clmem__import_has_queue(struct bridge_import *rec, cl_command_queue queue)
-{
-    bool listed = false;
-
-    /* The queue the import was made on joined the list before the import
-     * was handed out and never leaves it, and home_queue is not written
-     * after that: no lock for the usual case, a hit or a handoff on that
-     * queue (clmem-bench (k): the lock was most of acquire_many's check). */
-    if (queue == rec->home_queue)
-        return true;
-    pthread_mutex_lock(&rec->lock);
-    for (unsigned i = 0; i < rec->queue_count && !listed; i++)
-        listed = rec->queues[i] == queue;
-    pthread_mutex_unlock(&rec->lock);
-    return listed;
-}
-
 /* Hold a Vulkan keepalive until OpenCL destroyed the cl_mem: the import's
  * own, and a cache hit's when it is not held already (anchor-set.h: a hit
  * with a held anchor costs a lookup and no memory). */
@@ -157,11 +111,6 @@ static clmem_status import_hold_vk(struct bridge_import *rec, clmem_keepalive *v
     s = clmem__anchor_set_hold(&rec->vk_anchors, vk_keepalive);
     pthread_mutex_unlock(&rec->lock);
     return s;
-}
-
-cl_mem clmem__import_handed_mem(const struct bridge_import *rec)
-{
-    return rec->image ? rec->image : rec->view ? rec->view : rec->parent;
 }
 
 /* A new handle of a live import (whose anchor reference the caller holds)
@@ -262,7 +211,7 @@ static clmem_status path_fits(const clmem_bridge *b, const clmem_bridge_vk_memor
     clmem_status s = ops_of(path)->memory_allows(m);
     if (s != CLMEM_OK)
         return s;
-    return clmem__caps_report(&b->caps.path[path]);
+    return clmem__caps_report(&b->caps.path[CAPS_PATH(path)]);
 }
 
 /* Why `path` does not fit: what the memory lacks, where the pair offers
@@ -270,11 +219,11 @@ static clmem_status path_fits(const clmem_bridge *b, const clmem_bridge_vk_memor
 static void why_not(const clmem_bridge *b, const clmem_bridge_vk_memory *m, clmem_bridge_path path, bool *pair_has,
                     char *out, size_t len)
 {
-    *pair_has = b->caps.path[path].status == CLMEM_OK;
+    *pair_has = b->caps.path[CAPS_PATH(path)].status == CLMEM_OK;
     if (*pair_has && ops_of(path)->memory_allows(m) != CLMEM_OK)
         snprintf(out, len, "%s", clmem_error_message());
     else
-        snprintf(out, len, "%s", *pair_has ? "fits." : b->caps.path[path].message);
+        snprintf(out, len, "%s", *pair_has ? "fits." : b->caps.path[CAPS_PATH(path)].message);
 }
 
 /* Resolve BEST to the first path that fits; check a named one fits. When

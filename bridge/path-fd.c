@@ -7,7 +7,7 @@
 #include "error-private.h"
 #include "fault.h"
 #include "fd-numbers.h"
-#include "import.h"
+#include "import-record.h"
 
 #include <errno.h>
 #include <fcntl.h>

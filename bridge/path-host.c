@@ -9,7 +9,7 @@
 #include "config.h"
 #include "error-private.h"
 #include "fault.h"
-#include "import.h"
+#include "import-record.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -86,7 +86,7 @@ fail:
     if (rec->parent)
         clReleaseMemObject(rec->parent);
     rec->parent = NULL;
-    clmem__host_map_put(&b->maps, rec->host_map);
+    clmem__host_map_put(rec->host_map);
     rec->host_map = NULL;
     return s;
 }
@@ -184,7 +184,7 @@ static void after_destroy(struct bridge_import *rec)
     if (rec->map_event) /* an unmap that failed to enqueue left it */
         clReleaseEvent(rec->map_event);
     rec->map_event = NULL;
-    clmem__host_map_put(&rec->bridge->maps, rec->host_map);
+    clmem__host_map_put(rec->host_map);
     rec->host_map = NULL;
 }
 

@@ -3,7 +3,7 @@
  * handle went, and one thread that starts their teardowns in order. */
 #include "config.h"
 #include "fault.h"
-#include "import.h"
+#include "import-teardown.h"
 #include "teardown-worker.h"
 
 #include <pthread.h>

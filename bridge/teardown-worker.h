@@ -3,9 +3,10 @@
  * clmem_handle_unref of an import does not pay for them. Starting a
  * teardown enqueues a marker, a flush and an event callback on every
  * queue a handle of the import was made for (import-teardown.c): about
- * 10 us a queue on the H200, 155 us for 16 queues (clmem-bench (k)). The
- * last unref now lists the import as tearing down and hands it here; this
- * thread, or clmem_bridge_finish() if it gets there first, starts it. (The
+ * 10 us a queue on the H200, 155 us for 16 queues (clmem-bench's scaling
+ * measure). The last unref lists the import as tearing down and hands it
+ * here; this thread, or clmem_bridge_finish() if it gets there first,
+ * starts it. (The
  * host-mapped path's unmap, which must come before the caller's next
  * command on the same host memory, stays in the unref.)
  *
@@ -14,7 +15,7 @@
  * (or at exit). A marker enqueued a little later
  * still waits for everything enqueued before the last unref, which is all
  * the teardown's rule asks. Where the thread cannot be made, the teardown
- * starts on the caller's thread, as it did before. After fork() the
+ * starts on the caller's thread. After fork() the
  * child starts a thread of its own when it needs one. */
 #ifndef CLMEM_TEARDOWN_WORKER_H
 #define CLMEM_TEARDOWN_WORKER_H

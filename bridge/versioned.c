@@ -5,7 +5,7 @@
  * clmem-bridge.h's "Versioned structs" paragraph is its specification. */
 #include "config.h"
 #include "error-private.h"
-#include "bridge.h"
+#include "versioned.h"
 
 /* No struct of this library will ever be this large: a size above it is an
  * uninitialised field, and reading that far could fault. */

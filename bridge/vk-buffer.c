@@ -4,7 +4,7 @@
  * dedicated when Vulkan requires or prefers it for the buffer, or reports
  * the export handle type as dedicated-only. */
 #include "config.h"
-#include "image.h"
+#include "vk-buffer.h"
 #include "export.h"
 #include "fail.h"
 #include "fault.h"

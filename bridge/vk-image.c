@@ -9,7 +9,8 @@
 #include "export.h"
 #include "fail.h"
 #include "fault.h"
-#include "image.h"
+#include "vk-buffer.h"
+#include "vk-image.h"
 
 #include <string.h>
 

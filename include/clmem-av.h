@@ -35,8 +35,9 @@
  *   clmem_bridge_device_finish(clmem_bridge_vk_device(b), timeout_ns); clmem_bridge_unref(b);
  *   av_buffer_unref(&device_ref);                        // last
  * @endcode
- * clmem_av_frame_acquire() and clmem_av_frame_release() are host order
- * without a sync object (@ref av_order). With context NULL the bridge
+ * clmem_av_frame_acquire() and clmem_av_frame_release(), host order
+ * without a sync object (@ref av_order), are deprecated: a sync object in
+ * host order does the same. With context NULL the bridge
  * makes its own OpenCL context: on the device with the Vulkan device's
  * UUID, or, where no OpenCL device says its UUID (a CPU OpenCL), on the
  * only OpenCL device there is.
@@ -424,7 +425,11 @@ void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes);
  *      Up to timeout_ns, on FFmpeg's work on the frame.
  * @ingroup av_frames
  * @since 0.2
+ * @deprecated Since 0.3: use clmem_av_sync_acquire() on a sync object in host order
+ *             (clmem_av_sync_create() with CLMEM_AV_ORDER_HOST), which does
+ *             the same.
  */
+CLMEM_DEPRECATED_FOR(clmem_av_sync_acquire)
 clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
                                     cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out);
 
@@ -480,7 +485,11 @@ clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem
  *      (clFinish).
  * @ingroup av_frames
  * @since 0.2
+ * @deprecated Since 0.3: use clmem_av_sync_release() on a sync object in host order
+ *             (clmem_av_sync_create() with CLMEM_AV_ORDER_HOST), which does
+ *             the same.
  */
+CLMEM_DEPRECATED_FOR(clmem_av_sync_release)
 clmem_status clmem_av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
                                     cl_command_queue queue, cl_uint num_events, const cl_event *wait_list);
 

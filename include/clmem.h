@@ -341,6 +341,29 @@ extern "C" {
       CLMEM_VERSION_MICRO >= (micro)))
 
 /**
+ * Marks a call as deprecated in favour of `f`: the compiler warns where a
+ * program calls it (GCC, Clang: -Wdeprecated-declarations; MSVC: C4996),
+ * naming `f`. A deprecated call stays in the library, and keeps working,
+ * until the next major version.
+ *
+ * A program that still calls one on purpose (a test of it, say) defines
+ * CLMEM_DISABLE_DEPRECATION_WARNINGS before it includes a clmem header;
+ * the macro is then empty, as it is where the compiler has no such
+ * attribute.
+ * @ingroup core_version
+ * @since 0.3
+ */
+#if defined(CLMEM_DISABLE_DEPRECATION_WARNINGS)
+#define CLMEM_DEPRECATED_FOR(f)
+#elif defined(__GNUC__) || defined(__clang__)
+#define CLMEM_DEPRECATED_FOR(f) __attribute__((deprecated("use " #f "() instead")))
+#elif defined(_MSC_VER)
+#define CLMEM_DEPRECATED_FOR(f) __declspec(deprecated("use " #f "() instead"))
+#else
+#define CLMEM_DEPRECATED_FOR(f)
+#endif
+
+/**
  * The library's version at run time.
  *
  * @return "MAJOR.MINOR.MICRO", a static string owned by the library: never

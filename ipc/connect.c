@@ -5,6 +5,7 @@
  * caller's. */
 #define _GNU_SOURCE /* accept4 */
 #include "config.h"
+#include "deadline.h"
 #include "error-private.h"
 #include "export.h"
 #include "sock.h"
@@ -166,7 +167,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_listen(const char *path, int *fd_out)
 
 static clmem_status ipc_accept(int listen_fd, uint64_t timeout_ns, int *fd_out)
 {
-    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
+    uint64_t deadline = deadline_after(timeout_ns);
 
     if (fd_out)
         *fd_out = -1;
@@ -176,7 +177,7 @@ static clmem_status ipc_accept(int listen_fd, uint64_t timeout_ns, int *fd_out)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE, "listen_fd is %d.", listen_fd);
     for (;;) {
         struct pollfd pfd = {.fd = listen_fd, .events = POLLIN};
-        int r = poll(&pfd, 1, clmem__ipc_poll_ms(deadline));
+        int r = poll(&pfd, 1, poll_ms_until(deadline));
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
@@ -201,7 +202,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_accept(int listen_fd, uint64_t timeout_ns, i
 static clmem_status ipc_connect(const char *path, uint64_t timeout_ns, int *fd_out)
 {
     struct sockaddr_un a;
-    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
+    uint64_t deadline = deadline_after(timeout_ns);
     clmem_status st;
 
     if (fd_out)
@@ -225,7 +226,7 @@ static clmem_status ipc_connect(const char *path, uint64_t timeout_ns, int *fd_o
                 err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS ? CLMEM_ERR_NO_MEMORY
                                                                                   : CLMEM_ERR_INVALID_VALUE,
                 CLMEM_API_SYSTEM, "connect", err, "connect(\"%s\") failed: %s.", path, strerror(err));
-        if (clmem__ipc_now_ns() >= deadline)
+        if (clock_ns(CLOCK_MONOTONIC) >= deadline)
             return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_SYSTEM, "connect", err,
                                    "nobody listened at \"%s\": timed out after %s.", path,
                                    clmem__duration(timeout_ns).text);

@@ -50,7 +50,7 @@ clmem_status clmem__ipc_consumer_choose_path(struct clmem_ipc_consumer *c, const
     /* Host-mapped: the fd goes into the bridge's VkDevice first. */
     if (clmem_bridge_check_path(c->bridge, CLMEM_BRIDGE_PATH_HOST_MAPPED) != CLMEM_OK)
         snprintf(host_why, sizeof host_why, "%s", clmem_error_message());
-    else if (!c->vk.GetMemoryFdKHR)
+    else if (!c->vk.fn.GetMemoryFdKHR)
         snprintf(host_why, sizeof host_why,
                  "the bridge's VkDevice was made without VK_KHR_external_memory_fd, so it cannot import the fds");
     else if (memcmp(producer->driver_uuid, c->vk.driver_uuid, IPC_UUID_BYTES)) {
@@ -111,7 +111,7 @@ static clmem_status import_into_vulkan(struct clmem_ipc_consumer *c, const struc
     struct imported_memory *m = calloc(1, sizeof *m);
     if (!m)
         return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the record of the producer's allocation %u failed.", index);
-    *m = (struct imported_memory){c->vk.FreeMemory, c->vk.DestroyBuffer, device, VK_NULL_HANDLE, VK_NULL_HANDLE};
+    *m = (struct imported_memory){c->vk.fn.FreeMemory, c->vk.fn.DestroyBuffer, device, VK_NULL_HANDLE, VK_NULL_HANDLE};
 
     VkMemoryDedicatedAllocateInfo dedicated = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
     VkImportMemoryFdInfoKHR import = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
@@ -128,7 +128,7 @@ static clmem_status import_into_vulkan(struct clmem_ipc_consumer *c, const struc
                                  .size = a->desc.allocation_size,
                                  .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                                  .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-        vr = c->vk.CreateBuffer(device, &bi, NULL, &m->dedicated_to);
+        vr = c->vk.fn.CreateBuffer(device, &bi, NULL, &m->dedicated_to);
         if (vr != VK_SUCCESS) {
             free(m);
             return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkCreateBuffer", vr,
@@ -144,7 +144,7 @@ static clmem_status import_into_vulkan(struct clmem_ipc_consumer *c, const struc
         free_imported_memory(m); /* frees nothing but the buffer: memory is still VK_NULL_HANDLE */
         return dup_failed(index, err);
     }
-    vr = c->vk.AllocateMemory(device, &ai, NULL, &m->memory);
+    vr = c->vk.fn.AllocateMemory(device, &ai, NULL, &m->memory);
     if (vr != VK_SUCCESS) {
         close(import.fd); /* a failed import leaves the fd ours */
         m->memory = VK_NULL_HANDLE;

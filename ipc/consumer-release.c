@@ -14,6 +14,7 @@
  * the producer's queue never waits on a signal of this process. */
 #include "config.h"
 #include "consumer.h"
+#include "deadline.h"
 #include "sock.h"
 
 #include <string.h>
@@ -80,7 +81,7 @@ static void release_batch(struct clmem_ipc_consumer *c, struct consumer_frame **
             continue; /* the producer is gone or the connection dropped: nobody to tell */
         m.u.handoff.index = batch[i]->index;
         m.u.handoff.sequence = batch[i]->sequence;
-        enum send_result r = clmem__ipc_send(c->sock, &m, -1, clmem__ipc_deadline(IPC_SEND_WAIT_NS));
+        enum send_result r = clmem__ipc_send(c->sock, &m, -1, deadline_after(IPC_SEND_WAIT_NS));
         /* SEND_GONE leaves the state alone: the producer closed its end,
          * maybe after a BYE still unread in the socket. next() reads
          * every message left before the end, and says which end it was. */

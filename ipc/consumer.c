@@ -6,7 +6,9 @@
 #include "config.h"
 #include "error-private.h"
 #include "consumer.h"
+#include "deadline.h"
 #include "export.h"
+#include "opencl/query-cl.h"
 #include "sock.h"
 
 #include <errno.h>
@@ -28,18 +30,18 @@ static clmem_ipc_state state_of(const struct clmem_ipc_consumer *c)
 static clmem_status check_queue(const clmem_ipc_consumer_info *in)
 {
     cl_context ctx = NULL;
-    cl_command_queue_properties props = 0;
+    bool in_order;
     cl_int err = clGetCommandQueueInfo(in->queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
     if (err != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err,
                                "the queue cannot be queried.");
     if (ctx != clmem_bridge_context(in->bridge))
         return clmem__fail(CLMEM_ERR_CONTEXT_MISMATCH, "the queue is not in the bridge's context.");
-    err = clGetCommandQueueInfo(in->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    err = clmem__cl_queue_in_order(in->queue, &in_order);
     if (err != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)", err,
                                "the queue's properties cannot be queried.");
-    if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    if (!in_order)
         return clmem__invalid("the queue is out of order; a frame's release must follow the work "
                               "enqueued on it, so the queue must be in order.");
     return CLMEM_OK;
@@ -193,7 +195,7 @@ static clmem_status handshake_receive(struct clmem_ipc_consumer *c, uint64_t tim
             return gone_in_handshake(c);
         if (r == RECV_BAD)
             return drop(c, clmem_error_status());
-        if (clmem__ipc_now_ns() >= deadline) {
+        if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
             clmem__fail(CLMEM_ERR_TIMEOUT, "The producer did not complete the handshake within %s.",
                         clmem__duration(timeout_ns).text);
             return drop(c, CLMEM_ERR_TIMEOUT);
@@ -237,7 +239,7 @@ static clmem_status send_or_drop(struct clmem_ipc_consumer *c, const struct ipc_
 
 static clmem_status handshake(struct clmem_ipc_consumer *c, uint64_t timeout_ns)
 {
-    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
+    uint64_t deadline = deadline_after(timeout_ns);
     struct ipc_msg m = {.type = IPC_HELLO};
     char mine[37], theirs[37];
     clmem_status st;
@@ -359,7 +361,7 @@ static clmem_status deliver(struct clmem_ipc_consumer *c, struct consumer_frame 
 static clmem_status ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns, clmem_ipc_frame *frame_out,
                                       cl_event *event_out)
 {
-    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
+    uint64_t deadline = deadline_after(timeout_ns);
 
     if (frame_out)
         memset(frame_out, 0, sizeof *frame_out);
@@ -377,7 +379,7 @@ static clmem_status ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns
         pid_t pid;
         enum recv_result r = clmem__ipc_recv(c->sock, deadline, "producer", &m, &fd, &pid);
         if (r == RECV_TIMEOUT) {
-            if (clmem__ipc_now_ns() < deadline)
+            if (clock_ns(CLOCK_MONOTONIC) < deadline)
                 continue;
             return clmem__fail(CLMEM_ERR_TIMEOUT, "no frame came within %s.", clmem__duration(timeout_ns).text);
         }
@@ -424,7 +426,7 @@ CLMEM_EXPORT clmem_bridge_path clmem_ipc_consumer_path(const clmem_ipc_consumer 
 
 static clmem_status ipc_consumer_destroy(clmem_ipc_consumer *c, uint64_t timeout_ns)
 {
-    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
+    uint64_t deadline = deadline_after(timeout_ns);
 
     if (!c)
         return CLMEM_OK;
@@ -439,10 +441,10 @@ static clmem_status ipc_consumer_destroy(clmem_ipc_consumer *c, uint64_t timeout
     }
     while (c->released || c->releasing) {
         struct timespec ts;
-        uint64_t d = deadline == UINT64_MAX ? clmem__ipc_now_ns() + UINT64_C(1000000000) : deadline;
+        uint64_t d = deadline == UINT64_MAX ? clock_ns(CLOCK_MONOTONIC) + UINT64_C(1000000000) : deadline;
         ts.tv_sec = (time_t)(d / 1000000000u);
         ts.tv_nsec = (long)(d % 1000000000u);
-        if (pthread_cond_timedwait(&c->cond, &c->lock, &ts) == ETIMEDOUT && clmem__ipc_now_ns() >= deadline &&
+        if (pthread_cond_timedwait(&c->cond, &c->lock, &ts) == ETIMEDOUT && clock_ns(CLOCK_MONOTONIC) >= deadline &&
             (c->released || c->releasing)) {
             pthread_mutex_unlock(&c->lock);
             return clmem__fail(CLMEM_ERR_TIMEOUT, "a release for the producer had not completed within %s.",
@@ -459,7 +461,7 @@ static clmem_status ipc_consumer_destroy(clmem_ipc_consumer *c, uint64_t timeout
      * READY is still unread here. */
     if (state_of(c) == CLMEM_IPC_STATE_OPEN) {
         struct ipc_msg m = {.type = IPC_BYE};
-        (void)clmem__ipc_send(c->sock, &m, -1, clmem__ipc_deadline(IPC_SEND_WAIT_NS));
+        (void)clmem__ipc_send(c->sock, &m, -1, deadline_after(IPC_SEND_WAIT_NS));
         atomic_store(&c->state, CLMEM_IPC_STATE_CLOSED);
     }
     clmem__ipc_consumer_drop_imports(c);

@@ -7,6 +7,7 @@
  * come back by FREE messages, or, from a consumer that is gone, by
  * reclaim.c's rule. */
 #include "config.h"
+#include "deadline.h"
 #include "error-private.h"
 #include "export.h"
 #include "proto.h"
@@ -72,7 +73,7 @@ static clmem_status ipc_producer_create(const clmem_ipc_producer_info *info, clm
     if (!p)
         return clmem__fail(CLMEM_ERR_NO_MEMORY, "allocating the producer failed.");
     st = clmem__ipc_vk_load(&p->vk, in.get_instance_proc_addr, in.instance, in.physical_device, in.device);
-    if (st == CLMEM_OK && !p->vk.GetMemoryFdKHR)
+    if (st == CLMEM_OK && !p->vk.fn.GetMemoryFdKHR)
         st = clmem__fail(CLMEM_ERR_UNSUPPORTED,
                          "vkGetMemoryFdKHR is not available on the device: enable "
                          "VK_KHR_external_memory_fd when creating it (clmem_bridge_device_extensions() names it).");
@@ -270,7 +271,7 @@ static void connection_over(clmem_ipc_producer *p, clmem_ipc_state state, bool b
         return;
     p->state = state;
     p->proto.phase = PHASE_OVER;
-    clmem__ipc_reclaim_ended(&p->reclaim, clmem__ipc_now_ns(), bye);
+    clmem__ipc_reclaim_ended(&p->reclaim, clock_ns(CLOCK_MONOTONIC), bye);
     for (uint32_t i = 0; i < p->nframes; i++)
         if (p->proto.frames[i].state == FRAME_LENT)
             p->proto.frames[i].state = FRAME_RECLAIMING;
@@ -386,7 +387,7 @@ static clmem_status send_frames(clmem_ipc_producer *p, uint64_t deadline)
                                    .memory = p->allocs[i].memory,
                                    .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
         int fd = -1;
-        VkResult vr = p->vk.GetMemoryFdKHR(p->vk.device, &gi, &fd);
+        VkResult vr = p->vk.fn.GetMemoryFdKHR(p->vk.device, &gi, &fd);
         if (vr != VK_SUCCESS)
             return drop(p, clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkGetMemoryFdKHR", vr,
                                            "Exporting allocation %u (%llu bytes) as an opaque fd failed.", i,
@@ -427,7 +428,7 @@ static clmem_status handshake_receive(clmem_ipc_producer *p, uint64_t timeout_ns
             return gone_in_handshake(p);
         if (r == RECV_BAD)
             return drop(p, clmem_error_status());
-        if (clmem__ipc_now_ns() >= deadline) {
+        if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
             clmem__fail(CLMEM_ERR_TIMEOUT, "The consumer did not complete the handshake within %s.",
                         clmem__duration(timeout_ns).text);
             return drop(p, CLMEM_ERR_TIMEOUT);
@@ -437,7 +438,7 @@ static clmem_status handshake_receive(clmem_ipc_producer *p, uint64_t timeout_ns
 
 static clmem_status ipc_producer_start(clmem_ipc_producer *p, uint64_t timeout_ns)
 {
-    uint64_t deadline = clmem__ipc_deadline(timeout_ns);
+    uint64_t deadline = deadline_after(timeout_ns);
     struct ipc_msg m = {.type = IPC_HELLO};
     clmem_status st;
 
@@ -542,7 +543,7 @@ static clmem_status wait_until(clmem_ipc_producer *p, uint64_t deadline, bool (*
     for (;;) {
         if ((st = pump(p, 0)) != CLMEM_OK)
             return st;
-        uint64_t now = clmem__ipc_now_ns();
+        uint64_t now = clock_ns(CLOCK_MONOTONIC);
         uint64_t due = reclaim(p, now);
         if (done(p))
             return CLMEM_OK;
@@ -555,7 +556,7 @@ static clmem_status wait_until(clmem_ipc_producer *p, uint64_t deadline, bool (*
         int exit_fd = clmem__ipc_reclaim_fd(&p->reclaim);
         if (exit_fd >= 0)
             fds[n++] = (struct pollfd){.fd = exit_fd, .events = POLLIN};
-        if (poll(fds, n, clmem__ipc_poll_ms(due < deadline ? due : deadline)) < 0 && errno != EINTR)
+        if (poll(fds, n, poll_ms_until(due < deadline ? due : deadline)) < 0 && errno != EINTR)
             return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "poll", errno, "poll failed: %s.",
                                    strerror(errno));
     }
@@ -577,7 +578,7 @@ static clmem_status ipc_producer_next(clmem_ipc_producer *p, uint64_t timeout_ns
         return clmem__null_arg(!p ? "p" : "index_out");
     if (!p->proto.accepted_path) /* set by the consumer's ACCEPT, the handshake's end */
         return clmem__ipc_not_started("producer", p->state);
-    clmem_status st = wait_until(p, clmem__ipc_deadline(timeout_ns), has_free_frame);
+    clmem_status st = wait_until(p, deadline_after(timeout_ns), has_free_frame);
     if (st == CLMEM_ERR_TIMEOUT)
         return clmem__fail(CLMEM_ERR_TIMEOUT, "no frame came back within %s (%u lent, the connection is %s).",
                            clmem__duration(timeout_ns).text, clmem_ipc_producer_lent(p),
@@ -602,7 +603,7 @@ static clmem_status ipc_producer_wait_all(clmem_ipc_producer *p, uint64_t timeou
         return clmem__null_arg("p");
     if (!p->proto.accepted_path)
         return clmem__ipc_not_started("producer", p->state);
-    clmem_status st = wait_until(p, clmem__ipc_deadline(timeout_ns), nothing_lent);
+    clmem_status st = wait_until(p, deadline_after(timeout_ns), nothing_lent);
     if (st == CLMEM_ERR_TIMEOUT)
         return clmem__fail(CLMEM_ERR_TIMEOUT, "%u frames were still lent after %s (the connection is %s).",
                            clmem_ipc_producer_lent(p), clmem__duration(timeout_ns).text,
@@ -623,7 +624,7 @@ static clmem_status ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, Vk
         return clmem__invalid("frame %u is not one clmem_ipc_producer_next() gave (the producer has %u frames).", index,
                               p->nframes);
     if (fence != VK_NULL_HANDLE) {
-        VkResult vr = p->vk.WaitForFences(p->vk.device, 1, &fence, VK_TRUE, timeout_ns);
+        VkResult vr = p->vk.fn.WaitForFences(p->vk.device, 1, &fence, VK_TRUE, timeout_ns);
         if (vr == VK_TIMEOUT)
             return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_VULKAN, "vkWaitForFences", vr,
                                    "the fence of frame %u did not signal within %s.", index,
@@ -643,7 +644,7 @@ static clmem_status ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, Vk
     struct ipc_msg m = {.type = IPC_READY};
     m.u.handoff.index = index;
     m.u.handoff.sequence = p->proto.next_sequence;
-    enum send_result r = clmem__ipc_send(p->sock, &m, -1, clmem__ipc_deadline(IPC_SEND_WAIT_NS));
+    enum send_result r = clmem__ipc_send(p->sock, &m, -1, deadline_after(IPC_SEND_WAIT_NS));
     if (r == SEND_GONE) {
         /* The consumer closed its end, maybe after a BYE still unread:
          * what is left in the socket says how the connection ended. */
@@ -691,7 +692,7 @@ CLMEM_EXPORT void clmem_ipc_producer_destroy(clmem_ipc_producer *p)
         return;
     if (p->state == CLMEM_IPC_STATE_OPEN) {
         struct ipc_msg m = {.type = IPC_BYE};
-        (void)clmem__ipc_send(p->sock, &m, -1, clmem__ipc_deadline(IPC_SEND_WAIT_NS));
+        (void)clmem__ipc_send(p->sock, &m, -1, deadline_after(IPC_SEND_WAIT_NS));
     }
     close(p->sock);
     clmem__ipc_reclaim_close(&p->reclaim);

@@ -7,6 +7,7 @@
  * arrives is closed on every path that does not hand it on. */
 #define _GNU_SOURCE /* struct ucred, SCM_CREDENTIALS, MSG_CMSG_CLOEXEC */
 #include "config.h"
+#include "deadline.h"
 #include "error-private.h"
 #include "sock.h"
 
@@ -16,30 +17,6 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-
-uint64_t clmem__ipc_now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-uint64_t clmem__ipc_deadline(uint64_t timeout_ns)
-{
-    uint64_t now = clmem__ipc_now_ns();
-    return timeout_ns >= UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
-}
-
-int clmem__ipc_poll_ms(uint64_t deadline_ns)
-{
-    if (deadline_ns == UINT64_MAX)
-        return -1;
-    uint64_t now = clmem__ipc_now_ns();
-    if (now >= deadline_ns)
-        return 0;
-    uint64_t ms = (deadline_ns - now + 999999u) / 1000000u; /* round up: never wake before the deadline */
-    return ms > 1000000 ? 1000000 : (int)ms;
-}
 
 static clmem_status system_error(clmem_status st, const char *call, int err, const char *what)
 {
@@ -124,7 +101,7 @@ enum recv_result clmem__ipc_recv(int sock, uint64_t deadline_ns, const char *who
     *pid_out = 0;
     for (;;) {
         struct pollfd pfd = {.fd = sock, .events = POLLIN};
-        int r = poll(&pfd, 1, clmem__ipc_poll_ms(deadline_ns));
+        int r = poll(&pfd, 1, poll_ms_until(deadline_ns));
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
@@ -251,7 +228,7 @@ enum send_result clmem__ipc_send(int sock, const struct ipc_msg *m, int fd, uint
             return SEND_BAD;
         }
         struct pollfd pfd = {.fd = sock, .events = POLLOUT};
-        int r = poll(&pfd, 1, clmem__ipc_poll_ms(deadline_ns));
+        int r = poll(&pfd, 1, poll_ms_until(deadline_ns));
         if (r == 0) {
             clmem__fail(CLMEM_ERR_INVALID_VALUE, "The peer does not read its messages: no room to send a %s in time.",
                         clmem__ipc_type_name(m->type));

@@ -19,12 +19,6 @@
  * deemed not to read its messages: 1 s. */
 #define IPC_SEND_WAIT_NS UINT64_C(1000000000)
 
-/* CLOCK_MONOTONIC in nanoseconds; a deadline timeout_ns from now
- * (UINT64_MAX: none); and the poll() timeout in ms until it (-1: none). */
-uint64_t clmem__ipc_now_ns(void);
-uint64_t clmem__ipc_deadline(uint64_t timeout_ns);
-int clmem__ipc_poll_ms(uint64_t deadline_ns);
-
 /* Is fd a connected AF_UNIX SOCK_SEQPACKET socket? CLMEM_ERR_INVALID_VALUE
  * naming what it is otherwise. Also turns on SO_PASSCRED, so that the
  * peer's pid arrives with its messages (SCM_CREDENTIALS). */

@@ -7,20 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define LOAD_INSTANCE(field)                                   \
-    do {                                                       \
-        v->field = (PFN_vk##field)gipa(instance, "vk" #field); \
-        if (!v->field)                                         \
-            return missing("vk" #field);                       \
-    } while (0)
-
-#define LOAD_DEVICE(field)                                                   \
-    do {                                                                     \
-        v->field = (PFN_vk##field)v->GetDeviceProcAddr(device, "vk" #field); \
-        if (!v->field)                                                       \
-            return missing("vk" #field);                                     \
-    } while (0)
-
 static clmem_status missing(const char *name)
 {
     return clmem__fail(CLMEM_ERR_UNSUPPORTED, "the Vulkan function %s is not available (clmem-ipc needs Vulkan 1.1).",
@@ -30,29 +16,23 @@ static clmem_status missing(const char *name)
 clmem_status clmem__ipc_vk_load(struct ipc_vk *v, PFN_vkGetInstanceProcAddr gipa, VkInstance instance,
                                 VkPhysicalDevice physical_device, VkDevice device)
 {
+    const char *absent;
+
     memset(v, 0, sizeof *v);
-    if (!gipa)
-        gipa = vkGetInstanceProcAddr;
     v->device = device;
-    LOAD_INSTANCE(GetDeviceProcAddr);
-    LOAD_INSTANCE(GetPhysicalDeviceProperties2);
-    LOAD_INSTANCE(GetPhysicalDeviceMemoryProperties);
-    LOAD_INSTANCE(GetPhysicalDeviceExternalBufferProperties);
-    LOAD_DEVICE(WaitForFences);
-    LOAD_DEVICE(AllocateMemory);
-    LOAD_DEVICE(FreeMemory);
-    LOAD_DEVICE(CreateBuffer);
-    LOAD_DEVICE(DestroyBuffer);
-    v->GetMemoryFdKHR = (PFN_vkGetMemoryFdKHR)v->GetDeviceProcAddr(device, "vkGetMemoryFdKHR");
+    if (!(absent = vkfn_table_load_instance(&v->fn, gipa, instance)))
+        absent = vkfn_table_load_device(&v->fn, device);
+    if (absent)
+        return missing(absent);
 
     VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &id};
-    v->GetPhysicalDeviceProperties2(physical_device, &p2);
+    v->fn.GetPhysicalDeviceProperties2(physical_device, &p2);
     memcpy(v->device_uuid, id.deviceUUID, VK_UUID_SIZE);
     memcpy(v->driver_uuid, id.driverUUID, VK_UUID_SIZE);
     memcpy(v->device_name, p2.properties.deviceName, sizeof v->device_name);
     v->device_name[sizeof v->device_name - 1] = '\0';
-    v->GetPhysicalDeviceMemoryProperties(physical_device, &v->memory);
+    v->fn.GetPhysicalDeviceMemoryProperties(physical_device, &v->memory);
     return CLMEM_OK;
 }
 
@@ -64,7 +44,7 @@ bool clmem__ipc_vk_imports_opaque_fd(const struct ipc_vk *v, VkPhysicalDevice pd
         .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
     VkExternalBufferProperties props = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
 
-    v->GetPhysicalDeviceExternalBufferProperties(pd, &info, &props);
+    v->fn.GetPhysicalDeviceExternalBufferProperties(pd, &info, &props);
     if (!(props.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT)) {
         snprintf(why, len, "Vulkan device %s cannot import opaque-fd memory", v->device_name);
         return false;

@@ -6,22 +6,14 @@
  * host-mapped path imports fds). */
 #ifndef CLMEM_IPC_VK_H
 #define CLMEM_IPC_VK_H
+#include "bridge/vkfn-table.h"
 #include "clmem-ipc.h"
 
 #include <stdbool.h>
 
 struct ipc_vk {
     VkDevice device;
-    PFN_vkGetDeviceProcAddr GetDeviceProcAddr;
-    PFN_vkGetPhysicalDeviceProperties2 GetPhysicalDeviceProperties2;
-    PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties;
-    PFN_vkGetPhysicalDeviceExternalBufferProperties GetPhysicalDeviceExternalBufferProperties;
-    PFN_vkWaitForFences WaitForFences;
-    PFN_vkAllocateMemory AllocateMemory;
-    PFN_vkFreeMemory FreeMemory;
-    PFN_vkCreateBuffer CreateBuffer;
-    PFN_vkDestroyBuffer DestroyBuffer;
-    PFN_vkGetMemoryFdKHR GetMemoryFdKHR; /* NULL without VK_KHR_external_memory_fd */
+    struct vkfn fn; /* the libraries' one list of entry points (bridge/vkfn-table.h) */
     uint8_t device_uuid[VK_UUID_SIZE];
     uint8_t driver_uuid[VK_UUID_SIZE];
     char device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];

@@ -281,8 +281,8 @@ static clmem_status parse_frame(const uint8_t *b, const char *who, struct ipc_fr
     }
 
     /* An image: a format the bridge shares, planes of the format's shape. */
-    uint32_t texel = 0, planes = 1;
-    if (clmem_bridge_image_plane_format((VkFormat)f->format, 0, NULL, &texel) != CLMEM_OK)
+    uint32_t planes = 1;
+    if (clmem_bridge_image_plane_format((VkFormat)f->format, 0, NULL, NULL) != CLMEM_OK)
         return clmem__invalid("The %s sent FRAME %u with VkFormat %u, which clmem-bridge does not share.", who,
                               f->index, f->format);
     if (clmem_bridge_image_plane_format((VkFormat)f->format, 1, NULL, NULL) == CLMEM_OK)
@@ -307,7 +307,6 @@ static clmem_status parse_frame(const uint8_t *b, const char *who, struct ipc_fr
         if (st != CLMEM_OK)
             return st;
     }
-    (void)texel;
     return CLMEM_OK;
 }
 

@@ -96,3 +96,12 @@ void clmem__cl_device_names(cl_device_id device, char *device_name, size_t devic
         clGetPlatformInfo(platform, CL_PLATFORM_NAME, platform_len, platform_name, NULL);
     device_name[device_len - 1] = platform_name[platform_len - 1] = '\0';
 }
+
+cl_int clmem__cl_queue_in_order(cl_command_queue queue, bool *in_order)
+{
+    cl_command_queue_properties props = 0;
+    cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+
+    *in_order = err == CL_SUCCESS && !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    return err;
+}

@@ -17,6 +17,8 @@
  * twice: plain (host-mapped on the CPU machines) and with
  * t/lib/fake-nvidia-import.c (t/av/fakefd-av-frames, the opaque-fd path on the
  * CPU machines). */
+/* Tests the deprecated clmem_av_frame_acquire/_release. */
+#define CLMEM_DISABLE_DEPRECATION_WARNINGS
 #include "t/lib/av-fixture.h"
 #include "t/lib/fd-count.h"
 #include "t/lib/tap.h"

@@ -27,6 +27,8 @@
  * its points skip, naming what is missing. Built twice: plain
  * (host-mapped on the CPU machines) and with t/lib/fake-nvidia-import.c
  * (t/av/fakefd-av-sync, the opaque-fd memory path). */
+/* Tests the deprecated clmem_av_frame_acquire/_release beside the sync object. */
+#define CLMEM_DISABLE_DEPRECATION_WARNINGS
 #include "t/lib/av-fixture.h"
 #include "t/lib/spin-kernel.h"
 #include "t/lib/tap.h"

@@ -9,7 +9,7 @@
  * hand-over wakes. (Why the thread exists:
  * the last unref's cost at 16 queues, teardown-worker.h.) */
 #include "config.h"
-#include "bridge/import.h"
+#include "bridge/import-teardown.h"
 #include "bridge/teardown-worker.h"
 #include "t/lib/tap.h"
 

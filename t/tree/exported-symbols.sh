@@ -66,12 +66,14 @@ listed() {
 }
 
 # since_of HEADER: "name version" for each function HEADER declares after
-# a comment with `@since version`, sorted by name.
+# a comment with `@since version` (and a CLMEM_DEPRECATED_FOR line, if it
+# is deprecated), sorted by name.
 since_of() {
     awk '
         /\/\*\*/ { incomment = 1; since = "" }
         incomment && match($0, /@since [0-9]+\.[0-9]+/) { since = substr($0, RSTART + 7, RLENGTH - 7) }
         incomment && /\*\// { incomment = 0; pending = since; next }
+        !incomment && pending != "" && /^CLMEM_DEPRECATED_FOR\(/ { next }
         !incomment && pending != "" && NF > 0 {
             if (match($0, /clmem_[a-z0-9_]+ *\(/)) {
                 name = substr($0, RSTART, RLENGTH - 1)

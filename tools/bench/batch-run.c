@@ -3,7 +3,7 @@
  * the raw variant through the same driver calls, block by block. */
 #include "bench.h"
 
-/* One staged copy of a frame, as (a). */
+/* One staged copy of a frame, as the staged-copy measure makes it. */
 static void batch_staged_rep(struct batch_ctx *c, bool keep)
 {
     struct bench *b = c->b;
@@ -135,7 +135,7 @@ static void raw_consume(struct batch_ctx *c)
     }
     if (host) {
         check_cl(clFlush(b->queue), "clFlush");
-        slot->released = ev; /* the in-order queue: the last command's event covers the batch */
+        slot->released = ev; /* The in-order queue: the last command's event covers the batch */
     } else {
         check_cl(b->ext.signal_semaphores(b->queue, 1, &set->cl_done[s], NULL, 0, NULL, NULL),
                  "clEnqueueSignalSemaphoresKHR(raw)");
@@ -147,7 +147,7 @@ static void raw_consume(struct batch_ctx *c)
 
 /* One block of `frames` frames; returns microseconds per frame. Up to D
  * batches in flight; at the end both queues are drained (a host wait, as
- * (e) ends its blocks). */
+ * the semaphore handoff ends its blocks). */
 static double batch_block(struct batch_ctx *c, enum variant v, int frames)
 {
     int nb = frames / c->k, produced = 0, consumed = 0;

@@ -18,7 +18,7 @@
  * same driver calls made directly (one acquire/release extension call per
  * batch, one semaphore wait/signal per batch, the host-ordered variant's
  * fence and event), alternating block by block. Beside them the staged copy
- * of one frame (as (a), at the frame size), one rep before each
+ * of one frame (as the staged copy, at the frame size), one rep before each
  * configuration, so that all of it is interleaved in one run.
  */
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* clmem-bench: (i) a consumer library in the pipeline. Vulkan holds A and B
+/* clmem-bench: a consumer library in the pipeline. Vulkan holds A and B
  * (written by Vulkan before the reps), CLBlast computes C = A B, Vulkan gets
  * C back; square float matrices of n x n with rows padded to a multiple of
  * 256 bytes. Four ways, interleaved rep by rep so that drift hits all
@@ -31,7 +31,7 @@
  * CPU device (128^2 and 256^2 with --quick). Checked once per size, after
  * the reps: C of each way, as Vulkan (or OpenCL, for the floor) sees it,
  * equals a CPU reference at sampled elements. Built with CLBlast only:
- * without it, (i) prints why it did not run. */
+ * without it, the consumer-library measure prints why it did not run. */
 #include "bench.h"
 
 #if HAVE_CLBLAST
@@ -58,7 +58,7 @@ static char not_run[256];
 struct consumer_run {
     uint32_t n, pitch;
     uint64_t bytes;
-    float *host[3];                 /* the data, padded rows */
+    float *host[3];                 /* The data, padded rows */
     struct anchored_buf *zero[3];   /* zero-copy: Vulkan memory owned by anchors */
     clmem_handle *h[3];
     struct vk_buf vk[3];            /* staged: Vulkan's own buffers */
@@ -89,13 +89,13 @@ static cl_event sgemm(struct bench *b, cl_mem a, cl_mem bm, cl_mem c, uint32_t n
     return ev;
 }
 
-/* Where (i)'s Vulkan copies run: a transfer-only queue where the device
+/* Where the consumer-library measure's Vulkan copies run: a transfer-only queue where the device
  * has one. The copy engines do not switch GPU context against OpenCL;
  * the graphics queue does, about 157 us each way on the H200
  * (docs/driver-notes.md), and a switch lands on the first OpenCL command
  * after Vulkan's work (zero-copy's, when it alone came after staged's in
  * the interleaving: 1024^2 read +107 % over the floor so). A careful
- * staged program copies there too. Every Vulkan command of (i)
+ * staged program copies there too. Every Vulkan command of the consumer-library measure
  * runs on this one queue family, so no buffer changes family. */
 static VkQueue copy_queue(const struct bench *b)
 {
@@ -158,7 +158,7 @@ static void run_setup(struct bench *b, struct consumer_run *r, uint32_t n)
                                                    sizeof(float), b->path, anchor, b->queue, CL_MEM_READ_WRITE,
                                                    &r->h[i]),
                     "clmem_bridge_import_vk_pitched((i))");
-        clmem_keepalive_unref(anchor); /* the import's now */
+        clmem_keepalive_unref(anchor); /* The import's now */
     }
     {
         VkCommandBuffer cb = begin_commands_in(b, copy_pool(b));
@@ -176,7 +176,7 @@ static void run_setup(struct bench *b, struct consumer_run *r, uint32_t n)
 }
 
 /* Untimed, before each rep of staged, zero-copy and raw: Vulkan's last
- * work, on the queue of (i)'s copies, waited for, so that a rep starts
+ * work, on the queue of the consumer-library measure's copies, waited for, so that a rep starts
  * where a pipeline's step does, right after Vulkan produced A and B.
  *
  * Zero-copy's and raw's reps also start after an untimed SGEMM on the
@@ -315,7 +315,7 @@ static void run_teardown(struct bench *b, struct consumer_run *r)
     vkFreeCommandBuffers(b->vk.device, copy_pool(b), 1, &r->vk_last);
     clmem_bridge_vk_buffer_destroy(b->bridge, r->scratch.buffer, &r->scratch.mem);
     for (int i = 0; i < 3; i++) {
-        clmem_handle_unref(r->h[i]); /* the anchor frees the Vulkan memory once OpenCL let go */
+        clmem_handle_unref(r->h[i]); /* The anchor frees the Vulkan memory once OpenCL let go */
         raw_teardown(b, &r->raw[i]);
         clmem_bridge_vk_buffer_destroy(b->bridge, r->raw_buf[i].buffer, &r->raw_buf[i].mem);
         clReleaseMemObject(r->plain[i]);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* clmem-bench: (j) FFmpeg's Vulkan frames into OpenCL, through libclmem-av.
+/* clmem-bench: FFmpeg's Vulkan frames into OpenCL, through libclmem-av.
  * NV12 frames of 1920x1080 and 3840x2160 (320x180 and 640x360 with --quick
  * on a CPU device), in a pool set up with clmem_av_frames_setup(), on a
  * Vulkan device of FFmpeg's own (av_hwdevice_ctx_create) that the bench's
@@ -14,9 +14,10 @@
  *              cl buffers, the kernel, a blocking clEnqueueReadBuffer per
  *              plane, av_hwframe_transfer_data back, and a wait for that
  *              upload (FFmpeg returns before its upload completed);
- *   (g):       the bridge's plane handoff of the same imported planes, as
- *              (g) times an image's: clmem_bridge_acquire per plane, the
- *              kernel, clmem_bridge_release per plane, clFinish. No
+ *   planes:    (the "(g)" column) the bridge's plane handoff of the same
+ *              imported planes, timed as the image-frames measure times
+ *              an image's: clmem_bridge_acquire per plane, the kernel,
+ *              clmem_bridge_release per plane, clFinish. No
  *              semaphore: the floor the others are read against;
  *   by hand:   what host order does, written with the bridge's calls and
  *              raw Vulkan: vkWaitSemaphores of the planes' timelines,
@@ -51,7 +52,9 @@
  *
  * Checked after the reps: each frame, downloaded, holds what was uploaded
  * with luma byte 0 raised once per kernel since. Built with libclmem-av
- * only: without it, (j) prints why it did not run. */
+ * only: without it, the FFmpeg-frames measure prints why it did not run. */
+/* Measures the deprecated clmem_av_frame_acquire/_release as well. */
+#define CLMEM_DISABLE_DEPRECATION_WARNINGS
 #include "bench.h"
 
 #if HAVE_LIBAV
@@ -105,11 +108,11 @@ struct ffmpeg_run {
     int width, height;
     AVBufferRef *frames;
     AVFrame *hw[J_FRAMES];
-    AVFrame *sw;       /* the staged way's software frame, and the upload's source */
+    AVFrame *sw;       /* The staged way's software frame, and the upload's source */
     AVFrame *pattern;  /* what both frames were uploaded with */
-    cl_mem plain[2];   /* the staged way's plane buffers */
+    cl_mem plain[2];   /* The staged way's plane buffers */
     size_t plane_bytes[2];
-    clmem_av_frame_planes planes; /* the zero-copy way's, imported once */
+    clmem_av_frame_planes planes; /* The zero-copy way's, imported once */
     int bumps[J_FRAMES]; /* kernels run on each frame so far */
 };
 
@@ -295,7 +298,7 @@ static double rep_zero_copy(struct bench *b, struct ffmpeg_bench *fb, struct ffm
     return now_us() - t0;
 }
 
-/* (g)'s plane handoff of the same planes: no semaphore of FFmpeg's. */
+/* The image-frames measure's plane handoff of the same planes: no semaphore of FFmpeg's. */
 static double rep_handoff(struct bench *b, struct ffmpeg_bench *fb, struct ffmpeg_run *r)
 {
     double t0 = now_us();
@@ -521,7 +524,7 @@ static void run_teardown(struct ffmpeg_run *r)
  * rep (min and max the bounds of the median's 95 % interval, reps the
  * pairs); _in_flight_host and _in_flight_device per frame (batch the
  * stream's F, ring the frames in flight D). The targets, set on the H200:
- * host order within 5 us of (g)'s plane handoff, and at least 90x staged,
+ * host order within 5 us of the image-frames measure's plane handoff, and at least 90x staged,
  * at 1920x1080 and 3840x2160; device order at D = 4 at least 1.5x D = 1's
  * frames per second at 1920x1080. */
 static void record_ffmpeg_frames(struct bench *b)

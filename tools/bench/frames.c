@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* clmem-bench: (g) image frames. */
+/* clmem-bench: image frames. */
 #include "bench.h"
 
-/* (g) image frames: a linear VkImage of 1920x1080 or 3840x2160 in RGBA8 or
+/* image frames: a linear VkImage of 1920x1080 or 3840x2160 in RGBA8 or
  * NV12 reaching an OpenCL kernel, two ways, interleaved rep by rep:
  *   staged: vkCmdCopyImageToBuffer of every plane into persistently mapped
  *     staging + vkQueueWaitIdle, clEnqueueWriteBuffer of each plane into a
@@ -12,7 +12,7 @@
  *     kernel on plane 0's buffer, clmem_bridge_release of each, clFinish.
  * A format or size the device cannot make is a line saying why. */
 
-/* (g)'s results, for its summary table (the CSV has them as rows). */
+/* The image-frames measure's results, for its summary table (the CSV has them as rows). */
 #define MAX_FRAME_RESULTS 4
 struct frame_result {
     const char *label; /* "1920x1080 RGBA8" */
@@ -104,7 +104,7 @@ static void run_frame(struct bench *b, VkFormat format, const char *fmt_name, co
         plain[p] = clCreateBuffer(b->context, CL_MEM_READ_WRITE, (size_t)bytes[p], NULL, &err);
         check_cl(err, "clCreateBuffer(frame plane)");
     }
-    clmem_keepalive_unref(ka); /* the imports hold it now */
+    clmem_keepalive_unref(ka); /* The imports hold it now */
     /* The staged copy, recorded once: every plane into staging, tightly packed. */
     copy_cb = begin_commands(b);
     {

@@ -5,16 +5,16 @@
  * the raw extension calls the bridge makes.
  *
  * The measures run and print in their order, each section whole:
- *   (a) to (f) for each buffer size (4 KiB to 1 GiB by powers of 4; 256 MiB
+ *   the six buffer measures for each buffer size (4 KiB to 1 GiB by powers of 4; 256 MiB
  *       on a CPU OpenCL device), measures.c: the staged copy, the first
- *       and the cached import, the two handoffs, and (f) the raw calls,
+ *       and the cached import, the two handoffs, and the raw calls,
  *       interleaved rep by rep with the clmem runs so that drift hits both
  *       alike; then their tables;
- *   (g) image frames, frames.c;
- *   (h) clmem_handle_unref with a kernel pending, unref.c;
- *   (i) a consumer library in the pipeline (CLBlast), consumer.c;
- *   (j) FFmpeg's Vulkan frames through libclmem-av, ffmpeg-frames.c;
- *   (k) scaling, scaling.c (--scaling-only runs it alone);
+ *   image frames, frames.c;
+ *   clmem_handle_unref with a kernel pending, unref.c;
+ *   a consumer library in the pipeline (CLBlast), consumer.c;
+ *   FFmpeg's Vulkan frames through libclmem-av, ffmpeg-frames.c;
+ *   scaling, scaling.c (--scaling-only runs it alone);
  *   (x) frames across processes through libclmem-ipc, xproc.c (a second
  *       clmem-bench process consumes them; --xproc-only runs it alone);
  *   then, with --batches, frames in flight through a ring, batch-run.c.
@@ -58,7 +58,7 @@ static const char *size_unfit(const struct bench *b, uint64_t size, char *why, s
     return why;
 }
 
-/* (k)'s reach: the points of its targets on a GPU (N = 10 000, 16 threads
+/* The scaling measure's reach: the points of its targets on a GPU (N = 10 000, 16 threads
  * where there are 16 CPUs), a few seconds' worth on a CPU OpenCL device, a
  * smoke test with --quick. 10 blocks (windows) a point, so that a target's
  * point has the samples a verdict needs. */
@@ -99,7 +99,7 @@ static int text_to_stderr(void)
     return saved;
 }
 
-/* (a) to (f), a size at a time, then their tables. */
+/* The six buffer measures, a size at a time, then their tables. */
 static void run_sizes(struct bench *b, const struct options *o, const uint64_t *sizes, int nsizes,
                       struct size_result *results, int *nresults)
 {

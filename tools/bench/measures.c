@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* clmem-bench: the measures of one size, (a) to (f): the staged copy, the
+/* clmem-bench: the six measures of one buffer size: the staged copy, the
  * imports and the two handoffs, clmem and raw interleaved. */
 #include "bench.h"
 
-/* (a) what a program does without sharing: Vulkan copies into staging,
+/* what a program does without sharing: Vulkan copies into staging,
  * the host hands the bytes to OpenCL. The staging buffer is mapped once
  * (persistently, as careful programs do) and the copy is pre-recorded, so
  * the timing holds only the per-transfer work. */
@@ -30,7 +30,7 @@ static struct summary run_staged(struct bench *b, struct size_run *s)
 }
 
 /* An import of the clmem variant's buffer through `bridge` (b->bridge, or
- * b->bridge_uncached for (b)). */
+ * b->bridge_uncached for the first import). */
 static clmem_status lib_import(struct bench *b, clmem_bridge *bridge, struct size_run *s, clmem_handle **h)
 {
     return clmem_bridge_import_vk(bridge, &s->lib->buf.mem, 0, s->lib->buf.mem.allocation_size, b->path,
@@ -51,7 +51,7 @@ static void lib_settle(clmem_bridge *bridge, const char *what)
         die("clmem_bridge_finish (%s) returned %s: %s", what, clmem_status_name(st), clmem_error_message());
 }
 
-/* (b) and raw (b): a new driver import each rep, clmem and raw in turns
+/* The clmem and raw first imports: a new driver import each rep, clmem and raw in turns
  * (import_reps pairs). The clmem variant imports through the bridge made
  * without a cache. The pairs' differences give the library's overhead. */
 static void run_import(struct bench *b, struct size_run *s, struct summary *lib_out, struct summary *raw_out,
@@ -87,7 +87,7 @@ static void run_import(struct bench *b, struct size_run *s, struct summary *lib_
     *raw_out = summarize(s->samples2, s->import_reps, 1);
 }
 
-/* (c): a second import of memory with a live import, through the bridge
+/* The cached import: a second import of memory with a live import, through the bridge
  * with the cache. */
 static struct summary run_cached(struct bench *b, struct size_run *s)
 {
@@ -114,7 +114,7 @@ static struct summary run_cached(struct bench *b, struct size_run *s)
     return summarize(s->samples, s->reps, 1);
 }
 
-/* One frame of (d); returns its time. */
+/* One frame of the host-wait handoff; returns its time. */
 static double wait_frame(struct bench *b, struct size_run *s, enum variant v, int f)
 {
     double t0 = now_us();
@@ -132,7 +132,7 @@ static double wait_frame(struct bench *b, struct size_run *s, enum variant v, in
     return now_us() - t0;
 }
 
-/* (d) and raw (d), alternating frame by frame (and which goes first). */
+/* The clmem and raw host-wait handoffs, alternating frame by frame (and which goes first). */
 static void run_wait(struct bench *b, struct size_run *s, struct summary *lib_out, struct summary *raw_out)
 {
     int total = s->warmup_frames + s->frames;
@@ -152,7 +152,7 @@ static void run_wait(struct bench *b, struct size_run *s, struct summary *lib_ou
     *raw_out = summarize(s->samples2, s->frames, 1);
 }
 
-/* One block of (e): `frames` frames with no host wait in the loop (the
+/* One block of the semaphore handoff: `frames` frames with no host wait in the loop (the
  * library's host-ordered mode waits inside its own calls), then one final
  * wait. Returns the time per frame. */
 static double semaphore_block(struct bench *b, struct size_run *s, enum variant v, int frames)
@@ -204,7 +204,7 @@ static double semaphore_block(struct bench *b, struct size_run *s, enum variant 
     return (t1 - t0) / frames;
 }
 
-/* (e) and raw (e): whole blocks alternate (a pipeline cannot be split frame
+/* The clmem and raw semaphore handoffs: whole blocks alternate (a pipeline cannot be split frame
  * by frame between two variants), in the order clmem-raw, raw-clmem, ... */
 static void run_semaphore(struct bench *b, struct size_run *s, struct summary *lib_out, struct summary *raw_out)
 {
@@ -292,7 +292,7 @@ void run_size(struct bench *b, struct size_run *s, struct size_result *res)
     print_line("(c) cached import", "clmem", &res->s[M_CACHED][V_CLMEM]);
     fflush(stdout);
 
-    /* (d) and (e) share one live import per variant. */
+    /* The host-wait handoff and the semaphore handoff share one live import per variant. */
     check_clmem(lib_import(b, b->bridge, s, &s->h), "clmem_bridge_import_vk");
     raw_import(b, &s->raw_buf.mem, &s->raw);
     raw_watch(&s->raw);

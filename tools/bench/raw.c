@@ -32,7 +32,7 @@ void raw_import(struct bench *b, const clmem_bridge_vk_memory *m, struct raw_imp
                                      0};
         r->mem = clCreateBufferWithProperties(b->context, props, CL_MEM_READ_WRITE, r->size, NULL, &err);
         if (err != CL_SUCCESS || !r->mem) {
-            close(fd); /* the driver takes the fd only on success */
+            close(fd); /* The driver takes the fd only on success */
             check_cl(err != CL_SUCCESS ? err : CL_INVALID_MEM_OBJECT, "clCreateBufferWithProperties(opaque fd)");
         }
         return;
@@ -125,7 +125,7 @@ cl_semaphore_khr raw_semaphore_import(struct bench *b, VkSemaphore s)
                                            0};
     cs = b->ext.create_semaphore(b->context, props, &err);
     if (err != CL_SUCCESS || !cs) {
-        close(fd); /* the driver takes (closes) the fd only on success */
+        close(fd); /* The driver takes (closes) the fd only on success */
         check_cl(err != CL_SUCCESS ? err : CL_INVALID_VALUE, "clCreateSemaphoreWithPropertiesKHR");
     }
     return cs;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* clmem-bench: (k) how the bridge's costs grow with the work: live
+/* clmem-bench: how the bridge's costs grow with the work: live
  * imports, re-imports, threads, queues and handles per call.
  *
  * Each row is one cost measured at several points x, and its verdict is
@@ -47,18 +47,18 @@ enum scale_goal {
     GOAL_NONE,
     GOAL_MEDIAN_AT_MOST,     /* microseconds per operation at most `bound` */
     GOAL_THROUGHPUT_AT_LEAST, /* throughput at least `bound` times that of x = 1 */
-    GOAL_SLOPE_AT_MOST,      /* the shape up to x = at: slope at most `bound` (flat 0.15, linear 1.2) */
+    GOAL_SLOPE_AT_MOST,      /* The shape up to x = at: slope at most `bound` (flat 0.15, linear 1.2) */
 };
 
 struct scale_row {
     const char *key;   /* CSV measure: scaling_<key> */
-    const char *label; /* the table's */
+    const char *label; /* The table's */
     const char *x_name;
     bool throughput;   /* threads: also print the throughput's scale against x = 1 */
     enum scale_goal goal;
     int at;
     double bound;
-    const char *target; /* the goal in words */
+    const char *target; /* The goal in words */
     int n;
     int x[MAX_POINTS];
     struct summary s[MAX_POINTS]; /* microseconds per operation */
@@ -129,8 +129,8 @@ static void add_point(int row, int x, double *v, int n, int ops_per_sample)
 struct scale_ctx {
     struct bench *b;
     struct scale_plan plan;
-    clmem_bridge *bridge;        /* (k)'s own, with the cache: clmem_bridge_finish settles it between rows
-                                    (the bench's has the semaphores of (e)) */
+    clmem_bridge *bridge;        /* its own, with the cache: clmem_bridge_finish settles it between rows
+                                    (the bench's has the semaphore handoff's semaphores) */
     uint64_t align;              /* bytes between ranges: CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least 256 */
     struct anchored_buf *mem[2]; /* [0] distinct ranges, [1] sizes; owned by their anchors */
     clmem_keepalive *anchor[2];
@@ -149,7 +149,7 @@ static void scale_buf(struct scale_ctx *c, int i, uint64_t size)
     if (!a)
         die("out of memory");
     shared_buf_create(c->b, &a->buf, size);
-    a->bridge = c->b->bridge; /* the bench's, which outlives every anchor */
+    a->bridge = c->b->bridge; /* The bench's, which outlives every anchor */
     atomic_init(&a->freed, 0);
     c->mem[i] = a;
     if (!(c->anchor[i] = clmem_keepalive_new(anchored_buf_release, a)))

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* clmem-bench: the semaphores of (e): the library's imports, and the raw variant's
+/* clmem-bench: the semaphores of the semaphore handoff: the library's imports, and the raw variant's
  * in the same mode. */
 #include "bench.h"
 
@@ -46,7 +46,7 @@ clmem_status lib_semaphore_import(struct bench *b, VkSemaphore s, clmem_bridge_s
  * the bridge says it works, else host ordering; the raw variant mirrors it,
  * so that the two do the same work. (Not BEST: where only sync fd worked it
  * could choose that, a one-wait-per-import mode the raw loop does not
- * mirror.) Failure leaves (e) out. */
+ * mirror.) Failure leaves the semaphore handoff out. */
 void semaphores_setup(struct bench *b)
 {
     struct sem_set *lib = &b->sem[V_CLMEM], *raw = &b->sem[V_RAW];

@@ -36,7 +36,7 @@ void check_frames(struct bench *b, struct size_run *s, enum variant v, int frame
              what, variant_name[v], size_text(s->size, sz, sizeof sz), got[0], want0, got[1], want1, frames);
 }
 
-/* Word 1 starts each (d) run and (e) block at 0. Vulkan owns the memory
+/* Word 1 starts each host-wait handoff run and semaphore handoff block at 0. Vulkan owns the memory
  * between frames, so it may write it. */
 void reset_sum(struct bench *b, struct size_run *s, enum variant v)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* clmem-bench: the plots, written as SVG with no other program: a log-log
  * chart of lines with min..max bars, from the rows recorded (results.c).
- * One chart of time against buffer size for (a) to (f), and after a batch
+ * One chart of time against buffer size for the six buffer measures, and after a batch
  * run one of time per frame against batch size. */
 #include "bench.h"
 #include "output.h"
@@ -21,7 +21,7 @@ struct series {
 
 struct chart {
     char title[256];
-    char subtitle[1024]; /* the devices */
+    char subtitle[1024]; /* The devices */
     const char *x_label, *y_label;
     bool x_sizes; /* x ticks as sizes (4K, 1M), else as counts */
     int nseries;
@@ -184,7 +184,7 @@ static bool write_chart(const struct chart *c, const char *path)
     return fclose(f) == 0;
 }
 
-/* (a) to (f) against the buffer size: clmem solid with min..max bars, raw
+/* The six buffer measures against the buffer size: clmem solid with min..max bars, raw
  * dashed. False when no size was measured. */
 bool write_size_svg(const struct bench *b, const char *path)
 {

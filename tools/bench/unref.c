@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* clmem-bench: (h) what clmem_handle_unref costs while device work on the
+/* clmem-bench: what clmem_handle_unref costs while device work on the
  * memory is still pending.
  *
  * The last unref of an import starts its teardown: it enqueues a marker on
@@ -51,7 +51,7 @@ static void unref_rep(struct bench *b, struct anchored_buf *a, clmem_keepalive *
     t0 = now_us();
     clmem_handle_unref(h);
     t1 = now_us();
-    clmem_handle_unref(h2); /* the last: the teardown starts, still acquired */
+    clmem_handle_unref(h2); /* The last: the teardown starts, still acquired */
     t2 = now_us();
     clGetEventInfo(kev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
     if (status == CL_COMPLETE || status < 0)

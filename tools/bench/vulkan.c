@@ -34,7 +34,7 @@ void shared_buf_create(struct bench *b, struct vk_buf *out, uint64_t size)
     check_clmem(s, "clmem_bridge_vk_buffer_create(shared buffer)");
 }
 
-/* The staging buffer of (a). HOST_CACHED first: the host reads it (the
+/* The staging buffer of the staged copy. HOST_CACHED first: the host reads it (the
  * clEnqueueWriteBuffer source), and reading uncached (write-combined)
  * memory would make the baseline slower than a careful program's. */
 bool staging_buf_create(struct bench *b, struct vk_buf *out, uint64_t size)

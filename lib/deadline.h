@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* The bridge's bounded waits (clmem_bridge_finish(),
- * clmem_bridge_device_finish(), the frame ring) count in nanoseconds of
+/* Internal, header-only, for libclmem-bridge and libclmem-ipc: bounded
+ * waits (clmem_bridge_finish(), clmem_bridge_device_finish(), the frame
+ * ring, the ipc calls that take a timeout) count in nanoseconds of
  * CLOCK_MONOTONIC, which no clock step moves. pthread_cond_timedwait() on
  * a default condition takes CLOCK_REALTIME, so those waits are cut into
- * short slices, each converted by realtime_in(); the frame ring's
- * condition is made on CLOCK_MONOTONIC and takes the deadline itself. */
-#ifndef CLMEM_BRIDGE_DEADLINE_H
-#define CLMEM_BRIDGE_DEADLINE_H
+ * short slices, each converted by realtime_in(); a condition made on
+ * CLOCK_MONOTONIC takes the deadline itself, and poll() takes
+ * poll_ms_until(). */
+#ifndef CLMEM_DEADLINE_H
+#define CLMEM_DEADLINE_H
 
 #include <stdint.h>
 #include <time.h>
@@ -41,5 +43,16 @@ static inline struct timespec realtime_in(uint64_t wait_ns)
     uint64_t abs_ns = clock_ns(CLOCK_REALTIME) + wait_ns;
     struct timespec until = {(time_t)(abs_ns / 1000000000u), (long)(abs_ns % 1000000000u)};
     return until;
+}
+
+/* poll()'s timeout in ms until the deadline: -1 for none, rounded up so
+ * that poll never wakes before it, at most 1000 s. */
+static inline int poll_ms_until(uint64_t deadline)
+{
+    uint64_t left = time_left(deadline), ms;
+    if (left == UINT64_MAX)
+        return -1;
+    ms = (left + 999999u) / 1000000u;
+    return ms > 1000000 ? 1000000 : (int)ms;
 }
 #endif

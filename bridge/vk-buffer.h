@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal: Vulkan allocation help of vk-buffer.c, which makes exportable
+ * buffers (vk-image.c uses it for images too). */
+#ifndef CLMEM_VK_BUFFER_H
+#define CLMEM_VK_BUFFER_H
+#include "bridge.h"
+
+#include <stdint.h>
+
+/* The first memory type of `allowed` with every bit of `want`, or UINT32_MAX. */
+uint32_t clmem__vk_find_memory_type(const struct vkfn *vk, VkPhysicalDevice pd, uint32_t allowed,
+                                    VkMemoryPropertyFlags want);
+
+/* clmem_bridge_vk_buffer_create(), for the image live check: its sentence
+ * is the calling public function's (lib/error-private.h). */
+clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,
+                                     VkMemoryPropertyFlags property_flags,
+                                     VkExternalMemoryHandleTypeFlags export_types, VkBuffer *buffer_out,
+                                     clmem_bridge_vk_memory *memory_out);
+#endif
