@@ -45,8 +45,11 @@ ipc=${CLMEM_IPC_BUILT:-}
 clblast=${CLMEM_CLBLAST_FOUND:-}
 av=${CLMEM_AV_BUILT:-}
 
-# The readers' shell: their own PATH, no clmem variables yet; the state
-# file carries the exports from one block to the next.
+# The readers' shell: their own PATH, PKG_CONFIG_PATH and LD_LIBRARY_PATH
+# as this test found them (a library the reader installed outside the
+# default paths, CLBlast say, is on them already), and no clmem path yet:
+# the pages' exports add it. The state file carries the exports from one
+# block to the next.
 state=$tmp/state
 : >"$state"
 failed=0
@@ -115,8 +118,7 @@ for f in "$tmp"/blocks/*.sh; do
         echo "export -p | grep -E '^export (PATH|PKG_CONFIG_PATH|LD_LIBRARY_PATH|MANPATH)=' >\"\$1.new\""
     } >"$tmp/run.sh"
     rm -f "$state.new"
-    out=$(cd "$s" && env -u PKG_CONFIG_PATH -u LD_LIBRARY_PATH -u MANPATH HOME="$home" TMPDIR="$tmp/tmp" \
-        sh "$tmp/run.sh" "$state" 2>&1)
+    out=$(cd "$s" && env HOME="$home" TMPDIR="$tmp/tmp" sh "$tmp/run.sh" "$state" 2>&1)
     rc=$?
     if [ $rc -eq 0 ] && [ -f "$state.new" ]; then
         mv "$state.new" "$state"
