@@ -46,7 +46,7 @@
  * plane a linear image in a dedicated allocation; frames of another
  * context whose images are linear are imported too, but on some drivers
  * only the set-up ones share right (clmem_av_frames_setup() says why).
- * Software formats: NV12, P010, RGBA and BGRA, of any extent FFmpeg makes,
+ * Software formats: NV12, P010, RGBA, BGRA and YUV420P, of any extent FFmpeg makes,
  * odd ones too: FFmpeg's frame is one single-plane image per plane, the
  * chroma plane of a 65x33 NV12 frame a 33x17 R8G8 image, which Vulkan
  * allows (the bridge's own NV12 images are one two-plane
@@ -215,7 +215,8 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  *                                 lists DRM format modifiers. The sentence
  *                                 says which.
  * @retval CLMEM_ERR_NO_MEMORY     Allocating the pool failed.
- * @retval CLMEM_ERR_UNSUPPORTED   sw_format is not NV12, P010, RGBA or BGRA;
+ * @retval CLMEM_ERR_UNSUPPORTED   sw_format is not NV12, P010, RGBA, BGRA or
+ *                                 YUV420P;
  *                                 Vulkan makes no linear images of its
  *                                 plane formats, even for transfers only;
  *                                 or, on a device with DRM format
@@ -253,7 +254,7 @@ clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref);
  * @since 0.2
  */
 typedef struct clmem_av_frame_planes {
-    uint32_t count; /**< Planes: 2 for NV12 and P010, 1 for RGBA and BGRA. */
+    uint32_t count; /**< Planes: 2 for NV12 and P010, 1 for RGBA and BGRA, 3 for YUV420P. */
     clmem_handle *planes[CLMEM_AV_MAX_PLANES]; /**< planes[0 .. count): one reference each, the holder's.
                                                     A buffer of the plane's bytes; texel (x, y) starts at
                                                     y * clmem_handle_row_pitch() + x * texel bytes. */
@@ -321,8 +322,8 @@ typedef struct clmem_av_frame_planes {
  *                                   bridge import's own (flags, path).
  * @retval CLMEM_ERR_DEVICE_MISMATCH The frame's VkDevice is not the
  *                                   bridge's (a frame of another device).
- * @retval CLMEM_ERR_UNSUPPORTED     sw_format is not NV12, P010, RGBA or
- *                                   BGRA; the frame is tiled (optimal, or a
+ * @retval CLMEM_ERR_UNSUPPORTED     sw_format is not NV12, P010, RGBA,
+ *                                   BGRA or YUV420P; the frame is tiled (optimal, or a
  *                                   DRM modifier other than linear: set the
  *                                   pool up with clmem_av_frames_setup());
  *                                   an fd path (asked, or the only one the
@@ -859,8 +860,7 @@ clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const cl
  * planes), the image formats FFmpeg's own OpenCL frames use; where the
  * OpenCL device makes no read-write 2D images of one of them (PoCL 3.1 has
  * no CL_RG), CLMEM_ERR_UNSUPPORTED names the format and the image format
- * missing. libclmem-av imports Vulkan frames of NV12, P010, RGBA and BGRA
- * (clmem_av_frame_import()), so those are the four mapped today.
+ * missing.
  *
  * @par Who owns what
  * The OpenCL device holds its own reference on the bridge's cl_context

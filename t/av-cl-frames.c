@@ -696,6 +696,7 @@ int main(void)
     run_filters(AV_PIX_FMT_BGRA, cl_has_image_format(CL_BGRA, CL_UNORM_INT8) ? NULL : "CL_BGRA");
     run_filters(AV_PIX_FMT_NV12, cl_has_image_format(CL_RG, CL_UNORM_INT8) ? NULL : "CL_RG");
     run_filters(AV_PIX_FMT_P010, cl_has_image_format(CL_RG, CL_UNORM_INT16) ? NULL : "CL_RG");
+    run_filters(AV_PIX_FMT_YUV420P, cl_has_image_format(CL_R, CL_UNORM_INT8) ? NULL : "CL_R");
     bad_input();
 
     av_buffer_unref(&cl_device);
