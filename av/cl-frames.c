@@ -23,16 +23,26 @@
  * The third way, each plane's optimal-tiling VkImage imported as an OpenCL
  * image, is not offered: the map refuses such frames, naming it.
  *
+ * The planes and images of a frame of libclmem-av's pool are kept in the
+ * OpenCL frames context's cache (struct cl_cache, one struct cl_entry per
+ * pool frame) from its first map until that frames context is freed; the
+ * imports' keepalive is a reference on the Vulkan frames context, whose
+ * pool frames live as long as it does, so that the frame itself returns to
+ * the pool between maps. Other frames get an entry of the mapping's own.
+ *
  * The mapped frame's buf[0] owns a struct cl_mapping; its free callback is
- * the unmap: the release in the same order as the acquire, then the
- * images, the planes, the Vulkan frame reference. */
+ * the unmap: the release in the same order as the acquire, then the entry
+ * back to the cache (or freed), then the references. */
 #include "config.h"
 #include "error-private.h"
 #include "export.h"
 #include "ffmpeg-vk.h"
+#include "frame-import.h"
+#include "frame-pool.h"
 
 #include <libavutil/hwcontext_opencl.h>
 #include <libavutil/pixdesc.h>
+#include <pthread.h>
 #include <string.h>
 
 /* The image formats FFmpeg's OpenCL frames use for a software format, one
@@ -179,6 +189,63 @@ CLMEM_EXPORT clmem_status clmem_av_cl_device_create(clmem_bridge *b, AVBufferRef
     return clmem__error_in(__func__, cl_device_create(b, out));
 }
 
+/* ---------------------------------------------------------------- the cache */
+
+/* One Vulkan frame's planes in OpenCL: the plane handles, the images over
+ * them and the way they were made. A frame of libclmem-av's pool keeps
+ * its entry in the OpenCL frames context's cache (struct cl_cache) from
+ * its first map until that frames context is freed, so that mapping it
+ * again costs no import and no image; any other frame's entry is the
+ * mapping's own. */
+struct cl_entry {
+    struct cl_entry *next;    /* the cache's list */
+    const AVVkFrame *vkf;     /* whose planes these are (alive while the imports hold its frames context) */
+    clmem_bridge *bridge;     /* a reference: the bridge that imported them */
+    clmem_av_frame_planes planes;
+    cl_mem images[CLMEM_AV_MAX_PLANES];
+    clmem_av_cl_way way;
+    bool mapped; /* a mapping uses it (cached entries; under the cache's lock) */
+};
+
+/* The OpenCL frames context's cache of pool frames' entries: its
+ * AVHWFramesContext.user_opaque, freed by its free callback. */
+struct cl_cache {
+    pthread_mutex_t lock;
+    struct cl_entry *entries;
+};
+
+/* The images, the planes (their last handles start the imports'
+ * teardowns), the bridge. */
+static void entry_free(struct cl_entry *e)
+{
+    if (!e)
+        return;
+    for (uint32_t p = 0; p < CLMEM_AV_MAX_PLANES; p++)
+        if (e->images[p])
+            clReleaseMemObject(e->images[p]);
+    clmem_av_frame_planes_unref(&e->planes);
+    clmem_bridge_unref(e->bridge);
+    av_free(e);
+}
+
+/* The OpenCL frames context is being freed: no mapping of it is left (each
+ * holds a reference on it), so no entry is in use. */
+static void cache_free(AVHWFramesContext *frames)
+{
+    struct cl_cache *cache = frames->user_opaque;
+
+    if (!cache)
+        return;
+    while (cache->entries) {
+        struct cl_entry *e = cache->entries;
+        cache->entries = e->next;
+        entry_free(e);
+    }
+    pthread_mutex_destroy(&cache->lock);
+    av_free(cache);
+    frames->user_opaque = NULL;
+}
+
 /* ---------------------------------------------------------------- the frames context */
 
 static clmem_status cl_frames_create(AVBufferRef *cl_device_ref, AVBufferRef *vk_frames_ref, AVBufferRef **out)
@@ -188,6 +255,7 @@ static clmem_status cl_frames_create(AVBufferRef *cl_device_ref, AVBufferRef *vk
     const AVOpenCLDeviceContext *oc;
     const struct cl_layout *layout;
     AVHWFramesContext *frames;
+    struct cl_cache *cache;
     AVBufferRef *ref;
     clmem_status s;
     int r;
@@ -213,6 +281,13 @@ static clmem_status cl_frames_create(AVBufferRef *cl_device_ref, AVBufferRef *vk
     if (!(ref = av_hwframe_ctx_alloc(cl_device_ref)))
         return clmem__fail(CLMEM_ERR_NO_MEMORY, "av_hwframe_ctx_alloc on the OpenCL device failed.");
     frames = (AVHWFramesContext *)ref->data;
+    if (!(cache = av_mallocz(sizeof *cache))) {
+        av_buffer_unref(&ref);
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the frames context's cache failed.");
+    }
+    pthread_mutex_init(&cache->lock, NULL);
+    frames->user_opaque = cache;
+    frames->free = cache_free;
     frames->format = AV_PIX_FMT_OPENCL;
     frames->sw_format = vk_frames->sw_format;
     frames->width = vk_frames->width;
@@ -239,13 +314,13 @@ CLMEM_EXPORT clmem_status clmem_av_cl_frames_create(AVBufferRef *cl_device_ref, 
 /* What a mapped frame's buf[0] holds. */
 struct cl_mapping {
     clmem_bridge *bridge;
-    clmem_av_sync *sync; /* NULL: host order */
-    AVFrame *vk;         /* a reference on the Vulkan frame */
-    clmem_av_frame_planes planes;
-    cl_command_queue queue; /* the OpenCL device's queue (retained): acquire, release, cache upkeep */
-    cl_mem images[CLMEM_AV_MAX_PLANES];
-    clmem_av_cl_way way;
-    int flags; /* AV_HWFRAME_MAP_* */
+    clmem_av_sync *sync;    /* NULL: host order */
+    AVFrame *vk;            /* a reference on the Vulkan frame */
+    AVBufferRef *cl_frames; /* a reference on the OpenCL frames context (its cache holds `entry`) */
+    struct cl_entry *entry;
+    bool cached;            /* entry is the cache's, not the mapping's own */
+    cl_command_queue queue; /* the OpenCL device's queue (retained): acquire, release, host-ptr upkeep */
+    int flags;              /* AV_HWFRAME_MAP_* */
 };
 
 /* Tags buf[0] of a mapped frame (its opaque), so that clmem_av_cl_frame_way() knows one. */
@@ -266,20 +341,38 @@ CLMEM_EXPORT const char *clmem_av_cl_way_name(clmem_av_cl_way way)
     return "unknown-way";
 }
 
+/* The cache of an OpenCL frames context clmem_av_cl_frames_create() made,
+ * or NULL for any other. */
+static struct cl_cache *cache_of(const AVBufferRef *cl_frames_ref)
+{
+    const AVHWFramesContext *frames = (const AVHWFramesContext *)cl_frames_ref->data;
+    return frames->free == cache_free ? frames->user_opaque : NULL;
+}
+
+/* The keepalive of a cached entry's imports: a reference on the Vulkan
+ * frames context, whose pool frames live as long as it does, so that the
+ * frame itself goes back to the pool between maps. */
+static void frames_ref_release(void *user)
+{
+    AVBufferRef *ref = user;
+    av_buffer_unref(&ref);
+}
+
 /* Host-ptr images: bring the image's bytes from the host (`to_device`, a
  * map that invalidates OpenCL's copy) or back to it (a map for reading),
  * each map unmapped at once. Blocking: done when it returns. */
 static cl_int host_ptr_sync(const struct cl_mapping *m, bool to_device)
 {
+    const struct cl_entry *e = m->entry;
     cl_int err = CL_SUCCESS;
 
-    for (uint32_t p = 0; p < m->planes.count && err == CL_SUCCESS; p++) {
-        size_t origin[3] = {0, 0, 0}, region[3] = {m->planes.widths[p], m->planes.heights[p], 1}, pitch = 0;
-        void *ptr = clEnqueueMapImage(m->queue, m->images[p], CL_TRUE,
+    for (uint32_t p = 0; p < e->planes.count && err == CL_SUCCESS; p++) {
+        size_t origin[3] = {0, 0, 0}, region[3] = {e->planes.widths[p], e->planes.heights[p], 1}, pitch = 0;
+        void *ptr = clEnqueueMapImage(m->queue, e->images[p], CL_TRUE,
                                       to_device ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, origin, region,
                                       &pitch, NULL, 0, NULL, NULL, &err);
         if (ptr)
-            err = clEnqueueUnmapMemObject(m->queue, m->images[p], ptr, 0, NULL, NULL);
+            err = clEnqueueUnmapMemObject(m->queue, e->images[p], ptr, 0, NULL, NULL);
     }
     if (err == CL_SUCCESS)
         err = clFinish(m->queue);
@@ -289,22 +382,37 @@ static cl_int host_ptr_sync(const struct cl_mapping *m, bool to_device)
 /* Hand the frame back to Vulkan (host order or the sync object's). */
 static clmem_status mapping_release(struct cl_mapping *m)
 {
-    return m->sync ? clmem_av_sync_release(m->sync, m->vk, &m->planes, m->queue, 0, NULL)
-                   : clmem_av_frame_release(m->bridge, m->vk, &m->planes, m->queue, 0, NULL);
+    return m->sync ? clmem_av_sync_release(m->sync, m->vk, &m->entry->planes, m->queue, 0, NULL)
+                   : clmem_av_frame_release(m->bridge, m->vk, &m->entry->planes, m->queue, 0, NULL);
 }
 
-/* Everything but the release: the images, the planes, the references. */
-static void mapping_free_parts(struct cl_mapping *m)
+/* Everything but the release: a cached entry goes back to its cache (its
+ * imports kept, or dropped if `drop_entry`), the mapping's own entry goes,
+ * then the references. */
+static void mapping_free_parts(struct cl_mapping *m, bool drop_entry)
 {
-    for (uint32_t p = 0; p < CLMEM_AV_MAX_PLANES; p++)
-        if (m->images[p])
-            clReleaseMemObject(m->images[p]);
-    clmem_av_frame_planes_unref(&m->planes);
+    if (m->cached) {
+        struct cl_cache *cache = cache_of(m->cl_frames);
+        pthread_mutex_lock(&cache->lock);
+        if (drop_entry) {
+            for (struct cl_entry **at = &cache->entries; *at; at = &(*at)->next)
+                if (*at == m->entry) {
+                    *at = m->entry->next;
+                    break;
+                }
+        } else {
+            m->entry->mapped = false;
+        }
+        pthread_mutex_unlock(&cache->lock);
+    }
+    if (!m->cached || drop_entry)
+        entry_free(m->entry);
     if (m->queue)
         clReleaseCommandQueue(m->queue);
     av_frame_free(&m->vk);
     clmem_av_sync_unref(m->sync);
     clmem_bridge_unref(m->bridge);
+    av_buffer_unref(&m->cl_frames); /* last: it may free the cache */
     av_free(m);
 }
 
@@ -317,48 +425,47 @@ static void mapping_unmap(void *opaque, uint8_t *data)
     struct cl_mapping *m = (struct cl_mapping *)data;
 
     (void)opaque;
-    if (m->way == CLMEM_AV_CL_WAY_HOST_PTR && (m->flags & (AV_HWFRAME_MAP_WRITE | AV_HWFRAME_MAP_OVERWRITE)))
+    if (m->entry->way == CLMEM_AV_CL_WAY_HOST_PTR && (m->flags & (AV_HWFRAME_MAP_WRITE | AV_HWFRAME_MAP_OVERWRITE)))
         host_ptr_sync(m, false);
     mapping_release(m);
-    mapping_free_parts(m);
+    mapping_free_parts(m, false);
 }
 
 /* Plane p's image over the host-mapped plane buffer's own bytes. */
-static clmem_status image_host_ptr(cl_context context, struct cl_mapping *m, const struct cl_layout *layout,
-                                   uint32_t p)
+static clmem_status image_host_ptr(cl_context context, struct cl_entry *e, const struct cl_layout *layout, uint32_t p)
 {
-    cl_mem buf = clmem_handle_mem(m->planes.planes[p]);
+    cl_mem buf = clmem_handle_mem(e->planes.planes[p]);
     void *host = NULL;
     cl_image_desc desc = {.image_type = CL_MEM_OBJECT_IMAGE2D,
-                          .image_width = m->planes.widths[p],
-                          .image_height = m->planes.heights[p],
-                          .image_row_pitch = clmem_handle_row_pitch(m->planes.planes[p])};
+                          .image_width = e->planes.widths[p],
+                          .image_height = e->planes.heights[p],
+                          .image_row_pitch = clmem_handle_row_pitch(e->planes.planes[p])};
     cl_int err = clGetMemObjectInfo(buf, CL_MEM_HOST_PTR, sizeof host, &host, NULL);
 
     if (err != CL_SUCCESS || !host)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetMemObjectInfo", err,
                                "Plane %u's host-mapped buffer has no CL_MEM_HOST_PTR to make its image over.", p);
-    m->images[p] = clCreateImage(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, &layout->formats[p], &desc, host,
+    e->images[p] = clCreateImage(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, &layout->formats[p], &desc, host,
                                  &err);
-    if (!m->images[p])
+    if (!e->images[p])
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clCreateImage", err,
                                "Making plane %u's %s image (%ux%u, row pitch %zu, CL_MEM_USE_HOST_PTR over the "
                                "Vulkan mapping) failed.",
-                               p, order_name(layout->formats[p].image_channel_order), m->planes.widths[p],
-                               m->planes.heights[p], desc.image_row_pitch);
+                               p, order_name(layout->formats[p].image_channel_order), e->planes.widths[p],
+                               e->planes.heights[p], desc.image_row_pitch);
     return CLMEM_OK;
 }
 
 /* Plane p's image2d over the plane buffer (cl_khr_image2d_from_buffer). */
-static clmem_status image_buffer_view(cl_context context, cl_device_id device, struct cl_mapping *m,
+static clmem_status image_buffer_view(cl_context context, cl_device_id device, struct cl_entry *e,
                                       const struct cl_layout *layout, uint32_t p)
 {
     cl_uint pitch_align = 0;
     cl_image_desc desc = {.image_type = CL_MEM_OBJECT_IMAGE2D,
-                          .image_width = m->planes.widths[p],
-                          .image_height = m->planes.heights[p],
-                          .image_row_pitch = clmem_handle_row_pitch(m->planes.planes[p]),
-                          .buffer = clmem_handle_mem(m->planes.planes[p])};
+                          .image_width = e->planes.widths[p],
+                          .image_height = e->planes.heights[p],
+                          .image_row_pitch = clmem_handle_row_pitch(e->planes.planes[p]),
+                          .buffer = clmem_handle_mem(e->planes.planes[p])};
     cl_int err;
 
     /* CL_DEVICE_IMAGE_PITCH_ALIGNMENT is in texels; 0 where the device
@@ -369,12 +476,12 @@ static clmem_status image_buffer_view(cl_context context, cl_device_id device, s
                            "Plane %u's row pitch (%zu bytes) is not a multiple of the OpenCL device's image pitch "
                            "alignment (%u texels of %u bytes), so no image2d can view its buffer.",
                            p, desc.image_row_pitch, pitch_align, layout->texel_bytes[p]);
-    m->images[p] = clCreateImage(context, CL_MEM_READ_WRITE, &layout->formats[p], &desc, NULL, &err);
-    if (!m->images[p])
+    e->images[p] = clCreateImage(context, CL_MEM_READ_WRITE, &layout->formats[p], &desc, NULL, &err);
+    if (!e->images[p])
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clCreateImage", err,
                                "Making plane %u's %s image2d from its buffer (%ux%u, row pitch %zu) failed.", p,
-                               order_name(layout->formats[p].image_channel_order), m->planes.widths[p],
-                               m->planes.heights[p], desc.image_row_pitch);
+                               order_name(layout->formats[p].image_channel_order), e->planes.widths[p],
+                               e->planes.heights[p], desc.image_row_pitch);
     return CLMEM_OK;
 }
 
@@ -393,10 +500,10 @@ static bool has_device_extension(cl_device_id device, const char *name)
 /* Which way the planes' path allows: the host-mapped path's buffers lie
  * over Vulkan's mapping; the fd paths' buffers take image2d views where
  * the device has them. */
-static clmem_status choose_way(const struct cl_mapping *m, cl_device_id device, clmem_av_cl_way *way)
+static clmem_status choose_way(const struct cl_entry *e, cl_device_id device, clmem_av_cl_way *way)
 {
     clmem_bridge_path path = CLMEM_BRIDGE_PATH_BEST;
-    clmem_status s = clmem_bridge_handle_path(m->planes.planes[0], &path);
+    clmem_status s = clmem_bridge_handle_path(e->planes.planes[0], &path);
 
     if (s != CLMEM_OK)
         return s;
@@ -415,12 +522,73 @@ static clmem_status choose_way(const struct cl_mapping *m, cl_device_id device, 
                        clmem_bridge_path_name(path));
 }
 
+/* The mapping's entry: the cache's for a frame of libclmem-av's pool
+ * mapped into a frames context of clmem_av_cl_frames_create() (made and
+ * listed on its first map, marked mapped), else one of its own. Its
+ * planes are imported and its way chosen unless the entry has them. */
+static clmem_status mapping_entry(struct cl_mapping *m, const AVFrame *src, cl_device_id device)
+{
+    struct cl_cache *cache = cache_of(m->cl_frames);
+    const AVVkFrame *vkf = (const AVVkFrame *)src->data[0];
+    bool ours = false;
+    clmem_keepalive *keepalive = NULL;
+    clmem_status s;
+
+    if (cache && clmem__av_pool_check((const AVHWFramesContext *)src->hw_frames_ctx->data, &ours, NULL) != CLMEM_OK)
+        return CLMEM_ERR_INVALID_VALUE;
+    if (cache && ours) {
+        struct cl_entry *e;
+        pthread_mutex_lock(&cache->lock);
+        for (e = cache->entries; e && !(e->vkf == vkf && e->bridge == m->bridge); e = e->next)
+            ;
+        if (e && e->mapped) {
+            pthread_mutex_unlock(&cache->lock);
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE, "src is mapped already: unmap it (av_frame_unref() of "
+                                                        "its OpenCL frame) before mapping it again.");
+        }
+        if (!e && (e = av_mallocz(sizeof *e))) {
+            e->vkf = vkf;
+            e->bridge = clmem_bridge_ref(m->bridge);
+            e->next = cache->entries;
+            cache->entries = e;
+        }
+        if (e)
+            e->mapped = true;
+        pthread_mutex_unlock(&cache->lock);
+        if (!e)
+            return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the frame's cache entry failed.");
+        m->entry = e;
+        m->cached = true;
+    } else {
+        if (!(m->entry = av_mallocz(sizeof *m->entry)))
+            return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the mapping failed.");
+        m->entry->vkf = vkf;
+        m->entry->bridge = clmem_bridge_ref(m->bridge);
+    }
+    if (m->entry->planes.count)
+        return CLMEM_OK; /* kept from an earlier map */
+    if (m->cached) {
+        AVBufferRef *frames_ref = av_buffer_ref(src->hw_frames_ctx);
+        if (!frames_ref || !(keepalive = clmem_keepalive_new(frames_ref_release, frames_ref))) {
+            av_buffer_unref(&frames_ref);
+            return clmem__fail(CLMEM_ERR_NO_MEMORY, "Taking a reference on src's frames context failed.");
+        }
+    }
+    s = clmem__av_frame_import(m->bridge, src, CLMEM_BRIDGE_PATH_BEST, m->queue, CL_MEM_READ_WRITE, keepalive,
+                               &m->entry->planes);
+    clmem_keepalive_unref(keepalive); /* the imports hold it now, or it goes here */
+    if (s == CLMEM_OK && (s = choose_way(m->entry, device, &m->entry->way)) != CLMEM_OK)
+        clmem_av_frame_planes_unref(&m->entry->planes);
+    return s;
+}
+
 static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, const AVFrame *src, int flags)
 {
     const AVHWFramesContext *cl_frames, *vk_frames;
     const AVOpenCLDeviceContext *oc;
     const struct cl_layout *layout;
     struct cl_mapping *m;
+    struct cl_entry *e;
     AVFrame *out = NULL;
     clmem_status s;
     cl_int err;
@@ -470,29 +638,33 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
     clRetainCommandQueue(m->queue);
     m->bridge = clmem_bridge_ref(b);
     m->sync = clmem_av_sync_ref(sync);
-    if (!(m->vk = av_frame_clone(src))) {
-        mapping_free_parts(m);
-        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Taking a reference on src failed.");
+    m->vk = av_frame_clone(src);
+    m->cl_frames = av_buffer_ref(dst->hw_frames_ctx);
+    if (!m->vk || !m->cl_frames) {
+        mapping_free_parts(m, false);
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Taking a reference on src or on dst's frames context failed.");
     }
-    s = clmem_av_frame_import(b, m->vk, CLMEM_BRIDGE_PATH_BEST, m->queue, CL_MEM_READ_WRITE, &m->planes);
-    if (s == CLMEM_OK)
-        s = choose_way(m, oc->device_id, &m->way);
-    if (s != CLMEM_OK) {
-        mapping_free_parts(m);
+    if ((s = mapping_entry(m, src, oc->device_id)) != CLMEM_OK) {
+        if (m->entry) /* a cached entry without planes is dropped; one with planes was in use: not touched */
+            mapping_free_parts(m, !m->entry->planes.count);
+        else
+            mapping_free_parts(m, false);
         return s;
     }
-    s = sync ? clmem_av_sync_acquire(sync, m->vk, &m->planes, m->queue, UINT64_MAX, NULL)
-             : clmem_av_frame_acquire(b, m->vk, &m->planes, m->queue, UINT64_MAX, NULL);
+    e = m->entry;
+    s = sync ? clmem_av_sync_acquire(sync, m->vk, &e->planes, m->queue, UINT64_MAX, NULL)
+             : clmem_av_frame_acquire(b, m->vk, &e->planes, m->queue, UINT64_MAX, NULL);
     if (s != CLMEM_OK) {
-        mapping_free_parts(m);
+        mapping_free_parts(m, false);
         return s;
     }
     for (uint32_t p = 0; p < layout->planes && s == CLMEM_OK; p++)
-        s = m->way == CLMEM_AV_CL_WAY_HOST_PTR ? image_host_ptr(oc->context, m, layout, p)
-                                               : image_buffer_view(oc->context, oc->device_id, m, layout, p);
+        if (!e->images[p])
+            s = e->way == CLMEM_AV_CL_WAY_HOST_PTR ? image_host_ptr(oc->context, e, layout, p)
+                                                   : image_buffer_view(oc->context, oc->device_id, e, layout, p);
     /* FFmpeg's filters enqueue on queues of their own: the acquire (and
      * the host-ptr images' bytes) must be OpenCL's before the frame is. */
-    if (s == CLMEM_OK && m->way == CLMEM_AV_CL_WAY_HOST_PTR && !(flags & AV_HWFRAME_MAP_OVERWRITE) &&
+    if (s == CLMEM_OK && e->way == CLMEM_AV_CL_WAY_HOST_PTR && !(flags & AV_HWFRAME_MAP_OVERWRITE) &&
         (err = host_ptr_sync(m, true)) != CL_SUCCESS)
         s = clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clEnqueueMapImage", err,
                             "Handing the Vulkan bytes to the planes' host-ptr images failed.");
@@ -501,19 +673,20 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
                             "Waiting for the planes' acquire failed.");
     if (s == CLMEM_OK && !(out = av_frame_alloc()))
         s = clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the mapped frame failed.");
-    if (s == CLMEM_OK && !(out->buf[0] = av_buffer_create((uint8_t *)m, sizeof *m, mapping_unmap, (void *)mapping_tag, 0)))
+    if (s == CLMEM_OK &&
+        !(out->buf[0] = av_buffer_create((uint8_t *)m, sizeof *m, mapping_unmap, (void *)mapping_tag, 0)))
         s = clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the mapped frame's buffer failed.");
     if (s != CLMEM_OK) {
         /* The frame goes back as the unmap would hand it; the record keeps
          * the first failure (a release that succeeds leaves it alone). */
         mapping_release(m);
-        mapping_free_parts(m);
+        mapping_free_parts(m, false);
         av_frame_free(&out);
         return s;
     }
     /* From here the mapped frame owns m: freeing it is the unmap. */
     for (uint32_t p = 0; p < layout->planes; p++)
-        out->data[p] = (uint8_t *)m->images[p];
+        out->data[p] = (uint8_t *)e->images[p];
     out->format = AV_PIX_FMT_OPENCL;
     out->width = src->width;
     out->height = src->height;
@@ -540,5 +713,5 @@ CLMEM_EXPORT clmem_av_cl_way clmem_av_cl_frame_way(const AVFrame *mapped)
     if (!mapped || !mapped->buf[0] || av_buffer_get_opaque(mapped->buf[0]) != (void *)mapping_tag)
         return CLMEM_AV_CL_WAY_NONE;
     m = (const struct cl_mapping *)mapped->buf[0]->data;
-    return m->way;
+    return m->entry->way;
 }

@@ -873,12 +873,27 @@ clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const cl
  * queue (clFinish) before they drop an input frame, so OpenCL's reads are
  * done when the unmap releases the planes.
  *
+ * @par Imports kept per pool frame
+ * An OpenCL frames context of clmem_av_cl_frames_create() keeps, for each
+ * frame of libclmem-av's pool (clmem_av_frames_setup()) mapped into it, the
+ * frame's plane imports and images from its first map until the OpenCL
+ * frames context is freed: mapping a frame the pool handed out before
+ * costs no driver import and no clCreateImage. The kept imports hold a
+ * reference on the Vulkan frames context, not on the frame, so the frame
+ * goes back to the pool between maps as usual. So free the OpenCL frames
+ * context (and the filter graphs holding it) before
+ * clmem_bridge_finish() or clmem_bridge_device_finish(), which wait for
+ * imports to be dropped. Frames of FFmpeg's own pool, and maps into an
+ * OpenCL frames context made otherwise, import per map (a cache hit per
+ * plane while a handle of the same frame is alive).
+ *
  * @par Cost
- * A map imports the frame's planes (a cache hit per plane while another
- * mapping or a handle of the same frame is alive, else one driver import
- * per plane), acquires them in host order or the sync object's, makes one
- * image per plane, and waits for the acquire (clFinish of the device's
- * queue), because the filters enqueue on queues of their own.
+ * A map of a kept pool frame is the acquire in host order or the sync
+ * object's, the host-ptr upkeep above (a map and unmap per plane, the
+ * host pointer itself on a CPU OpenCL), and a wait for the acquire
+ * (clFinish of the device's queue), because the filters enqueue on queues
+ * of their own; its first map also imports the planes (one driver import
+ * per plane) and makes the images.
  * The calls are in version node CLMEM_AV_0.4.
  */
 
@@ -939,7 +954,9 @@ clmem_status clmem_av_cl_device_create(clmem_bridge *b, AVBufferRef **out);
  * height, initialised with an empty pool (mapped frames bring their own
  * images; FFmpeg allocates images of its own only if asked for a buffer of
  * it, as hwupload does). Give it as hw_frames_ctx to the mapped frames and
- * to the filter graph's buffer source.
+ * to the filter graph's buffer source. It keeps the imports of the pool
+ * frames mapped into it (@ref av_cl): its AVHWFramesContext.free and
+ * user_opaque are the library's; leave them as they are.
  *
  * @param cl_device_ref An OpenCL device context (clmem_av_cl_device_create()),
  *                      borrowed: the frames context takes its own reference.

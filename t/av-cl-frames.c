@@ -460,6 +460,8 @@ static void map_itself(void)
     clmem_av_cl_way want = path == CLMEM_BRIDGE_PATH_HOST_MAPPED ? CLMEM_AV_CL_WAY_HOST_PTR
                                                                  : CLMEM_AV_CL_WAY_BUFFER_VIEW;
     uint64_t before = sem_value(vkf, 0);
+    cl_mem images_seen = NULL;
+    int refs;
     char why[256];
     clmem_status s;
     bool ok;
@@ -472,6 +474,7 @@ static void map_itself(void)
     vkf->crop_left = 2;
     vkf->crop_top = 4;
     mapped->hw_frames_ctx = av_buffer_ref(cl_frames);
+    refs = av_buffer_get_ref_count(vkf->buf[0]);
     s = clmem_av_cl_map(fx.bridge, NULL, mapped, vkf, AV_HWFRAME_MAP_READ | AV_HWFRAME_MAP_WRITE);
     if (s != CLMEM_OK) {
         /* The path the planes take has no image way here: say which, once. */
@@ -501,6 +504,7 @@ static void map_itself(void)
            "clmem_av_cl_frame_way of a frame it did not map, and of NULL, is none");
     tap_ok(sem_value(vkf, 0) == before, "while mapped, sem_value is where it was (%llu)",
            (unsigned long long)sem_value(vkf, 0));
+    images_seen = (cl_mem)mapped->data[0];
 
     /* A write through the mapping: fill the image, unmap, download. */
     {
@@ -511,6 +515,9 @@ static void map_itself(void)
         tap_ok(err == CL_SUCCESS, "clEnqueueFillImage on the mapped image (%d)", err);
     }
     av_frame_unref(mapped);
+    tap_ok(av_buffer_get_ref_count(vkf->buf[0]) == refs,
+           "after the unmap the frame has the references it had before the map (%d): the kept imports hold none",
+           refs);
     tap_ok(sem_value(vkf, 0) == before + 1 && av_fixture_counter(&fx, ((AVVkFrame *)vkf->data[0])->sem[0]) >= before + 1,
            "av_frame_unref of the mapped frame signalled the Vulkan frame at sem_value + 1 (%llu)",
            (unsigned long long)sem_value(vkf, 0));
@@ -527,20 +534,74 @@ static void map_itself(void)
            ok ? "" : ": ", ok ? "" : why);
     av_frame_free(&back);
 
-    /* The same frame again: a cache hit per plane while a mapping of it lives. */
+    /* The same pool frame again, and after it went back to the pool: the
+     * frames context kept its imports and images (the same cl_mem), and
+     * the pool still hands the frame out (the kept imports do not hold it). */
     {
         AVFrame *second = av_frame_alloc(), *third = av_frame_alloc();
+        cl_mem first_image = images_seen;
         second->hw_frames_ctx = av_buffer_ref(cl_frames);
         third->hw_frames_ctx = av_buffer_ref(cl_frames);
         s = clmem_av_cl_map(fx.bridge, NULL, second, vkf, AV_HWFRAME_MAP_READ);
-        tap_ok(s == CLMEM_OK, "mapping the frame again (%s)", s == CLMEM_OK ? "ok" : clmem_error_message());
+        tap_ok(s == CLMEM_OK && (cl_mem)second->data[0] == first_image,
+               "mapping the frame again takes the images kept from its first map (%s)",
+               s == CLMEM_OK ? "the same cl_mem" : clmem_error_message());
         s = clmem_av_cl_map(fx.bridge, NULL, third, vkf, AV_HWFRAME_MAP_READ);
-        tap_ok(s == CLMEM_ERR_INVALID_VALUE,
-               "mapping a frame that is mapped already: CLMEM_ERR_INVALID_VALUE, the acquire's (%s)",
-               clmem_error_message());
+        tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "mapped already"),
+               "mapping a frame that is mapped already: CLMEM_ERR_INVALID_VALUE (%s)", clmem_error_message());
         tap_ok(third->buf[0] == NULL && third->hw_frames_ctx != NULL, "and the refused dst is unchanged");
         av_frame_free(&second);
         av_frame_free(&third);
+
+        /* A frame FFmpeg never transferred (FFmpeg's transfers keep a
+         * reference on their last frame until their next submission): back
+         * to the pool after its map, handed out again, mapped again. */
+        {
+            AVFrame *fresh = av_fixture_frame(vk_frames);
+            const void *pool_frame = fresh->data[0];
+            cl_mem kept;
+            second = av_frame_alloc();
+            second->hw_frames_ctx = av_buffer_ref(cl_frames);
+            s = clmem_av_cl_map(fx.bridge, NULL, second, fresh, AV_HWFRAME_MAP_OVERWRITE);
+            kept = s == CLMEM_OK ? (cl_mem)second->data[0] : NULL;
+            av_frame_free(&second);
+            av_frame_free(&fresh);
+            fresh = av_fixture_frame(vk_frames);
+            tap_ok(s == CLMEM_OK && fresh->data[0] == pool_frame,
+                   "a mapped and unmapped frame goes back to the pool, which hands it out again (%s)",
+                   s == CLMEM_OK ? "the same AVVkFrame" : clmem_error_message());
+            second = av_frame_alloc();
+            second->hw_frames_ctx = av_buffer_ref(cl_frames);
+            s = clmem_av_cl_map(fx.bridge, NULL, second, fresh, AV_HWFRAME_MAP_OVERWRITE);
+            tap_ok(s == CLMEM_OK && (cl_mem)second->data[0] == kept && kept != first_image,
+                   "mapping it then takes the images kept from its first map: no import (%s)",
+                   s == CLMEM_OK ? "the same cl_mem" : clmem_error_message());
+            av_frame_free(&fresh);
+        }
+        av_frame_free(&second);
+    }
+    /* An OpenCL frames context of FFmpeg's own (not clmem_av_cl_frames_create()'s):
+     * maps work there too, each with imports of its own. */
+    {
+        AVBufferRef *own = av_hwframe_ctx_alloc(cl_device);
+        AVHWFramesContext *ofc = (AVHWFramesContext *)own->data;
+        AVFrame *m2 = av_frame_alloc();
+        uint64_t at = sem_value(vkf, 0);
+        ofc->format = AV_PIX_FMT_OPENCL;
+        ofc->sw_format = AV_PIX_FMT_RGBA;
+        ofc->width = W;
+        ofc->height = H;
+        if (av_hwframe_ctx_init(own) < 0)
+            tap_bail("an OpenCL frames context of FFmpeg's own");
+        m2->hw_frames_ctx = av_buffer_ref(own);
+        s = clmem_av_cl_map(fx.bridge, NULL, m2, vkf, AV_HWFRAME_MAP_READ);
+        tap_ok(s == CLMEM_OK && m2->data[0] && (cl_mem)m2->data[0] != images_seen,
+               "a map into an OpenCL frames context of FFmpeg's own: images of its own (%s)",
+               s == CLMEM_OK ? "ok" : clmem_error_message());
+        av_frame_free(&m2);
+        tap_ok(sem_value(vkf, 0) == at + 1, "and its unmap hands the frame back (sem_value %llu)",
+               (unsigned long long)sem_value(vkf, 0));
+        av_buffer_unref(&own);
     }
 out:
     av_frame_free(&mapped);
