@@ -9,7 +9,7 @@
 # exported buffer on the CPU machines too.
 b=${top_builddir:-.}
 run() { "$b/libtool" --mode=execute "$@"; }
-echo 1..11
+echo 1..12
 out=$(run "$b/examples/handle-example" 2>&1); rc=$?
 if [ $rc -eq 0 ] && echo "$out" | grep -q "consumer got 7680-byte rows"; then
     echo "ok 1 - handle-example runs: $out"
@@ -22,7 +22,7 @@ built=${CLMEM_BRIDGE_BUILT:-}
 bridge_points="2 bridge-example;3 bridge-example under the validation layer;4 fakefd-bridge-example;5 ring-example"
 bridge_points="$bridge_points;6 ring-example under the validation layer;7 fakefd-ring-example"
 if [ "$built" != yes ]; then
-    echo "$bridge_points;8 ffmpeg-example;9 clblast-example;10 bridge-minimal;11 bridge-minimal under the validation layer" |
+    echo "$bridge_points;8 ffmpeg-example;9 clblast-example;10 bridge-minimal;11 bridge-minimal under the validation layer;12 ffmpeg-filter-example" |
         tr ';' '\n' | while read -r n what; do
         if [ -z "$built" ]; then
             echo "not ok $n - $what: CLMEM_BRIDGE_BUILT is unset (run through make check)"
@@ -158,4 +158,22 @@ if [ "$layer" = yes ]; then
     check 11 "bridge-minimal under the validation layer, silent" "$minimal_ok" "$minimal_ok" "$out" $rc
 else
     echo "ok 11 - bridge-minimal under the validation layer # SKIP $layer"
+fi
+# FFmpeg's OpenCL filters on mapped Vulkan frames, when configure found
+# libavfilter: the example compares every byte with the hwupload route
+# itself. Exit 2 is its word that no image way fits this machine.
+avfilter=${CLMEM_LIBAVFILTER_FOUND:-}
+if [ -z "$avfilter" ]; then
+    echo "not ok 12 - ffmpeg-filter-example: CLMEM_LIBAVFILTER_FOUND is unset (run through make check)"
+elif [ "$avfilter" != yes ]; then
+    echo "ok 12 - ffmpeg-filter-example # SKIP $avfilter"
+else
+    out=$(run "$b/examples/ffmpeg-filter-example" 2>&1); rc=$?
+    if [ $rc -eq 0 ] && echo "$out" | grep -q "every byte as the hwupload route's"; then
+        echo "ok 12 - ffmpeg-filter-example runs:" $out
+    elif [ $rc -eq 2 ] && echo "$out" | grep -q "no image way for these frames here"; then
+        echo "ok 12 - ffmpeg-filter-example # SKIP" $out
+    else
+        echo "not ok 12 - ffmpeg-filter-example exited $rc:" $out
+    fi
 fi
