@@ -580,6 +580,28 @@ static void map_itself(void)
         }
         av_frame_free(&second);
     }
+    /* Through a sync object: its order's acquire and release (host order
+     * where OpenCL imports no semaphore, as on PoCL). */
+    {
+        clmem_av_sync *sync = NULL;
+        AVFrame *m3 = av_frame_alloc();
+        uint64_t at = sem_value(vkf, 0);
+        s = clmem_av_sync_create(fx.bridge, fx.device, CLMEM_AV_ORDER_BEST, 2, &sync);
+        if (s != CLMEM_OK)
+            tap_bail("clmem_av_sync_create: %s", clmem_error_message());
+        m3->hw_frames_ctx = av_buffer_ref(cl_frames);
+        s = clmem_av_cl_map(fx.bridge, sync, m3, vkf, AV_HWFRAME_MAP_READ);
+        tap_ok(s == CLMEM_OK && sem_value(vkf, 0) == at,
+               "clmem_av_cl_map through a sync object (%s order): mapped, the frame OpenCL's (%s)",
+               clmem_av_order_name(clmem_av_sync_get_order(sync)), s == CLMEM_OK ? "ok" : clmem_error_message());
+        av_frame_free(&m3);
+        s = clmem_av_sync_finish(sync, 10000000000ull);
+        tap_ok(s == CLMEM_OK && sem_value(vkf, 0) == at + 1 &&
+                   av_fixture_counter(&fx, ((AVVkFrame *)vkf->data[0])->sem[0]) >= at + 1,
+               "its unmap released the frame through the sync object: signalled at sem_value + 1 (%llu)",
+               (unsigned long long)sem_value(vkf, 0));
+        clmem_av_sync_unref(sync);
+    }
     /* An OpenCL frames context of FFmpeg's own (not clmem_av_cl_frames_create()'s):
      * maps work there too, each with imports of its own. */
     {
