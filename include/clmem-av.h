@@ -866,12 +866,16 @@ clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const cl
  * The OpenCL device holds its own reference on the bridge's cl_context
  * (released when FFmpeg frees the device) and a queue of its own
  * (AVOpenCLDeviceContext.command_queue) on which maps acquire and release
- * the planes. A mapped frame's buf[0] owns the mapping: a reference on the
- * Vulkan frame, its plane handles, the images, the bridge and the sync
- * object; the images are the frame's data[p] and are valid until the
- * frame's last reference goes. FFmpeg's OpenCL filters finish their own
- * queue (clFinish) before they drop an input frame, so OpenCL's reads are
- * done when the unmap releases the planes.
+ * the planes. A mapped frame's buf[0] owns the mapping: references on the
+ * Vulkan frame, the OpenCL frames context, the bridge and the sync
+ * object, and the plane handles and images, unless they are a kept pool
+ * frame's (below), which the OpenCL frames context owns. The images are
+ * the frame's data[p]; use them only while the mapped frame lives. Until
+ * the unmap the Vulkan frame is OpenCL's: hand it to FFmpeg (a transfer, a
+ * Vulkan filter) only after, as after clmem_av_frame_release(). FFmpeg's
+ * OpenCL filters finish their own queue (clFinish) before they drop an
+ * input frame, so OpenCL's reads are done when the unmap releases the
+ * planes.
  *
  * @par Imports kept per pool frame
  * An OpenCL frames context of clmem_av_cl_frames_create() keeps, for each
