@@ -318,6 +318,11 @@ static void run_filters(enum AVPixelFormat sw, const char *missing)
         goto out;
     }
     if (missing) {
+        char reason[256];
+        snprintf(reason, sizeof reason,
+                 "the OpenCL device makes no %s read-write 2D images, which %s frames need (FFmpeg's own "
+                 "hwupload cannot make such frames here either)",
+                 missing, name);
         tap_ok(s == CLMEM_ERR_UNSUPPORTED && cl_frames == NULL && strstr(clmem_error_message(), missing) &&
                    strstr(clmem_error_message(), name),
                "%s: the OpenCL device makes no %s images -> clmem_av_cl_frames_create is CLMEM_ERR_UNSUPPORTED "
@@ -327,9 +332,9 @@ static void run_filters(enum AVPixelFormat sw, const char *missing)
             char fname[64];
             filter_name(filters[i], fname, sizeof fname);
             if (filter_takes(filters[i], sw))
-                tap_skip(missing, "%s through %s", name, fname);
+                tap_skip(reason, "%s through %s", name, fname);
         }
-        tap_skip(missing, "%s through overlay_opencl with the main input mapped", name);
+        tap_skip(reason, "%s through overlay_opencl with the main input mapped", name);
         goto out;
     }
     if (!tap_ok(s == CLMEM_OK, "%s: clmem_av_cl_frames_create matches the Vulkan frames (%s)", name,
