@@ -14,6 +14,7 @@ static const struct av_format formats[] = {
     {AV_PIX_FMT_P010, "p010", 2, true},
     {AV_PIX_FMT_RGBA, "rgba", 1, false},
     {AV_PIX_FMT_BGRA, "bgra", 1, false},
+    {AV_PIX_FMT_YUV420P, "yuv420p", 3, true},
 };
 
 const struct av_format *clmem__av_format(enum AVPixelFormat sw_format)
@@ -25,7 +26,7 @@ const struct av_format *clmem__av_format(enum AVPixelFormat sw_format)
             return &formats[i];
     name = av_get_pix_fmt_name(sw_format);
     clmem__fail(CLMEM_ERR_UNSUPPORTED,
-                "libclmem-av imports frames of the software formats nv12, p010, rgba and bgra, not %s.",
+                "libclmem-av imports frames of the software formats nv12, p010, rgba, bgra and yuv420p, not %s.",
                 name ? name : "an unknown pix_fmt");
     return NULL;
 }

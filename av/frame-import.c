@@ -5,6 +5,7 @@
 #include "error-private.h"
 #include "export.h"
 #include "ffmpeg-vk.h"
+#include "frame-import.h"
 #include "frame-pool.h"
 #include "plane-owner.h"
 
@@ -188,6 +189,14 @@ CLMEM_EXPORT void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes)
 static clmem_status av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
                                     cl_command_queue queue, cl_mem_flags flags, clmem_av_frame_planes *out)
 {
+    return clmem__av_frame_import(b, frame, path, queue, flags, NULL, out);
+}
+
+/* frame-import.h. */
+clmem_status clmem__av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
+                                    cl_command_queue queue, cl_mem_flags flags, clmem_keepalive *given,
+                                    clmem_av_frame_planes *out)
+{
     AVVkFrame *vkf;
     AVHWFramesContext *frames;
     const struct av_format *format;
@@ -226,12 +235,16 @@ static clmem_status av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem
     if (!get_requirements || !get_layout)
         return CLMEM_ERR_UNSUPPORTED;
 
-    if (!(ref = av_frame_clone(frame)))
-        return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, "av_frame_clone", 0,
-                               "Taking a reference on the frame failed.");
-    if (!(keepalive = clmem_keepalive_new(frame_release, ref))) {
-        av_frame_free(&ref);
-        return CLMEM_ERR_NO_MEMORY;
+    if (given) {
+        keepalive = clmem_keepalive_ref(given);
+    } else {
+        if (!(ref = av_frame_clone(frame)))
+            return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, "av_frame_clone", 0,
+                                   "Taking a reference on the frame failed.");
+        if (!(keepalive = clmem_keepalive_new(frame_release, ref))) {
+            av_frame_free(&ref);
+            return CLMEM_ERR_NO_MEMORY;
+        }
     }
 
     for (uint32_t p = 0; p < format->planes; p++) {

@@ -165,7 +165,7 @@ static clmem_status host_fns(const struct av_frame_call *c, struct av_host_fns *
     return fns->wait && fns->signal ? CLMEM_OK : CLMEM_ERR_UNSUPPORTED;
 }
 
-static clmem_status av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
+clmem_status clmem__av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
                                      cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out)
 {
     struct av_frame_call c;
@@ -182,10 +182,10 @@ static clmem_status av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clme
 CLMEM_EXPORT clmem_status clmem_av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
                                                  cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out)
 {
-    return clmem__error_in(__func__, av_frame_acquire(b, frame, planes, queue, timeout_ns, event_out));
+    return clmem__error_in(__func__, clmem__av_frame_acquire(b, frame, planes, queue, timeout_ns, event_out));
 }
 
-static clmem_status av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
+clmem_status clmem__av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
                                      cl_command_queue queue, cl_uint num_events, const cl_event *wait_list)
 {
     struct av_frame_call c;
@@ -200,5 +200,5 @@ static clmem_status av_frame_release(clmem_bridge *b, AVFrame *frame, const clme
 CLMEM_EXPORT clmem_status clmem_av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
                                                  cl_command_queue queue, cl_uint num_events, const cl_event *wait_list)
 {
-    return clmem__error_in(__func__, av_frame_release(b, frame, planes, queue, num_events, wait_list));
+    return clmem__error_in(__func__, clmem__av_frame_release(b, frame, planes, queue, num_events, wait_list));
 }

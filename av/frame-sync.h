@@ -40,4 +40,13 @@ clmem_status clmem__av_host_acquire(clmem_bridge *b, const struct av_frame_call 
 clmem_status clmem__av_host_release(clmem_bridge *b, const struct av_frame_call *c, const struct av_host_fns *fns,
                                     const clmem_av_frame_planes *planes, cl_command_queue queue, cl_uint num_events,
                                     const cl_event *wait_list);
+/* The host-order handoff of clmem_av_frame_acquire() and
+ * clmem_av_frame_release(), for the library's own callers (the OpenCL
+ * frames' map): the public pair is deprecated for applications, which have
+ * clmem_av_sync_* to do the same. The sentence is the calling public
+ * function's. */
+clmem_status clmem__av_frame_acquire(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
+                                     cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out);
+clmem_status clmem__av_frame_release(clmem_bridge *b, AVFrame *frame, const clmem_av_frame_planes *planes,
+                                     cl_command_queue queue, cl_uint num_events, const cl_event *wait_list);
 #endif

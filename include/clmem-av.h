@@ -47,7 +47,7 @@
  * plane a linear image in a dedicated allocation; frames of another
  * context whose images are linear are imported too, but on some drivers
  * only the set-up ones share right (clmem_av_frames_setup() says why).
- * Software formats: NV12, P010, RGBA and BGRA, of any extent FFmpeg makes,
+ * Software formats: NV12, P010, RGBA, BGRA and YUV420P, of any extent FFmpeg makes,
  * odd ones too: FFmpeg's frame is one single-plane image per plane, the
  * chroma plane of a 65x33 NV12 frame a 33x17 R8G8 image, which Vulkan
  * allows (the bridge's own NV12 images are one two-plane
@@ -77,7 +77,8 @@
  * FFmpeg 5.1 has none, and clmem_av_sync_acquire() says what the caller
  * then keeps apart. Errors are reported as in clmem.h (@ref errors); the
  * calls before the sync object are in version node CLMEM_AV_0.2, the sync
- * object's in CLMEM_AV_0.3 (@ref versioning).
+ * object's in CLMEM_AV_0.3, the OpenCL frames' (@ref av_cl) in
+ * CLMEM_AV_0.4 (@ref versioning).
  */
 
 /**
@@ -215,7 +216,8 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
  *                                 lists DRM format modifiers. The sentence
  *                                 says which.
  * @retval CLMEM_ERR_NO_MEMORY     Allocating the pool failed.
- * @retval CLMEM_ERR_UNSUPPORTED   sw_format is not NV12, P010, RGBA or BGRA;
+ * @retval CLMEM_ERR_UNSUPPORTED   sw_format is not NV12, P010, RGBA, BGRA or
+ *                                 YUV420P;
  *                                 Vulkan makes no linear images of its
  *                                 plane formats, even for transfers only;
  *                                 or, on a device with DRM format
@@ -253,7 +255,7 @@ clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref);
  * @since 0.2
  */
 typedef struct clmem_av_frame_planes {
-    uint32_t count; /**< Planes: 2 for NV12 and P010, 1 for RGBA and BGRA. */
+    uint32_t count; /**< Planes: 2 for NV12 and P010, 1 for RGBA and BGRA, 3 for YUV420P. */
     clmem_handle *planes[CLMEM_AV_MAX_PLANES]; /**< planes[0 .. count): one reference each, the holder's.
                                                     A buffer of the plane's bytes; texel (x, y) starts at
                                                     y * clmem_handle_row_pitch() + x * texel bytes. */
@@ -321,8 +323,8 @@ typedef struct clmem_av_frame_planes {
  *                                   bridge import's own (flags, path).
  * @retval CLMEM_ERR_DEVICE_MISMATCH The frame's VkDevice is not the
  *                                   bridge's (a frame of another device).
- * @retval CLMEM_ERR_UNSUPPORTED     sw_format is not NV12, P010, RGBA or
- *                                   BGRA; the frame is tiled (optimal, or a
+ * @retval CLMEM_ERR_UNSUPPORTED     sw_format is not NV12, P010, RGBA,
+ *                                   BGRA or YUV420P; the frame is tiled (optimal, or a
  *                                   DRM modifier other than linear: set the
  *                                   pool up with clmem_av_frames_setup());
  *                                   an fd path (asked, or the only one the
@@ -810,6 +812,275 @@ clmem_status clmem_av_sync_acquire(clmem_av_sync *sync, AVFrame *frame, const cl
  */
 clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
                                    cl_command_queue queue, cl_uint num_events, const cl_event *wait_list);
+
+/**
+ * @defgroup av_cl FFmpeg's OpenCL filters on Vulkan frames
+ * @ingroup libclmem_av
+ * @brief A Vulkan frame as an AV_PIX_FMT_OPENCL frame, for libavfilter's
+ * OpenCL filters (avgblur_opencl, unsharp_opencl, overlay_opencl, ...).
+ *
+ * FFmpeg maps Vulkan frames to VAAPI and DRM only; these calls make the
+ * OpenCL side: an FFmpeg OpenCL device over the bridge's own cl_context
+ * (clmem_av_cl_device_create()), an OpenCL frames context that matches a
+ * Vulkan one (clmem_av_cl_frames_create()), and a map call
+ * (clmem_av_cl_map(), av_hwframe_map() in spirit) whose AV_PIX_FMT_OPENCL
+ * frame holds one image2d cl_mem per plane over the Vulkan frame's own
+ * memory. Feed that frame to a filter graph (buffersrc with the OpenCL
+ * frames context as hw_frames_ctx); av_frame_unref() of it, by you or by
+ * the filter, hands the Vulkan frame back to FFmpeg.
+ * @code
+ *   clmem_av_cl_device_create(b, &cl_device);              // once per bridge
+ *   clmem_av_cl_frames_create(cl_device, vk_frames, &cl_frames); // once per Vulkan frames context
+ *   ...
+ *   AVFrame *cl = av_frame_alloc();
+ *   cl->hw_frames_ctx = av_buffer_ref(cl_frames);
+ *   clmem_av_cl_map(b, NULL, cl, vk_frame, AV_HWFRAME_MAP_READ);
+ *   av_buffersrc_add_frame(src_ctx, cl);                   // the graph unrefs it when done
+ *   av_buffersink_get_frame(sink_ctx, out);                // an OpenCL frame of the filter's
+ * @endcode
+ *
+ * @par Which images (clmem_av_cl_way)
+ * The library chooses, by the path the frame's planes take
+ * (clmem_av_frame_import() with CLMEM_BRIDGE_PATH_BEST), and
+ * clmem_av_cl_frame_way() names the way that ran:
+ *  - CLMEM_AV_CL_WAY_HOST_PTR, on the host-mapped path (a CPU OpenCL such
+ *    as PoCL with lavapipe): CL_MEM_USE_HOST_PTR images over the Vulkan
+ *    memory's host mapping, with the plane's row pitch. The map tells
+ *    OpenCL the host wrote the bytes (a map with
+ *    CL_MAP_WRITE_INVALIDATE_REGION and its unmap, unless
+ *    AV_HWFRAME_MAP_OVERWRITE), and the unmap of a writable mapping reads
+ *    OpenCL's bytes back (a map for reading and its unmap); on a CPU OpenCL
+ *    both are the host pointer itself, and no byte moves.
+ *  - CLMEM_AV_CL_WAY_BUFFER_VIEW, on the fd paths where the OpenCL device
+ *    has cl_khr_image2d_from_buffer: image2d views of the plane buffers.
+ *    The plane's row pitch must be a multiple of
+ *    CL_DEVICE_IMAGE_PITCH_ALIGNMENT texels (else CLMEM_ERR_UNSUPPORTED,
+ *    saying so).
+ *  - CLMEM_AV_CL_WAY_VK_IMAGE, each plane's optimal-tiling VkImage imported
+ *    as an OpenCL image (what NVIDIA's OpenCL, which has no
+ *    cl_khr_image2d_from_buffer, would need): not offered yet. A frame
+ *    whose planes take an fd path on a device without
+ *    cl_khr_image2d_from_buffer is refused with CLMEM_ERR_UNSUPPORTED
+ *    naming it.
+ *
+ * @par Software formats
+ * NV12 (CL_R and CL_RG, CL_UNORM_INT8), P010 (CL_R and CL_RG,
+ * CL_UNORM_INT16), RGBA (CL_RGBA), BGRA (CL_BGRA) and YUV420P (three CL_R
+ * planes), the image formats FFmpeg's own OpenCL frames use; where the
+ * OpenCL device makes no read-write 2D images of one of them (PoCL 3.1 has
+ * no CL_RG), CLMEM_ERR_UNSUPPORTED names the format and the image format
+ * missing.
+ *
+ * @par Who owns what
+ * The OpenCL device holds its own reference on the bridge's cl_context
+ * (released when FFmpeg frees the device) and a queue of its own
+ * (AVOpenCLDeviceContext.command_queue) on which maps acquire and release
+ * the planes. A mapped frame's buf[0] owns the mapping: references on the
+ * Vulkan frame, the OpenCL frames context, the bridge and the sync
+ * object, and the plane handles and images, unless they are a kept pool
+ * frame's (below), which the OpenCL frames context owns. The images are
+ * the frame's data[p]; use them only while the mapped frame lives. Until
+ * the unmap the Vulkan frame is OpenCL's: hand it to FFmpeg (a transfer, a
+ * Vulkan filter) only after, as after clmem_av_frame_release(). FFmpeg's
+ * OpenCL filters finish their own queue (clFinish) before they drop an
+ * input frame, so OpenCL's reads are done when the unmap releases the
+ * planes.
+ *
+ * @par Imports kept per pool frame
+ * An OpenCL frames context of clmem_av_cl_frames_create() keeps, for each
+ * frame of libclmem-av's pool (clmem_av_frames_setup()) mapped into it, the
+ * frame's plane imports and images from its first map until the OpenCL
+ * frames context is freed: mapping a frame the pool handed out before
+ * costs no driver import and no clCreateImage. The kept imports hold a
+ * reference on the Vulkan frames context, not on the frame, so the frame
+ * goes back to the pool between maps as usual. So free the OpenCL frames
+ * context (and the filter graphs holding it) before
+ * clmem_bridge_finish() or clmem_bridge_device_finish(), which wait for
+ * imports to be dropped. Frames of FFmpeg's own pool, and maps into an
+ * OpenCL frames context made otherwise, import per map (a cache hit per
+ * plane while a handle of the same frame is alive).
+ *
+ * @par Cost
+ * A map of a kept pool frame is the acquire in host order or the sync
+ * object's, the host-ptr upkeep above (a map and unmap per plane, the
+ * host pointer itself on a CPU OpenCL), and a wait for the acquire
+ * (clFinish of the device's queue), because the filters enqueue on queues
+ * of their own; its first map also imports the planes (one driver import
+ * per plane) and makes the images.
+ * The calls are in version node CLMEM_AV_0.4.
+ */
+
+/**
+ * Which images a mapped frame's planes are (@ref av_cl).
+ * @ingroup av_cl
+ * @since 0.4
+ */
+typedef enum clmem_av_cl_way {
+    CLMEM_AV_CL_WAY_NONE = 0,        /**< Not a frame of clmem_av_cl_map(). */
+    CLMEM_AV_CL_WAY_HOST_PTR = 1,    /**< CL_MEM_USE_HOST_PTR images over the host mapping (host-mapped path). */
+    CLMEM_AV_CL_WAY_BUFFER_VIEW = 2, /**< image2d views of the plane buffers (cl_khr_image2d_from_buffer). */
+    CLMEM_AV_CL_WAY_VK_IMAGE = 3     /**< Each plane's VkImage imported as an image (not offered yet). */
+} clmem_av_cl_way;
+
+/**
+ * A way's short name.
+ *
+ * @param way Any value.
+ * @return "host-ptr-image", "buffer-view", "vk-image", "none", or
+ *         "unknown-way"; static storage.
+ * @par Blocks
+ *      Never.
+ * @ingroup av_cl
+ * @since 0.4
+ */
+const char *clmem_av_cl_way_name(clmem_av_cl_way way);
+
+/**
+ * Make an FFmpeg device context of AV_HWDEVICE_TYPE_OPENCL over the
+ * bridge's OpenCL context: AVOpenCLDeviceContext.context is
+ * clmem_bridge_context(b) (retained: the device releases it when FFmpeg
+ * frees it), device_id clmem_bridge_cl_device(b), command_queue a new
+ * in-order queue (FFmpeg holds it). Initialised (av_hwdevice_ctx_init()).
+ *
+ * @param b        The bridge (borrowed).
+ * @param[out] out The device context, one reference, the caller's
+ *                 (av_buffer_unref()).
+ * @retval CLMEM_OK               *out is the device context.
+ * @retval CLMEM_ERR_NULL_POINTER b or out is NULL.
+ * @retval CLMEM_ERR_OPENCL       Making the queue failed, or
+ *                                av_hwdevice_ctx_init() refused the device
+ *                                (the sentence gives its code).
+ * @retval CLMEM_ERR_NO_MEMORY    av_hwdevice_ctx_alloc() failed (or FFmpeg
+ *                                was built without OpenCL).
+ * @par On error
+ *      *out is NULL (when out is not NULL); nothing is retained.
+ * @par Blocks
+ *      On clCreateCommandQueueWithProperties.
+ * @ingroup av_cl
+ * @since 0.4
+ */
+clmem_status clmem_av_cl_device_create(clmem_bridge *b, AVBufferRef **out);
+
+/**
+ * Make an OpenCL frames context that matches a Vulkan one: format
+ * AV_PIX_FMT_OPENCL, the Vulkan frames context's sw_format, width and
+ * height, initialised with an empty pool (mapped frames bring their own
+ * images; FFmpeg allocates images of its own only if asked for a buffer of
+ * it, as hwupload does). Give it as hw_frames_ctx to the mapped frames and
+ * to the filter graph's buffer source. It keeps the imports of the pool
+ * frames mapped into it (@ref av_cl): its AVHWFramesContext.free and
+ * user_opaque are the library's; leave them as they are.
+ *
+ * @param cl_device_ref An OpenCL device context (clmem_av_cl_device_create()),
+ *                      borrowed: the frames context takes its own reference.
+ * @param vk_frames_ref A Vulkan frames context (borrowed; only read).
+ * @param[out] out      The frames context, one reference, the caller's.
+ * @retval CLMEM_OK                *out is the frames context.
+ * @retval CLMEM_ERR_NULL_POINTER  An argument is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE cl_device_ref is not an OpenCL device
+ *                                 context, or vk_frames_ref not a frames
+ *                                 context of AV_PIX_FMT_VULKAN frames.
+ * @retval CLMEM_ERR_UNSUPPORTED   sw_format is none of those offered, or the
+ *                                 OpenCL device makes no read-write 2D
+ *                                 images of a plane's image format (the
+ *                                 sentence names both).
+ * @retval CLMEM_ERR_OPENCL        Listing the image formats failed, or
+ *                                 av_hwframe_ctx_init() refused (its code).
+ * @retval CLMEM_ERR_NO_MEMORY     av_hwframe_ctx_alloc() failed.
+ * @par On error
+ *      *out is NULL (when out is not NULL); nothing is held.
+ * @par Blocks
+ *      Never for long (driver queries).
+ * @ingroup av_cl
+ * @since 0.4
+ */
+clmem_status clmem_av_cl_frames_create(AVBufferRef *cl_device_ref, AVBufferRef *vk_frames_ref, AVBufferRef **out);
+
+/**
+ * Map a Vulkan frame to an AV_PIX_FMT_OPENCL frame over the same memory,
+ * as av_hwframe_map() would: dst->hw_frames_ctx names the OpenCL frames
+ * context (clmem_av_cl_frames_create() of src's frames context), and
+ * nothing else of dst is set.
+ *
+ * The frame's planes are imported (clmem_av_frame_import()) and handed to
+ * OpenCL: in host order without a sync object (clmem_av_frame_acquire(),
+ * waiting without limit for FFmpeg's work on the frame, as FFmpeg's own
+ * transfers do), or through the sync object's acquire; then one image2d
+ * per plane is made, the way @ref av_cl tells. On CLMEM_OK dst is
+ * AV_PIX_FMT_OPENCL, src's width and height, data[p] the images, buf[0]
+ * the mapping, hw_frames_ctx as given, and src's properties (pts, colour,
+ * crop, side data: av_frame_copy_props()).
+ *
+ * The unmap is the last reference of dst's buf[0] going (av_frame_unref(),
+ * av_frame_free(), a filter dropping its input): a writable host-ptr
+ * mapping's bytes are brought back to the host, the planes are released in
+ * the same order (clmem_av_frame_release(), or the sync object's release),
+ * so that FFmpeg's next use of the Vulkan frame waits for OpenCL, and the
+ * images, planes and references go. The unmap cannot report a failure;
+ * the release signals FFmpeg's semaphores even then, so FFmpeg never
+ * waits forever.
+ *
+ * @param b     The bridge, on src's Vulkan device, whose cl_context is the
+ *              OpenCL device's (a reference is taken for the mapping).
+ * @param sync  A sync object on b, or NULL for host order (a reference is
+ *              taken for the mapping).
+ * @param dst   The frame to fill: only hw_frames_ctx set.
+ * @param src   A frame of AV_PIX_FMT_VULKAN (a reference is taken).
+ * @param flags AV_HWFRAME_MAP_READ, _WRITE, _OVERWRITE (the Vulkan bytes
+ *              need not reach OpenCL) and _DIRECT (always direct) bits;
+ *              0 is read and write.
+ * @retval CLMEM_OK                  dst is the mapped frame.
+ * @retval CLMEM_ERR_NULL_POINTER    b, dst or src is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE   flags has other bits; dst has no
+ *                                   hw_frames_ctx, or holds a frame; src is
+ *                                   not a Vulkan frame; dst's frames context
+ *                                   is not AV_PIX_FMT_OPENCL on an OpenCL
+ *                                   device, or its sw_format or size is not
+ *                                   src's (the sentence gives both); and
+ *                                   those of clmem_av_frame_import() and the
+ *                                   acquire: a frame mapped already, and
+ *                                   not yet unmapped, is OpenCL's, and a
+ *                                   second map of it is refused.
+ * @retval CLMEM_ERR_DEVICE_MISMATCH The OpenCL device's context is not the
+ *                                   bridge's, or src is on another VkDevice.
+ * @retval CLMEM_ERR_UNSUPPORTED     sw_format is not offered, the OpenCL
+ *                                   device lacks a plane's image format
+ *                                   (named), or no image way fits the path
+ *                                   the planes took (@ref av_cl).
+ * @retval CLMEM_ERR_OPENCL          An image, the acquire or the wait for
+ *                                   it failed.
+ * @retval CLMEM_ERR_TIMEOUT         Device order: the sync object's frames
+ *                                   in flight stayed full.
+ * @retval CLMEM_ERR_VULKAN          A Vulkan call failed.
+ * @retval CLMEM_ERR_NO_MEMORY       An allocation failed.
+ * @par On error
+ *      dst is unchanged, and so is src's frame: a failure after the acquire
+ *      releases it again, as the unmap would (sem_value advanced by one).
+ *      No handle, image, reference or fd is left behind.
+ * @par Threads
+ *      As the acquire and release it makes (clmem_av_frame_acquire(),
+ *      clmem_av_sync_acquire()); the unmap runs on the thread that drops
+ *      the mapped frame's last reference.
+ * @par Blocks
+ *      Until FFmpeg's work on src completed (host order), on the driver
+ *      imports of a frame not imported yet, and on the acquire (clFinish).
+ * @ingroup av_cl
+ * @since 0.4
+ */
+clmem_status clmem_av_cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, const AVFrame *src, int flags);
+
+/**
+ * Which images a mapped frame holds: the way the map chose.
+ *
+ * @param mapped A frame of clmem_av_cl_map(), or any frame, or NULL.
+ * @return Its way; CLMEM_AV_CL_WAY_NONE for NULL or a frame clmem_av_cl_map()
+ *         did not make.
+ * @par Blocks
+ *      Never.
+ * @ingroup av_cl
+ * @since 0.4
+ */
+clmem_av_cl_way clmem_av_cl_frame_way(const AVFrame *mapped);
 
 #ifdef __cplusplus
 }

@@ -545,21 +545,21 @@ static void bad_input(void)
 
     /* An unsupported software format; and setup after init. */
     {
-        AVBufferRef *ref = frames_alloc(device_ref, AV_PIX_FMT_YUV420P);
+        AVBufferRef *ref = frames_alloc(device_ref, AV_PIX_FMT_YUV444P);
         AVHWFramesContext *fc = (AVHWFramesContext *)ref->data;
-        expect(clmem_av_frames_setup(ref), CLMEM_ERR_UNSUPPORTED, "yuv420p", NULL,
-               "clmem_av_frames_setup of a yuv420p pool");
+        expect(clmem_av_frames_setup(ref), CLMEM_ERR_UNSUPPORTED, "yuv444p", NULL,
+               "clmem_av_frames_setup of a yuv444p pool");
         tap_ok(((AVVulkanFramesContext *)fc->hwctx)->tiling == VK_IMAGE_TILING_OPTIMAL &&
                    !((AVVulkanFramesContext *)fc->hwctx)->create_pnext,
                "bad input: the refused frames context is unchanged");
         av_buffer_unref(&ref);
         /* The format is checked before the tiling, so a frame of either
          * tiling is refused for its format. */
-        if ((hw = ffmpeg_pool_frame(device_ref, AV_PIX_FMT_YUV420P, true, &ref, why, sizeof why)))
-            expect(clmem_av_frame_import(bridge, hw, path, cl.queue, 0, &planes), CLMEM_ERR_UNSUPPORTED, "yuv420p",
-                   &planes, "a yuv420p frame");
+        if ((hw = ffmpeg_pool_frame(device_ref, AV_PIX_FMT_YUV444P, true, &ref, why, sizeof why)))
+            expect(clmem_av_frame_import(bridge, hw, path, cl.queue, 0, &planes), CLMEM_ERR_UNSUPPORTED, "yuv444p",
+                   &planes, "a yuv444p frame");
         else
-            tap_skip(why, "bad input: a yuv420p frame (FFmpeg makes none on this device)");
+            tap_skip(why, "bad input: a yuv444p frame (FFmpeg makes none on this device)");
         av_frame_free(&hw);
         av_buffer_unref(&ref);
         ref = frames_new(device_ref, AV_PIX_FMT_NV12, true);
@@ -738,6 +738,7 @@ int main(void)
     round_trip(AV_PIX_FMT_P010, 2);
     round_trip(AV_PIX_FMT_RGBA, 1);
     round_trip(AV_PIX_FMT_BGRA, 1);
+    round_trip(AV_PIX_FMT_YUV420P, 3);
     sync_order();
     lifetime();
     device_lifetime();

@@ -292,6 +292,20 @@ static clmem_status av_sync_create(void)
 static clmem_status av_sync_finish(void) { return clmem_av_sync_finish(NULL, 0); }
 static clmem_status av_sync_acquire(void) { return clmem_av_sync_acquire(NULL, NULL, NULL, NULL, 0, NULL); }
 static clmem_status av_sync_release(void) { return clmem_av_sync_release(NULL, NULL, NULL, NULL, 0, NULL); }
+
+static clmem_status av_cl_device_create(void)
+{
+    AVBufferRef *device;
+    return clmem_av_cl_device_create(NULL, &device);
+}
+
+static clmem_status av_cl_frames_create(void)
+{
+    AVBufferRef *frames;
+    return clmem_av_cl_frames_create(NULL, NULL, &frames);
+}
+
+static clmem_status av_cl_map(void) { return clmem_av_cl_map(NULL, NULL, NULL, NULL, 0); }
 #endif
 
 #ifdef CLMEM_TEST_IPC
@@ -440,6 +454,9 @@ static const struct row rows[] = {
     AV(av_sync_finish),
     AV(av_sync_acquire),
     AV(av_sync_release),
+    AV(av_cl_device_create),
+    AV(av_cl_frames_create),
+    AV(av_cl_map),
 
     IPC(ipc_listen),
     IPC(ipc_accept),
@@ -477,7 +494,7 @@ static const char *const cannot_fail[] = {
     "clmem_bridge_ring_ref", "clmem_bridge_ring_unref",
     /* libclmem-av */
     "clmem_av_order_name", "clmem_av_sync_get_order", "clmem_av_sync_ref", "clmem_av_sync_unref",
-    "clmem_av_frame_planes_unref",
+    "clmem_av_frame_planes_unref", "clmem_av_cl_way_name", "clmem_av_cl_frame_way",
     /* libclmem-ipc */
     "clmem_ipc_state_name", "clmem_ipc_producer_state", "clmem_ipc_producer_lent", "clmem_ipc_producer_peer_path",
     "clmem_ipc_producer_destroy", "clmem_ipc_consumer_state", "clmem_ipc_consumer_path",

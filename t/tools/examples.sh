@@ -13,7 +13,7 @@
 b=${top_builddir:-.}
 s=${top_srcdir:-.}
 run() { "$b/libtool" --mode=execute "$@"; }
-echo 1..15
+echo 1..16
 out=$(run "$b/examples/handle-example" 2>&1); rc=$?
 if [ $rc -eq 0 ] && echo "$out" | grep -q "consumer got 7680-byte rows"; then
     echo "ok 1 - handle-example runs: $out"
@@ -26,7 +26,7 @@ built=${CLMEM_BRIDGE_BUILT:-}
 bridge_points="2 bridge-example;3 bridge-example under the validation layer;4 fakefd-bridge-example;5 ring-example"
 bridge_points="$bridge_points;6 ring-example under the validation layer;7 fakefd-ring-example"
 if [ "$built" != yes ]; then
-    echo "$bridge_points;8 ffmpeg-example;9 clblast-example;10 bridge-minimal;11 bridge-minimal under the validation layer;12 xproc pair as clmem-ipc(7) says;13 xproc pair after a stale socket;14 xproc-consumer with nobody listening;15 xproc --help" |
+    echo "$bridge_points;8 ffmpeg-example;9 clblast-example;10 bridge-minimal;11 bridge-minimal under the validation layer;12 ffmpeg-filter-example;13 xproc pair as clmem-ipc(7) says;14 xproc pair after a stale socket;15 xproc-consumer with nobody listening;16 xproc --help" |
         tr ';' '\n' | while read -r n what; do
         if [ -z "$built" ]; then
             echo "not ok $n - $what: CLMEM_BRIDGE_BUILT is unset (run through make check)"
@@ -163,13 +163,31 @@ if [ "$layer" = yes ]; then
 else
     echo "ok 11 - bridge-minimal under the validation layer # SKIP $layer"
 fi
+# FFmpeg's OpenCL filters on mapped Vulkan frames, when configure found
+# libavfilter: the example compares every byte with the hwupload route
+# itself. Exit 2 is its word that no image way fits this machine.
+avfilter=${CLMEM_LIBAVFILTER_FOUND:-}
+if [ -z "$avfilter" ]; then
+    echo "not ok 12 - ffmpeg-filter-example: CLMEM_LIBAVFILTER_FOUND is unset (run through make check)"
+elif [ "$avfilter" != yes ]; then
+    echo "ok 12 - ffmpeg-filter-example # SKIP $avfilter"
+else
+    out=$(run "$b/examples/ffmpeg-filter-example" 2>&1); rc=$?
+    if [ $rc -eq 0 ] && echo "$out" | grep -q "every byte as the hwupload route's"; then
+        echo "ok 12 - ffmpeg-filter-example runs:" $out
+    elif [ $rc -eq 2 ] && echo "$out" | grep -q "no image way for these frames here"; then
+        echo "ok 12 - ffmpeg-filter-example # SKIP" $out
+    else
+        echo "not ok 12 - ffmpeg-filter-example exited $rc:" $out
+    fi
+fi
 
 # The process pair (libclmem-ipc), where configure built it: the commands
 # of clmem-ipc(7)'s EXAMPLES, with the examples of this build tree.
 ipc=${CLMEM_IPC_BUILT:-"CLMEM_IPC_BUILT is unset (run through make check)"}
 if [ "$ipc" != yes ]; then
-    for p in "12 xproc pair as clmem-ipc(7) says" "13 xproc pair after a stale socket" \
-        "14 xproc-consumer with nobody listening" "15 xproc --help"; do
+    for p in "13 xproc pair as clmem-ipc(7) says" "14 xproc pair after a stale socket" \
+        "15 xproc-consumer with nobody listening" "16 xproc --help"; do
         echo "ok ${p%% *} - ${p#* } # SKIP $ipc"
     done
     exit 0
@@ -202,7 +220,7 @@ pair() {
         echo "$out" | sed 's/^/# /'
     fi
 }
-pair 12 "the xproc pair, as clmem-ipc(7) runs it" "$tmp/xproc.sock"
+pair 13 "the xproc pair, as clmem-ipc(7) runs it" "$tmp/xproc.sock"
 
 # A producer killed before anyone connected leaves its socket file; the
 # next producer at the path replaces it.
@@ -215,26 +233,26 @@ while [ ! -S "$tmp/stale.sock" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); 
 kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
 if [ -S "$tmp/stale.sock" ]; then
-    pair 13 "a producer killed before anyone connected left its socket file; the next pair at that path" \
+    pair 14 "a producer killed before anyone connected left its socket file; the next pair at that path" \
         "$tmp/stale.sock"
 else
-    echo "not ok 13 - the killed producer left no socket file at $tmp/stale.sock to test with"
+    echo "not ok 14 - the killed producer left no socket file at $tmp/stale.sock to test with"
 fi
 
 # Nobody listening: the consumer tries for 10 s, then exits 3 saying it
 # timed out, naming connect()'s errno.
 out=$(run "$consumer" "$tmp/nobody.sock" 2>&1); rc=$?
 if [ $rc -eq 3 ] && echo "$out" | grep -q 'timed out after 10 s' && echo "$out" | grep -E -q 'ENOENT|ECONNREFUSED'; then
-    echo "ok 14 - a consumer with nobody listening exits 3: $out"
+    echo "ok 15 - a consumer with nobody listening exits 3: $out"
 else
-    echo "not ok 14 - a consumer with nobody listening exited $rc, want 3, \"timed out after 10 s\" and the errno's name: $out"
+    echo "not ok 15 - a consumer with nobody listening exited $rc, want 3, \"timed out after 10 s\" and the errno's name: $out"
 fi
 
 # --help: the usage, on stdout, exit 0.
 pout=$(run "$producer" --help 2>/dev/null); prc=$?
 cout=$(run "$consumer" --help 2>/dev/null); crc=$?
 if [ $prc -eq 0 ] && [ $crc -eq 0 ] && echo "$pout" | grep -q '^usage: .*SOCKET' && echo "$cout" | grep -q '^usage: .*SOCKET'; then
-    echo "ok 15 - xproc-producer --help and xproc-consumer --help print their usage and exit 0"
+    echo "ok 16 - xproc-producer --help and xproc-consumer --help print their usage and exit 0"
 else
-    echo "not ok 15 - --help: producer exited $prc, consumer $crc:" $pout $cout
+    echo "not ok 16 - --help: producer exited $prc, consumer $crc:" $pout $cout
 fi

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* clmem_av_frame_import() with the Vulkan keepalive chosen by the caller
+ * (frame-import.c): the OpenCL frames' cache (cl-frames.c) keeps a pool
+ * frame's imports alive with a reference on the frames context, not on
+ * the frame, so that the frame still goes back to the pool. */
+#ifndef CLMEM_AV_FRAME_IMPORT_H
+#define CLMEM_AV_FRAME_IMPORT_H
+#include "ffmpeg-vk.h"
+
+/* As clmem_av_frame_import(); `given`, when not NULL, is the keepalive
+ * the imports hold (a reference is taken) instead of a reference on the
+ * frame. */
+clmem_status clmem__av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
+                                    cl_command_queue queue, cl_mem_flags flags, clmem_keepalive *given,
+                                    clmem_av_frame_planes *out);
+#endif
