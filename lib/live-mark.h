@@ -63,7 +63,7 @@ static inline const char *live_mark_type(uint32_t mark)
     return NULL;
 }
 
-/* Checked mode's quarantine, one per translation unit (live_free()): the
+/* Checked mode's quarantine, one per translation unit (live_free_by()): the
  * blocks freed last, and the call that dropped each one's last reference
  * (NULL: not known). */
 static struct {
@@ -258,6 +258,4 @@ static inline void live_free_by(void *block, uint32_t *mark, size_t bytes, const
     free(evicted);
 }
 
-/* live_free_by() where the call is not named. */
-static inline void live_free(void *block, uint32_t *mark, size_t bytes) { live_free_by(block, mark, bytes, NULL); }
 #endif

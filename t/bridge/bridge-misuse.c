@@ -158,21 +158,23 @@ static void ring_unref_twice(void)
 static const struct misuse_case cases[] = {
     {"bridge-unref-twice", bridge_unref_twice, false, "clmem_bridge_unref", "Aborting.", true},
     {"bridge-unref-twice-checked", bridge_unref_twice, true, "clmem_bridge_unref",
-     "last reference was already dropped", false},
+     "last reference was already dropped by clmem_bridge_unref: an unref too many. Aborting.", false},
     {"bridge-caps-after-unref-checked", bridge_caps_after_unref, true, "clmem_bridge_caps",
-     "last reference was already dropped", false},
+     "last reference was already dropped by clmem_bridge_unref: a use after the last unref. Aborting.", false},
     {"bridge-best-memory-after-unref-checked", bridge_best_memory_after_unref, true, "clmem_bridge_best_memory",
-     "last reference was already dropped", false},
+     /* another file of the library than the unref: the mistake is told, not who freed it */
+     "last reference was already dropped: a use after the last unref. Aborting.", false},
     {"handle-as-bridge", handle_as_bridge, false, "clmem_bridge_unref", "this is a clmem_handle, not a clmem_bridge",
      true},
     {"bridge-handle-unref-twice", bridge_handle_unref_twice, false, "clmem_handle_unref", "Aborting.", true},
     {"bridge-handle-unref-twice-checked", bridge_handle_unref_twice, true, "clmem_handle_unref",
-     "last reference was already dropped", false},
+     "last reference was already dropped by clmem_handle_unref: an unref too many. Aborting.", false},
     {"semaphore-unref-twice", semaphore_unref_twice, false, "clmem_bridge_semaphore_unref", "Aborting.", true},
     {"semaphore-mode-after-unref-checked", semaphore_mode_after_unref, true, "clmem_bridge_semaphore_get_mode",
-     "last reference was already dropped", false},
+     "last reference was already dropped by clmem_bridge_semaphore_unref: a use after the last unref. Aborting.",
+     false},
     {"ring-unref-twice-checked", ring_unref_twice, true, "clmem_bridge_ring_unref",
-     "last reference was already dropped", false},
+     "last reference was already dropped by clmem_bridge_ring_unref: an unref too many. Aborting.", false},
 };
 #define CASE_COUNT (int)(sizeof cases / sizeof cases[0])
 
