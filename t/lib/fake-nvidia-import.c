@@ -40,9 +40,9 @@
  *  - at the caller's last release of an import its fd is closed and its
  *    destructor callbacks run, whatever still uses the buffer (NVIDIA runs
  *    them before kernels using it complete). They run on the releasing
- *    thread, where NVIDIA uses a thread of its own: running them from the
- *    stand-in's one thread serialised 16 000 releases there and made
- *    t/bridge/fakefd-bridge-cache time out under load;
+ *    thread, where NVIDIA uses a thread of its own: from one thread of the
+ *    stand-in's, a cache test's 16 000 releases would queue behind each
+ *    other there and time out under load;
  *  - a sub-buffer of an import is destroyed 50 ms after the caller's last
  *    release, so its callbacks come after its parent's, as NVIDIA's did
  *    (t/fault/fault-injection on the H200);
