@@ -239,10 +239,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clm
 
 CLMEM_EXPORT clmem_bridge *clmem_bridge_ref(clmem_bridge *b)
 {
-    if (b) {
-        BRIDGE_LIVE(b, "clmem_bridge_ref");
-        refcount_get(&b->refs);
-    }
+    if (b)
+        live_ref(&b->refs, &b->live, MARK_BRIDGE, "clmem_bridge_ref", b);
     return b;
 }
 
