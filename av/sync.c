@@ -153,6 +153,17 @@ CLMEM_EXPORT clmem_status clmem_av_sync_finish(clmem_av_sync *sync, uint64_t tim
     return clmem__error_in(__func__, av_sync_finish(sync, timeout_ns));
 }
 
+/* The arguments of an acquire or release: the sync given, then the frame,
+ * its planes and the queue read against the sync's bridge. */
+static clmem_status read_frame_call(const clmem_av_sync *sync, AVFrame *frame,
+                                    const clmem_av_frame_planes *planes, cl_command_queue queue,
+                                    struct av_frame_call *c)
+{
+    if (!sync)
+        return clmem__null_arg("sync");
+    return clmem__av_frame_call(sync->bridge, frame, planes, queue, c);
+}
+
 static clmem_status av_sync_acquire(clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
                                     cl_command_queue queue, uint64_t timeout_ns, cl_event *event_out)
 {
@@ -161,9 +172,7 @@ static clmem_status av_sync_acquire(clmem_av_sync *sync, AVFrame *frame, const c
 
     if (event_out)
         *event_out = NULL;
-    if (!sync)
-        return clmem__null_arg("sync");
-    if ((s = clmem__av_frame_call(sync->bridge, frame, planes, queue, &c)) != CLMEM_OK)
+    if ((s = read_frame_call(sync, frame, planes, queue, &c)) != CLMEM_OK)
         return s;
     if (sync->order == CLMEM_AV_ORDER_HOST)
         return clmem__av_host_acquire(sync->bridge, &c, &sync->host, planes, queue, timeout_ns, event_out);
@@ -186,9 +195,7 @@ static clmem_status av_sync_release(clmem_av_sync *sync, AVFrame *frame, const c
     struct av_frame_call c;
     clmem_status s;
 
-    if (!sync)
-        return clmem__null_arg("sync");
-    if ((s = clmem__av_frame_call(sync->bridge, frame, planes, queue, &c)) != CLMEM_OK)
+    if ((s = read_frame_call(sync, frame, planes, queue, &c)) != CLMEM_OK)
         return s;
     if (sync->order == CLMEM_AV_ORDER_HOST)
         return clmem__av_host_release(sync->bridge, &c, &sync->host, planes, queue, num_events, wait_list);

@@ -239,10 +239,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_create(const clmem_bridge_info *info, clm
 
 CLMEM_EXPORT clmem_bridge *clmem_bridge_ref(clmem_bridge *b)
 {
-    if (b) {
-        BRIDGE_LIVE(b, "clmem_bridge_ref");
-        refcount_get(&b->refs);
-    }
+    if (b)
+        live_ref(&b->refs, &b->live, MARK_BRIDGE, "clmem_bridge_ref", b);
     return b;
 }
 
@@ -265,36 +263,34 @@ CLMEM_EXPORT void clmem_bridge_unref(clmem_bridge *b)
         bridge_destroy(b);
 }
 
-CLMEM_EXPORT cl_context clmem_bridge_context(const clmem_bridge *b)
+/* The accessors' check: a NULL bridge is answered with the accessor's
+ * empty value, a bridge that is not live aborts. */
+static bool bridge_given(const clmem_bridge *b, const char *call)
 {
     if (!b)
-        return NULL;
-    BRIDGE_LIVE(b, "clmem_bridge_context");
-    return b->context;
+        return false;
+    BRIDGE_LIVE(b, call);
+    return true;
+}
+
+CLMEM_EXPORT cl_context clmem_bridge_context(const clmem_bridge *b)
+{
+    return bridge_given(b, "clmem_bridge_context") ? b->context : NULL;
 }
 
 CLMEM_EXPORT cl_device_id clmem_bridge_cl_device(const clmem_bridge *b)
 {
-    if (!b)
-        return NULL;
-    BRIDGE_LIVE(b, "clmem_bridge_cl_device");
-    return b->cl_device;
+    return bridge_given(b, "clmem_bridge_cl_device") ? b->cl_device : NULL;
 }
 
 CLMEM_EXPORT VkDevice clmem_bridge_vk_device(const clmem_bridge *b)
 {
-    if (!b)
-        return VK_NULL_HANDLE;
-    BRIDGE_LIVE(b, "clmem_bridge_vk_device");
-    return b->device;
+    return bridge_given(b, "clmem_bridge_vk_device") ? b->device : VK_NULL_HANDLE;
 }
 
 CLMEM_EXPORT uint32_t clmem_bridge_caps(const clmem_bridge *b)
 {
-    if (!b)
-        return 0;
-    BRIDGE_LIVE(b, "clmem_bridge_caps");
-    return b->caps.bits;
+    return bridge_given(b, "clmem_bridge_caps") ? b->caps.bits : 0;
 }
 
 static clmem_status check_path(const clmem_bridge *b, clmem_bridge_path path)

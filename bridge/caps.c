@@ -98,6 +98,17 @@ static void check_same_device(const struct pair *p, struct missing *m)
     }
 }
 
+/* The OpenCL side of an fd import: the extension `cl_ext`, and the handle
+ * type `type` in the device's list `query` of the types it imports. */
+static void check_cl_import(const struct pair *p, struct missing *m, const char *cl_ext, cl_device_info query,
+                            const char *query_name, cl_uint type, const char *type_name)
+{
+    if (!clmem__cl_device_has_extension(p->cl, cl_ext))
+        missing_add(m, "%s (not offered by %s)", cl_ext, p->caps->cl_platform_name);
+    if (!clmem__cl_device_lists_handle_type(p->cl, query, type))
+        missing_add(m, "%s in %s of %s", type_name, query_name, p->caps->cl_device_name);
+}
+
 static void check_fd_path(const struct pair *p, const struct vkfn *dev_fn, clmem_bridge_path path,
                           struct cap_answer *a, struct cap_answer *cl_side, bool *dedicated_only)
 {
@@ -107,12 +118,9 @@ static void check_fd_path(const struct pair *p, const struct vkfn *dev_fn, clmem
     cl_uint cl_type = dma ? CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR : CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR;
     struct missing m = {.len = 0};
 
-    if (!clmem__cl_device_has_extension(p->cl, cl_ext))
-        missing_add(&m, "%s (not offered by %s)", cl_ext, p->caps->cl_platform_name);
-    if (!clmem__cl_device_lists_handle_type(p->cl, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR, cl_type))
-        missing_add(&m, "%s in CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR of %s",
-                    dma ? "CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR" : "CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR",
-                    p->caps->cl_device_name);
+    check_cl_import(p, &m, cl_ext, CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR,
+                    "CL_DEVICE_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR", cl_type,
+                    dma ? "CL_EXTERNAL_MEMORY_HANDLE_DMA_BUF_KHR" : "CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR");
     answer_set(cl_side, &m, "Importing %s fds needs: %s.", dma ? "dma-buf" : "opaque");
     if (!clmem__vk_device_has_extension(p->vk, p->pd, vk_ext)) {
         missing_add(&m, "%s (not offered by %s)", vk_ext, p->caps->vk_device_name);
@@ -171,12 +179,9 @@ static void check_semaphore(const struct pair *p, const struct vkfn *dev_fn, clm
 
     if (!clmem__cl_device_has_extension(p->cl, "cl_khr_external_semaphore"))
         missing_add(&m, "cl_khr_external_semaphore (not offered by %s)", p->caps->cl_platform_name);
-    if (!clmem__cl_device_has_extension(p->cl, cl_ext))
-        missing_add(&m, "%s (not offered by %s)", cl_ext, p->caps->cl_platform_name);
-    if (!clmem__cl_device_lists_handle_type(p->cl, CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR, cl_type))
-        missing_add(&m, "%s in CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR of %s",
-                    sync ? "CL_SEMAPHORE_HANDLE_SYNC_FD_KHR" : "CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR",
-                    p->caps->cl_device_name);
+    check_cl_import(p, &m, cl_ext, CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR,
+                    "CL_DEVICE_SEMAPHORE_IMPORT_HANDLE_TYPES_KHR", cl_type,
+                    sync ? "CL_SEMAPHORE_HANDLE_SYNC_FD_KHR" : "CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR");
     if (!clmem__vk_device_has_extension(p->vk, p->pd, "VK_KHR_external_semaphore_fd")) {
         missing_add(&m, "VK_KHR_external_semaphore_fd (not offered by %s)", p->caps->vk_device_name);
     } else {

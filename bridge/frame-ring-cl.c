@@ -13,6 +13,19 @@
 #include <pthread.h>
 #include <stdint.h>
 
+/* What cl_next and cl_done check first: *event_out NULL, the ring and the
+ * batch argument given, the ring live. */
+static clmem_status check_cl_call(const clmem_bridge_ring *ring, const void *batch, const char *batch_name,
+                                  cl_event *event_out, const char *call)
+{
+    if (event_out)
+        *event_out = NULL;
+    if (!ring || !batch)
+        return fail_null(!ring ? "ring" : batch_name);
+    LIVE_CHECK(ring->live, MARK_RING, call, ring);
+    return CLMEM_OK;
+}
+
 static clmem_status ring_cl_next(clmem_bridge_ring *ring, uint64_t timeout_ns, cl_uint num_events,
                                  const cl_event *wait_list, clmem_bridge_ring_batch *batch_out, cl_event *event_out)
 {
@@ -22,11 +35,8 @@ static clmem_status ring_cl_next(clmem_bridge_ring *ring, uint64_t timeout_ns, c
     uint32_t s;
     clmem_status st;
 
-    if (event_out)
-        *event_out = NULL;
-    if (!ring || !batch_out)
-        return fail_null(!ring ? "ring" : "batch_out");
-    LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_cl_next", ring);
+    if ((st = check_cl_call(ring, batch_out, "batch_out", event_out, "clmem_bridge_ring_cl_next")) != CLMEM_OK)
+        return st;
     b = ring->bridge;
     batch = ring->cl_taken;
     s = (uint32_t)(batch % ring->depth);
@@ -94,11 +104,8 @@ static clmem_status ring_cl_done(clmem_bridge_ring *ring, const clmem_bridge_rin
     uint32_t s;
     clmem_status st;
 
-    if (event_out)
-        *event_out = NULL;
-    if (!ring || !batch)
-        return fail_null(!ring ? "ring" : "batch");
-    LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_cl_done", ring);
+    if ((st = check_cl_call(ring, batch, "batch", event_out, "clmem_bridge_ring_cl_done")) != CLMEM_OK)
+        return st;
     s = (uint32_t)(batch->batch % ring->depth);
     slot = &ring->slots[s];
     if (batch->batch != ring->cl_returned || batch->batch >= ring->cl_taken || batch->count != slot->count ||

@@ -269,10 +269,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_ring_create(clmem_bridge *b, const clmem_
 
 CLMEM_EXPORT clmem_bridge_ring *clmem_bridge_ring_ref(clmem_bridge_ring *ring)
 {
-    if (ring) {
-        LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_ref", ring);
-        refcount_get(&ring->refs);
-    }
+    if (ring)
+        live_ref(&ring->refs, &ring->live, MARK_RING, "clmem_bridge_ring_ref", ring);
     return ring;
 }
 

@@ -154,10 +154,8 @@ CLMEM_EXPORT clmem_bridge_semaphore_mode clmem_bridge_semaphore_get_mode(const c
 
 CLMEM_EXPORT clmem_bridge_semaphore *clmem_bridge_semaphore_ref(clmem_bridge_semaphore *sem)
 {
-    if (sem) {
-        LIVE_CHECK(sem->live, MARK_SEMAPHORE, "clmem_bridge_semaphore_ref", sem);
-        refcount_get(&sem->refs);
-    }
+    if (sem)
+        live_ref(&sem->refs, &sem->live, MARK_SEMAPHORE, "clmem_bridge_semaphore_ref", sem);
     return sem;
 }
 

@@ -39,6 +39,30 @@ uint32_t clmem__vk_find_memory_type(const struct vkfn *vk, VkPhysicalDevice pd, 
     return UINT32_MAX;
 }
 
+VkResult clmem__vk_allocate_memory(const clmem_bridge *b, VkDeviceSize size, uint32_t type_index,
+                                   VkExternalMemoryHandleTypeFlags export_types, bool dedicated, VkBuffer buffer,
+                                   VkImage image, VkDeviceMemory *memory_out)
+{
+    VkMemoryDedicatedAllocateInfo dedicated_info = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+                                                    .image = image,
+                                                    .buffer = buffer};
+    VkExportMemoryAllocateInfo export_info = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+                                              .handleTypes = export_types};
+    VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                  .allocationSize = size,
+                                  .memoryTypeIndex = type_index};
+
+    if (export_types)
+        alloc.pNext = &export_info;
+    if (dedicated) {
+        dedicated_info.pNext = alloc.pNext;
+        alloc.pNext = &dedicated_info;
+    }
+    if (FAULT("vkAllocateMemory"))
+        return VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    return b->vk.AllocateMemory(b->device, &alloc, NULL, memory_out);
+}
+
 clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,
                                      VkMemoryPropertyFlags property_flags,
                                      VkExternalMemoryHandleTypeFlags export_types, VkBuffer *buffer_out,
@@ -54,12 +78,9 @@ clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBuffe
     VkMemoryDedicatedRequirements dedicated_req = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
     VkMemoryRequirements2 req = {.sType = VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, .pNext = &dedicated_req};
     VkBufferMemoryRequirementsInfo2 req_info = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2};
-    VkMemoryDedicatedAllocateInfo dedicated = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-    VkExportMemoryAllocateInfo export_info = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
-                                              .handleTypes = export_types};
-    VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceMemory memory = VK_NULL_HANDLE;
+    uint32_t type_index;
     bool use_dedicated;
     VkResult r;
 
@@ -82,9 +103,8 @@ clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBuffe
                                "Creating a %llu-byte buffer failed.", (unsigned long long)size);
     req_info.buffer = buffer;
     vk->GetBufferMemoryRequirements2(device, &req_info, &req);
-    alloc.allocationSize = req.memoryRequirements.size;
-    alloc.memoryTypeIndex = clmem__vk_find_memory_type(vk, physical_device, req.memoryRequirements.memoryTypeBits, property_flags);
-    if (alloc.memoryTypeIndex == UINT32_MAX) {
+    type_index = clmem__vk_find_memory_type(vk, physical_device, req.memoryRequirements.memoryTypeBits, property_flags);
+    if (type_index == UINT32_MAX) {
         vk->DestroyBuffer(device, buffer, NULL);
         return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                            "No memory type with property flags 0x%x can hold this buffer (allowed types 0x%x).",
@@ -92,19 +112,13 @@ clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBuffe
     }
     use_dedicated = dedicated_req.requiresDedicatedAllocation || dedicated_req.prefersDedicatedAllocation ||
                     (export_types && export_needs_dedicated(vk, physical_device, usage, export_types));
-    if (export_types)
-        alloc.pNext = &export_info;
-    if (use_dedicated) {
-        dedicated.buffer = buffer;
-        dedicated.pNext = alloc.pNext;
-        alloc.pNext = &dedicated;
-    }
-    r = FAULT("vkAllocateMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vk->AllocateMemory(device, &alloc, NULL, &memory);
+    r = clmem__vk_allocate_memory(b, req.memoryRequirements.size, type_index, export_types, use_dedicated, buffer,
+                                  VK_NULL_HANDLE, &memory);
     if (r != VK_SUCCESS) {
         vk->DestroyBuffer(device, buffer, NULL);
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkAllocateMemory", r,
                                "Allocating %llu bytes of memory type %u failed.",
-                               (unsigned long long)alloc.allocationSize, alloc.memoryTypeIndex);
+                               (unsigned long long)req.memoryRequirements.size, type_index);
     }
     r = FAULT("vkBindBufferMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vk->BindBufferMemory(device, buffer, memory, 0);
     if (r != VK_SUCCESS) {
@@ -116,14 +130,14 @@ clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBuffe
     {
         VkPhysicalDeviceMemoryProperties mp;
         vk->GetPhysicalDeviceMemoryProperties(physical_device, &mp);
-        memory_out->property_flags = mp.memoryTypes[alloc.memoryTypeIndex].propertyFlags;
+        memory_out->property_flags = mp.memoryTypes[type_index].propertyFlags;
     }
     memory_out->device = device;
     memory_out->memory = memory;
-    memory_out->allocation_size = alloc.allocationSize;
+    memory_out->allocation_size = req.memoryRequirements.size;
     memory_out->export_types = export_types;
     memory_out->dedicated = use_dedicated ? VK_TRUE : VK_FALSE;
-    clmem__own_memory_note(&b->own, memory, alloc.allocationSize); /* imports of it are checked against this */
+    clmem__own_memory_note(&b->own, memory, req.memoryRequirements.size); /* imports of it are checked against this */
     *buffer_out = buffer;
     return CLMEM_OK;
 }

@@ -11,6 +11,13 @@
 uint32_t clmem__vk_find_memory_type(const struct vkfn *vk, VkPhysicalDevice pd, uint32_t allowed,
                                     VkMemoryPropertyFlags want);
 
+/* Allocate `size` bytes of memory type `type_index` for a new buffer or
+ * image (the other one VK_NULL_HANDLE): exported as export_types (0: not
+ * exported), and dedicated to that buffer or image where `dedicated`. */
+VkResult clmem__vk_allocate_memory(const clmem_bridge *b, VkDeviceSize size, uint32_t type_index,
+                                   VkExternalMemoryHandleTypeFlags export_types, bool dedicated, VkBuffer buffer,
+                                   VkImage image, VkDeviceMemory *memory_out);
+
 /* clmem_bridge_vk_buffer_create(), for the image live check: its sentence
  * is the calling public function's (lib/error-private.h). */
 clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,

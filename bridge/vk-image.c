@@ -110,13 +110,10 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
     VkMemoryDedicatedRequirements dedicated_req = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
     VkMemoryRequirements2 req = {.sType = VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, .pNext = &dedicated_req};
     VkImageMemoryRequirementsInfo2 req_info = {.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2};
-    VkMemoryDedicatedAllocateInfo dedicated = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-    VkExportMemoryAllocateInfo export_info = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
-                                              .handleTypes = export_types};
-    VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     VkPhysicalDeviceMemoryProperties mp;
     VkImage image = VK_NULL_HANDLE;
     VkDeviceMemory memory = VK_NULL_HANDLE;
+    uint32_t type_index;
     bool dedicated_only = false, use_dedicated;
     clmem_status s;
     VkResult r;
@@ -145,10 +142,9 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
                                f->name, tiling_name(tiling));
     req_info.image = image;
     vk->GetImageMemoryRequirements2(b->device, &req_info, &req);
-    alloc.allocationSize = req.memoryRequirements.size;
-    alloc.memoryTypeIndex = clmem__vk_find_memory_type(vk, b->physical_device, req.memoryRequirements.memoryTypeBits,
+    type_index = clmem__vk_find_memory_type(vk, b->physical_device, req.memoryRequirements.memoryTypeBits,
                                                        property_flags);
-    if (alloc.memoryTypeIndex == UINT32_MAX) {
+    if (type_index == UINT32_MAX) {
         vk->DestroyImage(b->device, image, NULL);
         return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                            "No memory type with property flags 0x%x can hold this %s image with %s tiling "
@@ -165,20 +161,13 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
      * docs/driver-notes.md). Vulkan said neither "requires" nor "prefers". */
     use_dedicated = dedicated_req.requiresDedicatedAllocation || dedicated_req.prefersDedicatedAllocation ||
                     dedicated_only || export_types != 0;
-    if (export_types)
-        alloc.pNext = &export_info;
-    if (use_dedicated) {
-        dedicated.image = image;
-        dedicated.pNext = alloc.pNext;
-        alloc.pNext = &dedicated;
-    }
-    r = FAULT("vkAllocateMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY
-                                  : vk->AllocateMemory(b->device, &alloc, NULL, &memory);
+    r = clmem__vk_allocate_memory(b, req.memoryRequirements.size, type_index, export_types, use_dedicated,
+                                  VK_NULL_HANDLE, image, &memory);
     if (r != VK_SUCCESS) {
         vk->DestroyImage(b->device, image, NULL);
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkAllocateMemory", r,
                                "Allocating %llu bytes of memory type %u for the image failed.",
-                               (unsigned long long)alloc.allocationSize, alloc.memoryTypeIndex);
+                               (unsigned long long)req.memoryRequirements.size, type_index);
     }
     r = FAULT("vkBindImageMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vk->BindImageMemory(b->device, image, memory, 0);
     if (r != VK_SUCCESS) {
@@ -191,11 +180,11 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
     image_out->image = image;
     image_out->memory.device = b->device;
     image_out->memory.memory = memory;
-    image_out->memory.allocation_size = alloc.allocationSize;
-    image_out->memory.property_flags = mp.memoryTypes[alloc.memoryTypeIndex].propertyFlags;
+    image_out->memory.allocation_size = req.memoryRequirements.size;
+    image_out->memory.property_flags = mp.memoryTypes[type_index].propertyFlags;
     image_out->memory.export_types = export_types;
     image_out->memory.dedicated = use_dedicated ? VK_TRUE : VK_FALSE;
-    clmem__own_memory_note(&b->own, memory, alloc.allocationSize); /* imports of it are checked against this */
+    clmem__own_memory_note(&b->own, memory, req.memoryRequirements.size); /* imports of it are checked against this */
     image_out->memory_offset = 0;
     image_out->size = req.memoryRequirements.size;
     image_out->format = format;

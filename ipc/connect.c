@@ -32,9 +32,15 @@ static clmem_status from_errno(int err, clmem_status path_status, const char *ca
     return clmem_error_set(st, CLMEM_API_SYSTEM, call, err, "%s.", strerror(err));
 }
 
-static clmem_status make_address(const char *path, struct sockaddr_un *a)
+/* The arguments of listen and connect: *fd_out -1 first, then path and
+ * fd_out given and path short enough for a UNIX socket's address. */
+static clmem_status read_path_args(const char *path, int *fd_out, struct sockaddr_un *a)
 {
     size_t n;
+    if (fd_out)
+        *fd_out = -1;
+    if (!path || !fd_out)
+        return clmem__null_arg(!path ? "path" : "fd_out");
     memset(a, 0, sizeof *a);
     a->sun_family = AF_UNIX;
     n = strlen(path);
@@ -129,11 +135,7 @@ static clmem_status ipc_listen(const char *path, int *fd_out)
     int fd;
     clmem_status st;
 
-    if (fd_out)
-        *fd_out = -1;
-    if (!path || !fd_out)
-        return clmem__null_arg(!path ? "path" : "fd_out");
-    if ((st = make_address(path, &a)) != CLMEM_OK)
+    if ((st = read_path_args(path, fd_out, &a)) != CLMEM_OK)
         return st;
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (fd < 0)
@@ -205,11 +207,7 @@ static clmem_status ipc_connect(const char *path, uint64_t timeout_ns, int *fd_o
     uint64_t deadline = deadline_after(timeout_ns);
     clmem_status st;
 
-    if (fd_out)
-        *fd_out = -1;
-    if (!path || !fd_out)
-        return clmem__null_arg(!path ? "path" : "fd_out");
-    if ((st = make_address(path, &a)) != CLMEM_OK)
+    if ((st = read_path_args(path, fd_out, &a)) != CLMEM_OK)
         return st;
     for (;;) {
         int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);

@@ -203,26 +203,16 @@ static clmem_status handshake_receive(struct clmem_ipc_consumer *c, uint64_t tim
     }
 }
 
-/* A send found the producer's end closed. What it sent before closing is
- * still in the socket, and may say why (ERROR) or that it ended (BYE):
- * read it all before concluding that the producer is gone. */
+/* A send found the producer's end closed: why, from what it sent before. */
 static clmem_status closed_during_handshake(struct clmem_ipc_consumer *c)
 {
-    for (;;) {
-        struct ipc_msg m;
-        int fd;
-        pid_t pid;
-        enum recv_result r = clmem__ipc_recv(c->sock, 0, "producer", &m, &fd, &pid);
-        if (r == RECV_BAD)
-            return drop(c, clmem_error_status());
-        if (r != RECV_MESSAGE)
-            break;
-        if (fd >= 0)
-            close(fd); /* a message the handshake no longer takes: only ERROR and BYE matter now */
-        if (m.type == IPC_ERROR)
-            return peer_error(c, &m.u.error);
-        if (m.type == IPC_BYE)
-            return bye_in_handshake(c);
+    struct ipc_msg m;
+
+    switch (clmem__ipc_recv_after_close(c->sock, "producer", &m)) {
+    case CLOSED_BAD: return drop(c, clmem_error_status());
+    case CLOSED_ERROR: return peer_error(c, &m.u.error);
+    case CLOSED_BYE: return bye_in_handshake(c);
+    case CLOSED_GONE: break;
     }
     return gone_in_handshake(c);
 }

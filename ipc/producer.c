@@ -343,26 +343,16 @@ static clmem_status bye_in_handshake(clmem_ipc_producer *p)
     return clmem__invalid("The consumer said BYE during the handshake.");
 }
 
-/* A send found the consumer's end closed. What it sent before closing is
- * still in the socket, and may say why (ERROR) or that it ended (BYE):
- * read it all before concluding that the consumer is gone. */
+/* A send found the consumer's end closed: why, from what it sent before. */
 static clmem_status closed_during_handshake(clmem_ipc_producer *p)
 {
-    for (;;) {
-        struct ipc_msg m;
-        int fd;
-        pid_t pid;
-        enum recv_result r = clmem__ipc_recv(p->sock, 0, "consumer", &m, &fd, &pid);
-        if (r == RECV_BAD)
-            return drop(p, clmem_error_status());
-        if (r != RECV_MESSAGE)
-            break;
-        if (fd >= 0)
-            close(fd); /* a message the handshake no longer takes: only ERROR and BYE matter now */
-        if (m.type == IPC_ERROR)
-            return refused(p, &m.u.error);
-        if (m.type == IPC_BYE)
-            return bye_in_handshake(p);
+    struct ipc_msg m;
+
+    switch (clmem__ipc_recv_after_close(p->sock, "consumer", &m)) {
+    case CLOSED_BAD: return drop(p, clmem_error_status());
+    case CLOSED_ERROR: return refused(p, &m.u.error);
+    case CLOSED_BYE: return bye_in_handshake(p);
+    case CLOSED_GONE: break;
     }
     return gone_in_handshake(p);
 }

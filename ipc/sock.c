@@ -189,6 +189,25 @@ enum recv_result clmem__ipc_recv(int sock, uint64_t deadline_ns, const char *who
     return RECV_MESSAGE;
 }
 
+enum closed_result clmem__ipc_recv_after_close(int sock, const char *who, struct ipc_msg *m)
+{
+    for (;;) {
+        int fd;
+        pid_t pid;
+        enum recv_result r = clmem__ipc_recv(sock, 0, who, m, &fd, &pid);
+        if (r == RECV_BAD)
+            return CLOSED_BAD;
+        if (r != RECV_MESSAGE)
+            return CLOSED_GONE;
+        if (fd >= 0)
+            close(fd); /* a message the handshake no longer takes: only ERROR and BYE matter now */
+        if (m->type == IPC_ERROR)
+            return CLOSED_ERROR;
+        if (m->type == IPC_BYE)
+            return CLOSED_BYE;
+    }
+}
+
 enum send_result clmem__ipc_send(int sock, const struct ipc_msg *m, int fd, uint64_t deadline_ns)
 {
     uint8_t buf[IPC_MAX_MESSAGE_BYTES];

@@ -49,6 +49,19 @@ enum recv_result {
 enum recv_result clmem__ipc_recv(int sock, uint64_t deadline_ns, const char *who, struct ipc_msg *m, int *fd_out,
                                  pid_t *pid_out);
 
+enum closed_result {
+    CLOSED_BAD,   /* the error is recorded (as RECV_BAD) */
+    CLOSED_ERROR, /* *m is the peer's ERROR */
+    CLOSED_BYE,   /* the peer said BYE */
+    CLOSED_GONE   /* the peer sent neither before it closed its end */
+};
+
+/* A send found the peer's end closed. What the peer sent before closing is
+ * still in the socket, and may say why (ERROR) or that it ended (BYE):
+ * read it all before concluding that the peer is gone. Any other message
+ * is passed over and its fd closed. */
+enum closed_result clmem__ipc_recv_after_close(int sock, const char *who, struct ipc_msg *m);
+
 enum send_result {
     SEND_OK,
     SEND_GONE, /* the peer closed its end: EPIPE, ECONNRESET */

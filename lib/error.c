@@ -37,32 +37,30 @@ static _Thread_local struct last_error last_error;
 static void format_code(char *out, size_t size, clmem_api api, int32_t code)
 {
     const char *name = NULL;
+    const char *unnamed = "code "; /* what stands before the number of a code no header names */
+    const char *named = "";        /* what stands before the number after a name */
 
     switch (api) {
     case CLMEM_API_OPENCL:
-        if ((name = clmem__cl_error_name(code)))
-            snprintf(out, size, "%s (%d)", name, (int)code);
-        else
-            snprintf(out, size, "OpenCL code %d", (int)code);
-        return;
+        name = clmem__cl_error_name(code);
+        unnamed = "OpenCL code ";
+        break;
     case CLMEM_API_VULKAN:
-        if ((name = clmem__vk_result_name(code)))
-            snprintf(out, size, "%s (%d)", name, (int)code);
-        else
-            snprintf(out, size, "Vulkan code %d", (int)code);
-        return;
+        name = clmem__vk_result_name(code);
+        unnamed = "Vulkan code ";
+        break;
     case CLMEM_API_SYSTEM:
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
         name = strerrorname_np(code);
 #endif
-        if (name)
-            snprintf(out, size, "%s (errno %d)", name, (int)code);
-        else
-            snprintf(out, size, "errno %d", (int)code);
-        return;
+        unnamed = named = "errno ";
+        break;
     case CLMEM_API_NONE: break;
     }
-    snprintf(out, size, "code %d", (int)code);
+    if (name)
+        snprintf(out, size, "%s (%s%d)", name, named, (int)code);
+    else
+        snprintf(out, size, "%s%d", unnamed, (int)code);
 }
 
 CLMEM_EXPORT clmem_status clmem_error_set(clmem_status status, clmem_api api, const char *call,

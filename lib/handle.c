@@ -80,13 +80,8 @@ CLMEM_EXPORT clmem_status clmem_handle_wrap(cl_mem mem, cl_command_queue queue, 
 
 CLMEM_EXPORT clmem_handle *clmem_handle_ref(clmem_handle *h)
 {
-    if (h) {
-        if (LIVE_BAD(h->live, MARK_HANDLE)) {
-            live_misuse_mark("clmem_handle_ref", h, MARK_HANDLE, &h->live);
-            return NULL;
-        }
-        refcount_get(&h->refs);
-    }
+    if (h && !live_ref(&h->refs, &h->live, MARK_HANDLE, "clmem_handle_ref", h))
+        return NULL;
     return h;
 }
 
@@ -100,19 +95,8 @@ static __attribute__((noinline)) void handle_destroy(clmem_handle *h)
 
 CLMEM_EXPORT void clmem_handle_unref(clmem_handle *h)
 {
-    int last;
-
-    if (!h)
-        return;
-    if (LIVE_BAD(h->live, MARK_HANDLE)) {
-        live_misuse_mark("clmem_handle_unref", h, MARK_HANDLE, &h->live);
-        return;
-    }
-    last = live_put(&h->refs);
-    if (last > 0)
+    if (h && live_unref(&h->refs, &h->live, MARK_HANDLE, "clmem_handle_unref", h))
         handle_destroy(h);
-    else if (last < 0)
-        live_misuse("clmem_handle_unref", h, MARK_HANDLE, MARK_HANDLE);
 }
 
 /* The getters check the mark too: a handle read after its last unref

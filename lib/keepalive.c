@@ -44,13 +44,8 @@ CLMEM_EXPORT clmem_keepalive *clmem_keepalive_new(void (*release)(void *user), v
 
 CLMEM_EXPORT clmem_keepalive *clmem_keepalive_ref(clmem_keepalive *ka)
 {
-    if (ka) {
-        if (LIVE_BAD(ka->live, MARK_ANCHOR)) {
-            live_misuse_mark("clmem_keepalive_ref", ka, MARK_ANCHOR, &ka->live);
-            return NULL;
-        }
-        refcount_get(&ka->refs);
-    }
+    if (ka && !live_ref(&ka->refs, &ka->live, MARK_ANCHOR, "clmem_keepalive_ref", ka))
+        return NULL;
     return ka;
 }
 
@@ -69,19 +64,8 @@ static __attribute__((noinline)) void anchor_destroy(clmem_keepalive *ka)
 
 CLMEM_EXPORT void clmem_keepalive_unref(clmem_keepalive *ka)
 {
-    int last;
-
-    if (!ka)
-        return;
-    if (LIVE_BAD(ka->live, MARK_ANCHOR)) {
-        live_misuse_mark("clmem_keepalive_unref", ka, MARK_ANCHOR, &ka->live);
-        return;
-    }
-    last = live_put(&ka->refs);
-    if (last > 0)
+    if (ka && live_unref(&ka->refs, &ka->live, MARK_ANCHOR, "clmem_keepalive_unref", ka))
         anchor_destroy(ka);
-    else if (last < 0)
-        live_misuse("clmem_keepalive_unref", ka, MARK_ANCHOR, MARK_ANCHOR);
 }
 
 static void chain_release(void *user)

@@ -202,18 +202,36 @@ static inline int live_put(clmem_refcount *r)
     return old == 1u ? 1 : -1;
 }
 
-/* A whole unref of an object that is not on a hot path (a bridge, a
- * semaphore, a ring): its mark checked, one reference dropped, an unref
- * too many reported (it aborts); whether it was the last reference. The
- * handle's and the anchor's unrefs keep their own shape (lib/handle.c). */
+/* A whole ref of an object that is not NULL: its mark checked (a wrong one
+ * aborts), one reference taken. Returns false only where it found the mark
+ * wrong, after the report; written so that the report is a tail call and
+ * the path that does not fail needs no stack frame (live_misuse()). */
+static inline bool live_ref(clmem_refcount *refs, uint32_t *mark, uint32_t want, const char *call, const void *obj)
+{
+    if (LIVE_BAD(*mark, want)) {
+        live_misuse_mark(call, obj, want, mark);
+        return false;
+    }
+    refcount_get(refs);
+    return true;
+}
+
+/* A whole unref of an object that is not NULL: its mark checked, one
+ * reference dropped, an unref too many reported (both abort); whether it
+ * was the last reference. The reports are tail calls, as in live_ref(). */
 static inline bool live_unref(clmem_refcount *refs, uint32_t *mark, uint32_t want, const char *call, const void *obj)
 {
     int last;
 
-    LIVE_CHECK(*mark, want, call, obj);
+    if (LIVE_BAD(*mark, want)) {
+        live_misuse_mark(call, obj, want, mark);
+        return false;
+    }
     last = live_put(refs);
-    if (last < 0)
+    if (last < 0) {
         live_misuse(call, obj, want, want);
+        return false;
+    }
     return last > 0;
 }
 
