@@ -245,10 +245,14 @@ clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref);
  * allocation of its own that is exported as an opaque fd (and as a dma-buf
  * where FFmpeg's device enabled that too). Their layout is the driver's:
  * OpenCL cannot read them as rows, so clmem_av_frame_import() refuses
- * them; they are for the image way of clmem_av_cl_map()
- * (CLMEM_AV_CL_WAY_VK_IMAGE), each plane's VkImage imported as an OpenCL
- * image (clmem_bridge_import_vk_image() with optimal tiling), which is the
- * way on NVIDIA's driver, where OpenCL makes no image2d from a buffer.
+ * them. They are made for the image way (CLMEM_AV_CL_WAY_VK_IMAGE), each
+ * plane's VkImage imported as an OpenCL image
+ * (clmem_bridge_import_vk_image() with optimal tiling), which is the way
+ * on NVIDIA's driver, where OpenCL makes no image2d from a buffer; that
+ * way is not offered yet, and clmem_av_cl_map() refuses these frames with
+ * CLMEM_ERR_UNSUPPORTED, naming it and what the bridge answers for the
+ * plane formats. FFmpeg's own transfers (av_hwframe_transfer_data(),
+ * hwupload, hwdownload) work on them as on any of its frames.
  *
  * Where the frames context's usage is 0, the images get the usage the
  * bridge's live check (clmem_bridge_image_live_check()) proves an
@@ -915,8 +919,9 @@ clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const cl
  *    as an OpenCL image (what NVIDIA's OpenCL, which has no
  *    cl_khr_image2d_from_buffer, would need): not offered yet. A frame
  *    whose planes take an fd path on a device without
- *    cl_khr_image2d_from_buffer is refused with CLMEM_ERR_UNSUPPORTED
- *    naming it.
+ *    cl_khr_image2d_from_buffer, and a frame of
+ *    clmem_av_frames_setup_optimal(), are refused with
+ *    CLMEM_ERR_UNSUPPORTED naming it.
  *
  * @par Software formats
  * NV12 (CL_R and CL_RG, CL_UNORM_INT8), P010 (CL_R and CL_RG,
