@@ -21,7 +21,9 @@
  *    where the device has it and the plane's row pitch and memory meet its
  *    alignments.
  * The third way, each plane's optimal-tiling VkImage imported as an OpenCL
- * image, is not offered: the map refuses such frames, naming it.
+ * image, is not offered: the map refuses frames of
+ * clmem_av_frames_setup_optimal(), naming it and what the bridge answers
+ * for their plane formats (check_vk_image()).
  *
  * The planes and images of a frame of libclmem-av's pool are kept in the
  * OpenCL frames context's cache (struct cl_cache, one struct cl_entry per
@@ -44,6 +46,7 @@
 #include <libavutil/hwcontext_opencl.h>
 #include <libavutil/pixdesc.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The image formats FFmpeg's OpenCL frames use for a software format, one
@@ -523,6 +526,34 @@ static clmem_status choose_way(const struct cl_entry *e, cl_device_id device, cl
                        clmem_bridge_path_name(path));
 }
 
+/* A frame of clmem_av_frames_setup_optimal(): its planes reach OpenCL only
+ * as their VkImages imported as images (CLMEM_AV_CL_WAY_VK_IMAGE), which
+ * the map does not offer. CLMEM_ERR_UNSUPPORTED, naming that way and,
+ * where the bridge would refuse a plane's import too, its answer for that
+ * plane's format. */
+static clmem_status check_vk_image(clmem_bridge *b, const AVHWFramesContext *vk_frames,
+                                   const struct cl_layout *layout)
+{
+    const VkFormat *formats = av_vkfmt_from_pixfmt(vk_frames->sw_format);
+
+    for (uint32_t p = 0; p < layout->planes; p++)
+        if (clmem_bridge_check_image(b, formats[p], VK_IMAGE_TILING_OPTIMAL, CLMEM_BRIDGE_PATH_OPAQUE_FD,
+                                     CL_MEM_READ_WRITE, CLMEM_BRIDGE_IMAGE_AS_IMAGE) != CLMEM_OK) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", clmem_error_message());
+            return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                               "src is an optimal-tiling %s frame (clmem_av_frames_setup_optimal()), whose planes "
+                               "reach OpenCL only as their VkImages imported as images (the vk-image way), which "
+                               "is not offered yet; the bridge would not import plane %u so either: %s",
+                               layout->name, p, why);
+        }
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                       "src is an optimal-tiling %s frame (clmem_av_frames_setup_optimal()), whose planes reach "
+                       "OpenCL only as their VkImages imported as images (the vk-image way), which is not offered "
+                       "yet.",
+                       layout->name);
+}
+
 /* The mapping's entry: the cache's for a frame of libclmem-av's pool
  * mapped into a frames context of clmem_av_cl_frames_create() (made and
  * listed on its first map, marked mapped), else one of its own. Its
@@ -590,6 +621,8 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
     const struct cl_layout *layout;
     struct cl_mapping *m;
     struct cl_entry *e;
+    struct av_pool_facts facts = {0};
+    bool ours = false;
     AVFrame *out = NULL;
     clmem_status s;
     cl_int err;
@@ -629,6 +662,10 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
                                                       "make it with clmem_av_cl_device_create() on this bridge.");
     if ((s = check_image_formats(oc->context, layout)) != CLMEM_OK)
         return s;
+    if ((s = clmem__av_pool_check(vk_frames, &ours, &facts)) != CLMEM_OK)
+        return s;
+    if (ours && facts.tiling == VK_IMAGE_TILING_OPTIMAL)
+        return check_vk_image(b, vk_frames, layout);
     if (!flags)
         flags = AV_HWFRAME_MAP_READ | AV_HWFRAME_MAP_WRITE;
 

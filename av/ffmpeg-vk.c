@@ -120,7 +120,7 @@ uint32_t clmem__av_queue_families(const AVVulkanDeviceContext *vk, uint32_t qfs[
 
 /* ffmpeg-vk.h. */
 clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames, bool ours,
-                                    VkExternalMemoryHandleTypeFlags *types_out)
+                                    VkImageTiling ours_tiling, VkExternalMemoryHandleTypeFlags *types_out)
 {
     const AVVulkanFramesContext *fc = frames->hwctx;
     const VkImageDrmFormatModifierListCreateInfoEXT *mods = NULL;
@@ -128,7 +128,7 @@ clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWF
     bool fd = clmem__av_has_device_extension(vk, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
     bool dma_buf = clmem__av_has_device_extension(vk, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME) ||
                    clmem__av_has_device_extension(vk, VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME);
-    const VkImageTiling tiling = ours ? VK_IMAGE_TILING_LINEAR : fc->tiling;
+    const VkImageTiling tiling = ours ? ours_tiling : fc->tiling;
     const VkExternalMemoryHandleTypeFlagBits candidates[2] = {VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
                                                               VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT};
     const bool enabled[2] = {fd, dma_buf};

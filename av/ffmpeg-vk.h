@@ -76,11 +76,13 @@ uint32_t clmem__av_queue_families(const AVVulkanDeviceContext *vk, uint32_t qfs[
  * extension its device enabled and for which
  * vkGetPhysicalDeviceImageFormatProperties2 accepts plane 0's format with
  * the frames context's tiling, usage (and modifiers). This asks the same.
- * `ours`: the frames are libclmem-av's pool's (frame-pool.c), which are
- * linear images whatever the frames context's tiling says (clmem_av_frames_setup()
- * gives FFmpeg's trial image a tiling of its own), and exports what this
- * answers for linear tiling. */
+ * `ours`: the frames are libclmem-av's pool's (frame-pool.c), whose images
+ * have the pool's tiling `ours_tiling` (linear, or optimal for
+ * clmem_av_frames_setup_optimal()) whatever the frames context's tiling
+ * says (setup gives FFmpeg's trial image a tiling of its own), and which
+ * exports what this answers for that tiling; `ours_tiling` is not read
+ * otherwise. */
 clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames, bool ours,
-                                    VkExternalMemoryHandleTypeFlags *types_out);
+                                    VkImageTiling ours_tiling, VkExternalMemoryHandleTypeFlags *types_out);
 
 #endif

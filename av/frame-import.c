@@ -89,7 +89,8 @@ static clmem_status check_mapping(clmem_bridge *b, const AVVkFrame *vkf, bool ou
 
 /* The frame's tiling, checked: linear, or the linear DRM modifier. Sets
  * *aspect to the aspect its plane layouts are read with. */
-static clmem_status check_tiling(const AVVulkanDeviceContext *vk, const AVVkFrame *vkf, VkImageAspectFlags *aspect)
+static clmem_status check_tiling(const AVVulkanDeviceContext *vk, const AVVkFrame *vkf, bool ours,
+                                 VkImageAspectFlags *aspect)
 {
     PFN_vkGetImageDrmFormatModifierPropertiesEXT get_modifier;
     VkImageDrmFormatModifierPropertiesEXT props = {.sType = VK_STRUCTURE_TYPE_IMAGE_DRM_FORMAT_MODIFIER_PROPERTIES_EXT};
@@ -99,6 +100,11 @@ static clmem_status check_tiling(const AVVulkanDeviceContext *vk, const AVVkFram
         *aspect = VK_IMAGE_ASPECT_COLOR_BIT;
         return CLMEM_OK;
     }
+    if (ours && vkf->tiling == VK_IMAGE_TILING_OPTIMAL)
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "The frame is an optimal-tiling frame of clmem_av_frames_setup_optimal(), whose layout "
+                           "is the driver's: OpenCL cannot read its planes as buffers with rows. Set the frames "
+                           "context up with clmem_av_frames_setup() for plane buffers.");
     if (vkf->tiling != VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT)
         return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                            "The frame's images have %s tiling, whose layout is the driver's: set its frames "
@@ -224,9 +230,9 @@ clmem_status clmem__av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem
                            "The frame is on another VkDevice than the bridge's: make the bridge from the "
                            "frame's device context (clmem_av_bridge_create()).");
     if ((s = clmem__av_pool_check(frames, &ours, &facts)) != CLMEM_OK ||
-        (s = check_tiling(vk, vkf, &aspect)) != CLMEM_OK)
+        (s = check_tiling(vk, vkf, ours, &aspect)) != CLMEM_OK)
         return s;
-    if ((s = clmem__av_export_types(vk, frames, ours, &export_types)) != CLMEM_OK ||
+    if ((s = clmem__av_export_types(vk, frames, ours, facts.tiling, &export_types)) != CLMEM_OK ||
         (s = check_export(b, vk, path, export_types)) != CLMEM_OK ||
         (s = check_mapping(b, vkf, ours, path, export_types)) != CLMEM_OK)
         return s;

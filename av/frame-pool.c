@@ -2,6 +2,8 @@
 /* libclmem-av's frame pool, which clmem_av_frames_setup() gives a Vulkan
  * frames context: each plane a linear VkImage bound to a dedicated
  * allocation of its own, exportable as the frames context's export types.
+ * clmem_av_frames_setup_optimal() gives the same pool with optimal-tiling
+ * images, which OpenCL takes only as images imported from the fd.
  *
  * Why not FFmpeg's own pool: FFmpeg 5.1 allocates a frame's memory
  * dedicated only where Vulkan prefers or requires it, and NVIDIA says
@@ -47,6 +49,7 @@ struct av_pool {
     struct av_pool *next;                 /* the list of pools (pools_lock) */
     AVHWFramesContext *frames;            /* whose pool this is */
     const AVVulkanDeviceContext *vk;      /* the frames context's device (lives longer than the frames) */
+    VkImageTiling tiling;                 /* every image's: LINEAR, or OPTIMAL (clmem_av_frames_setup_optimal()) */
     void (*caller_free)(AVHWFramesContext *frames); /* the free callback setup found, called from ours */
     PFN_vkCreateImage create_image;
     PFN_vkDestroyImage destroy_image;
@@ -155,7 +158,7 @@ static bool plane_make(struct av_pool *pool, AVVkFrame *f, int p, uint32_t width
                              .mipLevels = 1,
                              .arrayLayers = 1,
                              .samples = VK_SAMPLE_COUNT_1_BIT,
-                             .tiling = VK_IMAGE_TILING_LINEAR,
+                             .tiling = pool->tiling,
                              .usage = fc->usage,
                              .sharingMode = nqf > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
                              .queueFamilyIndexCount = nqf,
@@ -179,8 +182,9 @@ static bool plane_make(struct av_pool *pool, AVVkFrame *f, int p, uint32_t width
     if ((r = pool->create_image(dev, &ici, pool->vk->alloc, &f->img[p])) != VK_SUCCESS) {
         f->img[p] = VK_NULL_HANDLE;
         clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkCreateImage", r,
-                        "Making plane %d's linear image (format %d, usage 0x%x, export 0x%x) failed.", p,
-                        (int)ici.format, (unsigned)ici.usage, (unsigned)export_types);
+                        "Making plane %d's %s image (format %d, usage 0x%x, export 0x%x) failed.", p,
+                        pool->tiling == VK_IMAGE_TILING_OPTIMAL ? "optimal-tiling" : "linear", (int)ici.format,
+                        (unsigned)ici.usage, (unsigned)export_types);
         return false;
     }
     pool->get_requirements(dev, f->img[p], &req);
@@ -241,10 +245,10 @@ static AVBufferRef *frame_alloc(void *opaque, size_t size)
     /* Asked per frame, as FFmpeg's pool does: the usage is the frames
      * context's once av_hwframe_ctx_init() set its default, which is
      * before the first frame. */
-    if (ok && clmem__av_export_types(pool->vk, frames, true, &export_types) != CLMEM_OK)
+    if (ok && clmem__av_export_types(pool->vk, frames, true, pool->tiling, &export_types) != CLMEM_OK)
         ok = false;
     if (f)
-        f->tiling = VK_IMAGE_TILING_LINEAR;
+        f->tiling = pool->tiling;
     for (int p = 0; ok && p < planes; p++) {
         uint32_t w = (uint32_t)frames->width, h = (uint32_t)frames->height;
         if (p > 0) { /* chroma planes: rounded up, as FFmpeg makes them */
@@ -288,8 +292,8 @@ static void pool_free(void *opaque)
     free(pool);
 }
 
-clmem_status clmem__av_pool_install(AVHWFramesContext *frames, const AVVulkanDeviceContext *vk, uint64_t *modifiers,
-                                    uint32_t count)
+clmem_status clmem__av_pool_install(AVHWFramesContext *frames, const AVVulkanDeviceContext *vk, VkImageTiling tiling,
+                                    uint64_t *modifiers, uint32_t count)
 {
     struct av_pool *pool = calloc(1, sizeof *pool);
     PFN_vkGetPhysicalDeviceMemoryProperties memory_props =
@@ -304,6 +308,7 @@ clmem_status clmem__av_pool_install(AVHWFramesContext *frames, const AVVulkanDev
     atomic_init(&pool->hidden_flags, 0);
     pool->frames = frames;
     pool->vk = vk;
+    pool->tiling = tiling;
 #define DEVICE_PROC(field, name) ((pool->field = (void *)clmem__av_device_proc(vk, name)) != NULL)
     if (!memory_props || !DEVICE_PROC(create_image, "vkCreateImage") ||
         !DEVICE_PROC(destroy_image, "vkDestroyImage") ||
@@ -349,6 +354,7 @@ clmem_status clmem__av_pool_check(const AVHWFramesContext *frames, bool *ours, s
     listed = pool != NULL;
     if (pool && facts) {
         facts->hidden_flags = atomic_load(&pool->hidden_flags);
+        facts->tiling = pool->tiling;
         facts->wait_semaphores = pool->wait_semaphores;
         facts->signal_semaphore = pool->signal_semaphore;
     }

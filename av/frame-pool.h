@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* libclmem-av's frame pool (frame-pool.c says why it exists): linear frames,
- * each plane in a dedicated allocation of its own. */
+/* libclmem-av's frame pool (frame-pool.c says why it exists): linear (or,
+ * for clmem_av_frames_setup_optimal(), optimal-tiling) frames, each plane
+ * in a dedicated allocation of its own. */
 #ifndef CLMEM_AV_POOL_H
 #define CLMEM_AV_POOL_H
 #include "ffmpeg-vk.h"
@@ -11,9 +12,10 @@
  * `modifiers` (malloc'd, `count` of them, or NULL): the DRM format
  * modifier list FFmpeg's trial image is made with (frames-setup.c), which
  * the pool keeps and puts first in the frames context's create_pnext. The
- * pool owns the list from this call on, on error too. */
-clmem_status clmem__av_pool_install(AVHWFramesContext *frames, const AVVulkanDeviceContext *vk, uint64_t *modifiers,
-                                    uint32_t count);
+ * pool owns the list from this call on, on error too. `tiling`: its
+ * frames' images, VK_IMAGE_TILING_LINEAR or VK_IMAGE_TILING_OPTIMAL. */
+clmem_status clmem__av_pool_install(AVHWFramesContext *frames, const AVVulkanDeviceContext *vk, VkImageTiling tiling,
+                                    uint64_t *modifiers, uint32_t count);
 
 /* What the pool knows of its frames beyond the AVVkFrame. */
 struct av_pool_facts {
@@ -22,6 +24,9 @@ struct av_pool_facts {
      * FFmpeg never maps a frame's memory (the host-mapped path holds its
      * one mapping while imported: frame-pool.c). */
     VkMemoryPropertyFlags hidden_flags;
+    /* The tiling of every image of the pool: VK_IMAGE_TILING_LINEAR, or
+     * VK_IMAGE_TILING_OPTIMAL (clmem_av_frames_setup_optimal()). */
+    VkImageTiling tiling;
     /* The device's timeline calls, resolved once for the pool. */
     PFN_vkWaitSemaphores wait_semaphores;
     PFN_vkSignalSemaphore signal_semaphore;

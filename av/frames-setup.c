@@ -2,6 +2,9 @@
 /* clmem_av_frames_setup(): a Vulkan frames context whose frames OpenCL
  * reads as rows and shares right: linear, each plane in a dedicated
  * allocation, from libclmem-av's pool (frame-pool.c says why its own).
+ * clmem_av_frames_setup_optimal(): the same pool with optimal-tiling
+ * images exportable as opaque fds, which OpenCL takes as images imported
+ * from the fd (the bridge's optimal-tiling image import).
  *
  * FFmpeg's trial image. av_hwframe_ctx_init() of FFmpeg 5.1 makes one
  * frame with the frames context's tiling, usage and create_pnext to see
@@ -170,7 +173,84 @@ static clmem_status choose_usage(const AVVulkanDeviceContext *vk, const AVHWFram
     return CLMEM_OK;
 }
 
-static clmem_status av_frames_setup(AVBufferRef *frames_ref)
+/* The usage of the optimal pool's images when the caller left it 0: the
+ * usage the bridge's live check proves a format's optimal-tiling import
+ * with (transfers, plus sampled and storage where the format's
+ * optimal-tiling features allow them), for every plane's format. */
+static clmem_status choose_usage_optimal(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames,
+                                         VkImageUsageFlags *usage)
+{
+    const VkFormat *formats = av_vkfmt_from_pixfmt(frames->sw_format);
+    const VkFormatFeatureFlags transfers = VK_FORMAT_FEATURE_TRANSFER_SRC_BIT | VK_FORMAT_FEATURE_TRANSFER_DST_BIT;
+    PFN_vkGetPhysicalDeviceFormatProperties query =
+        (PFN_vkGetPhysicalDeviceFormatProperties)clmem__av_instance_proc(vk, "vkGetPhysicalDeviceFormatProperties");
+    VkFormatFeatureFlags all = ~(VkFormatFeatureFlags)0;
+
+    if (!query)
+        return CLMEM_ERR_UNSUPPORTED;
+    for (int p = 0; p < av_pix_fmt_count_planes(frames->sw_format); p++) {
+        VkFormatProperties props;
+        query(vk->phys_dev, formats[p], &props);
+        all &= props.optimalTilingFeatures;
+    }
+    if ((all & transfers) != transfers)
+        return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_VULKAN, "vkGetPhysicalDeviceFormatProperties", 0,
+                               "Vulkan cannot copy to and from optimal-tiling images of %s's plane formats (format "
+                               "features 0x%x).",
+                               av_get_pix_fmt_name(frames->sw_format), (unsigned)all);
+    *usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    if (all & VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT)
+        *usage |= VK_IMAGE_USAGE_SAMPLED_BIT;
+    if (all & VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT)
+        *usage |= VK_IMAGE_USAGE_STORAGE_BIT;
+    return CLMEM_OK;
+}
+
+/* Does Vulkan make optimal-tiling images of every plane's format with
+ * `usage`, exportable as opaque fds (as FFmpeg makes its images: aliased,
+ * shared by its queue families)? */
+static clmem_status check_optimal_export(const AVVulkanDeviceContext *vk, enum AVPixelFormat sw_format,
+                                         VkImageUsageFlags usage)
+{
+    const VkFormat *formats = av_vkfmt_from_pixfmt(sw_format);
+    PFN_vkGetPhysicalDeviceImageFormatProperties2 query =
+        (PFN_vkGetPhysicalDeviceImageFormatProperties2)clmem__av_instance_proc(
+            vk, "vkGetPhysicalDeviceImageFormatProperties2");
+
+    if (!clmem__av_has_device_extension(vk, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "Optimal-tiling frames reach OpenCL only as images imported from an opaque fd, and "
+                           "FFmpeg's Vulkan device did not enable %s.",
+                           VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+    if (!query)
+        return CLMEM_ERR_UNSUPPORTED;
+    for (int p = 0; p < av_pix_fmt_count_planes(sw_format); p++) {
+        VkPhysicalDeviceExternalImageFormatInfo ext = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO,
+            .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+        VkPhysicalDeviceImageFormatInfo2 info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
+                                                 .pNext = &ext,
+                                                 .format = formats[p],
+                                                 .type = VK_IMAGE_TYPE_2D,
+                                                 .tiling = VK_IMAGE_TILING_OPTIMAL,
+                                                 .usage = usage,
+                                                 .flags = VK_IMAGE_CREATE_ALIAS_BIT};
+        VkExternalImageFormatProperties eprops = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
+        VkImageFormatProperties2 props = {.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2, .pNext = &eprops};
+        VkResult r = query(vk->phys_dev, &info, &props);
+
+        if (r != VK_SUCCESS ||
+            !(eprops.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
+            return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_VULKAN,
+                                   "vkGetPhysicalDeviceImageFormatProperties2", r,
+                                   "Vulkan makes no optimal-tiling images of %s's plane %d format (%d) with usage "
+                                   "0x%x exportable as an opaque fd.",
+                                   av_get_pix_fmt_name(sw_format), p, (int)formats[p], (unsigned)usage);
+    }
+    return CLMEM_OK;
+}
+
+static clmem_status av_frames_setup(AVBufferRef *frames_ref, VkImageTiling tiling)
 {
     AVHWFramesContext *frames;
     AVVulkanFramesContext *fc;
@@ -189,11 +269,17 @@ static clmem_status av_frames_setup(AVBufferRef *frames_ref)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE, "The frames context's format is not AV_PIX_FMT_VULKAN.");
     if (frames->pool)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "The frames context already has a pool: call clmem_av_frames_setup() before "
-                           "av_hwframe_ctx_init(), which gives the context libclmem-av's own pool.");
+                           "The frames context already has a pool: call %s() before av_hwframe_ctx_init(), which "
+                           "gives the context libclmem-av's own pool.",
+                           tiling == VK_IMAGE_TILING_OPTIMAL ? "clmem_av_frames_setup_optimal" : "clmem_av_frames_setup");
     if (!clmem__av_format(frames->sw_format))
         return CLMEM_ERR_UNSUPPORTED;
     fc = frames->hwctx;
+    if (tiling == VK_IMAGE_TILING_OPTIMAL && fc->tiling != VK_IMAGE_TILING_OPTIMAL)
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
+                           "The frames context asks for tiling %d: clmem_av_frames_setup_optimal() allocates "
+                           "optimal-tiling frames; leave the tiling at FFmpeg's default (VK_IMAGE_TILING_OPTIMAL).",
+                           (int)fc->tiling);
     if (fc->tiling != VK_IMAGE_TILING_OPTIMAL && fc->tiling != VK_IMAGE_TILING_LINEAR)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
                            "The frames context asks for tiling %d: libclmem-av allocates linear frames "
@@ -202,17 +288,23 @@ static clmem_status av_frames_setup(AVBufferRef *frames_ref)
     if (has_modifier_list(fc->create_pnext))
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
                            "The frames context's create_pnext lists DRM format modifiers: libclmem-av "
-                           "allocates linear frames itself, with no modifier.");
-    if (!fc->usage && (s = choose_usage(vk, frames, &usage)) != CLMEM_OK)
+                           "allocates its frames itself, with no modifier.");
+    if (tiling == VK_IMAGE_TILING_OPTIMAL) {
+        if ((!fc->usage && (s = choose_usage_optimal(vk, frames, &usage)) != CLMEM_OK) ||
+            (s = check_optimal_export(vk, frames->sw_format, fc->usage ? fc->usage : usage)) != CLMEM_OK)
+            return s;
+    } else if (!fc->usage && (s = choose_usage(vk, frames, &usage)) != CLMEM_OK) {
         return s;
+    }
     if ((s = trial_modifiers(vk, frames->sw_format, fc->usage ? fc->usage : usage, &modifiers, &nmodifiers)) !=
         CLMEM_OK)
         return s;
-    if ((s = clmem__av_pool_install(frames, vk, modifiers, nmodifiers)) != CLMEM_OK)
+    if ((s = clmem__av_pool_install(frames, vk, tiling, modifiers, nmodifiers)) != CLMEM_OK)
         return s; /* the install freed the list */
-    /* FFmpeg's trial image (the file's comment): linear where the device has
-     * no DRM format modifiers, else of the list the pool now holds. */
-    fc->tiling = nmodifiers ? VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT : VK_IMAGE_TILING_LINEAR;
+    /* FFmpeg's trial image (the file's comment): the pool's tiling where the
+     * device has no DRM format modifiers, else of the list the pool now
+     * holds. */
+    fc->tiling = nmodifiers ? VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT : tiling;
     if (!fc->usage)
         fc->usage = usage;
     return CLMEM_OK;
@@ -220,5 +312,10 @@ static clmem_status av_frames_setup(AVBufferRef *frames_ref)
 
 CLMEM_EXPORT clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref)
 {
-    return clmem__error_in(__func__, av_frames_setup(frames_ref));
+    return clmem__error_in(__func__, av_frames_setup(frames_ref, VK_IMAGE_TILING_LINEAR));
+}
+
+CLMEM_EXPORT clmem_status clmem_av_frames_setup_optimal(AVBufferRef *frames_ref)
+{
+    return clmem__error_in(__func__, av_frames_setup(frames_ref, VK_IMAGE_TILING_OPTIMAL));
 }

@@ -234,6 +234,65 @@ clmem_status clmem_av_bridge_create(AVBufferRef *device_ref, cl_context context,
 clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref);
 
 /**
+ * Set a Vulkan frames context up, before av_hwframe_ctx_init(), for frames
+ * OpenCL takes as images: optimal tiling, exportable as opaque fds.
+ *
+ * The frames context gets libclmem-av's pool, as with
+ * clmem_av_frames_setup(), whose frames here are one optimal-tiling
+ * VkImage per plane (FFmpeg's own layout for its frames: R8 and R8G8 for
+ * NV12, R16 and R16G16 for P010, R8 three times for YUV420P, R8G8B8A8 or
+ * B8G8R8A8 for RGBA and BGRA), each bound at offset 0 to a dedicated
+ * allocation of its own that is exported as an opaque fd (and as a dma-buf
+ * where FFmpeg's device enabled that too). Their layout is the driver's:
+ * OpenCL cannot read them as rows, so clmem_av_frame_import() refuses
+ * them. They are made for the image way (CLMEM_AV_CL_WAY_VK_IMAGE), each
+ * plane's VkImage imported as an OpenCL image
+ * (clmem_bridge_import_vk_image() with optimal tiling), which is the way
+ * on NVIDIA's driver, where OpenCL makes no image2d from a buffer; that
+ * way is not offered yet, and clmem_av_cl_map() refuses these frames with
+ * CLMEM_ERR_UNSUPPORTED, naming it and what the bridge answers for the
+ * plane formats. FFmpeg's own transfers (av_hwframe_transfer_data(),
+ * hwupload, hwdownload) work on them as on any of its frames.
+ *
+ * Where the frames context's usage is 0, the images get the usage the
+ * bridge's live check (clmem_bridge_image_live_check()) proves an
+ * optimal-tiling import with: transfers, plus sampled and storage where
+ * every plane format's optimal-tiling features allow them. A usage the
+ * caller set is kept; a driver may lay out images of another usage
+ * differently from the checked ones. The frames context's tiling must be
+ * FFmpeg's default (VK_IMAGE_TILING_OPTIMAL); on a device with DRM format
+ * modifiers setup gives FFmpeg's trial image a modifier list of its own,
+ * as clmem_av_frames_setup() does. A new frame's layouts are
+ * VK_IMAGE_LAYOUT_UNDEFINED and its timeline semaphores start at
+ * sem_value 0. The pool's lifetime and the free callback are as for
+ * clmem_av_frames_setup().
+ *
+ * @param frames_ref As for clmem_av_frames_setup().
+ * @retval CLMEM_OK                The frames context is set up.
+ * @retval CLMEM_ERR_NULL_POINTER  frames_ref is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE As for clmem_av_frames_setup(), and a
+ *                                 tiling other than FFmpeg's default
+ *                                 (VK_IMAGE_TILING_OPTIMAL).
+ * @retval CLMEM_ERR_NO_MEMORY     Allocating the pool failed.
+ * @retval CLMEM_ERR_UNSUPPORTED   sw_format is not NV12, P010, RGBA, BGRA or
+ *                                 YUV420P; FFmpeg's device did not enable
+ *                                 VK_KHR_external_memory_fd; Vulkan cannot
+ *                                 copy to and from optimal-tiling images of
+ *                                 the plane formats, or makes none of them
+ *                                 with the usage exportable as an opaque
+ *                                 fd; or the trial image's modifier list
+ *                                 fails as for clmem_av_frames_setup(). The
+ *                                 sentence names the format.
+ * @par On error
+ *      The frames context is unchanged.
+ * @par Blocks
+ *      Never.
+ * @ingroup av_setup
+ * @since 0.4
+ */
+clmem_status clmem_av_frames_setup_optimal(AVBufferRef *frames_ref);
+
+/**
  * @defgroup av_frames Frames
  * @ingroup libclmem_av
  * @brief A frame's planes as handles, and host order without a sync object.
@@ -860,8 +919,9 @@ clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const cl
  *    as an OpenCL image (what NVIDIA's OpenCL, which has no
  *    cl_khr_image2d_from_buffer, would need): not offered yet. A frame
  *    whose planes take an fd path on a device without
- *    cl_khr_image2d_from_buffer is refused with CLMEM_ERR_UNSUPPORTED
- *    naming it.
+ *    cl_khr_image2d_from_buffer, and a frame of
+ *    clmem_av_frames_setup_optimal(), are refused with
+ *    CLMEM_ERR_UNSUPPORTED naming it.
  *
  * @par Software formats
  * NV12 (CL_R and CL_RG, CL_UNORM_INT8), P010 (CL_R and CL_RG,

@@ -640,6 +640,119 @@ out:
 
 /* ---------------------------------------------------------------- bad input */
 
+/* An optimal-tiling frames context of clmem_av_frames_setup_optimal() on
+ * FFmpeg's device, not initialised (NULL where the setup refuses; its
+ * status in *s). */
+static AVBufferRef *optimal_frames_alloc(enum AVPixelFormat sw, clmem_status *s)
+{
+    AVBufferRef *ref = av_hwframe_ctx_alloc(fx.device);
+    AVHWFramesContext *fc = (AVHWFramesContext *)ref->data;
+
+    fc->format = AV_PIX_FMT_VULKAN;
+    fc->sw_format = sw;
+    fc->width = W;
+    fc->height = H;
+    if ((*s = clmem_av_frames_setup_optimal(ref)) != CLMEM_OK)
+        av_buffer_unref(&ref);
+    return ref;
+}
+
+/* Frames of clmem_av_frames_setup_optimal(): optimal-tiling images whose
+ * memory is exportable as an opaque fd, which FFmpeg uploads to and
+ * downloads from; the plane-buffer import and the map refuse them,
+ * naming why, and change nothing. */
+static void optimal_frames(void)
+{
+    PFN_vkGetMemoryFdKHR get_fd = (PFN_vkGetMemoryFdKHR)av_fixture_device_proc(&fx, "vkGetMemoryFdKHR");
+    AVBufferRef *vk_frames, *cl_frames = NULL, *refused;
+    AVFrame *pattern = av_fixture_pattern(AV_PIX_FMT_RGBA, W, H, 11), *vkf, *down = av_frame_alloc();
+    AVFrame *mapped = av_frame_alloc();
+    const AVVulkanFramesContext *vfc;
+    AVVkFrame *f;
+    clmem_av_frame_planes planes;
+    struct fd_snapshot fds;
+    uint64_t before;
+    char why[256];
+    clmem_status s;
+    int r, fd = -1;
+
+    vk_frames = optimal_frames_alloc(AV_PIX_FMT_RGBA, &s);
+    if (!tap_ok(s == CLMEM_OK, "clmem_av_frames_setup_optimal(rgba) (%s)", s == CLMEM_OK ? "ok" : clmem_error_message()))
+        tap_bail("no optimal-tiling frames: %s", clmem_error_message());
+    vfc = ((AVHWFramesContext *)vk_frames->data)->hwctx;
+    tap_ok((vfc->usage & (VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT)) ==
+               (VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT),
+           "its usage 0x%x has both transfers", (unsigned)vfc->usage);
+    if ((r = av_hwframe_ctx_init(vk_frames)) < 0)
+        tap_bail("av_hwframe_ctx_init of the optimal-tiling frames: %s", av_err(r));
+    vkf = vk_frame_with(vk_frames, pattern);
+    f = (AVVkFrame *)vkf->data[0];
+    tap_ok(f->tiling == VK_IMAGE_TILING_OPTIMAL && f->img[0] && f->mem[0] && f->offset[0] == 0,
+           "a frame of the pool is an optimal-tiling image bound at offset 0 (tiling %d)", (int)f->tiling);
+    {
+        VkMemoryGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
+                                     .memory = f->mem[0],
+                                     .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+        VkResult vr = get_fd(fx.vk->act_dev, &info, &fd);
+        tap_ok(vr == VK_SUCCESS && fd >= 0, "its memory exports as an opaque fd (VkResult %d)", (int)vr);
+        if (fd >= 0)
+            close(fd);
+    }
+    down->format = AV_PIX_FMT_RGBA;
+    r = av_hwframe_transfer_data(down, vkf, 0);
+    tap_ok(r >= 0 && same_bytes(pattern, down, why, sizeof why),
+           "FFmpeg's upload to it and download from it give the pattern back (%s)", r < 0 ? av_err(r) : "same bytes");
+
+    fd_snapshot_take(&fds);
+    before = sem_value(vkf, 0);
+    s = clmem_av_frame_import(fx.bridge, vkf, CLMEM_BRIDGE_PATH_BEST, fx.cl.queue, CL_MEM_READ_WRITE, &planes);
+    tap_ok(s == CLMEM_ERR_UNSUPPORTED && planes.count == 0 && strstr(clmem_error_message(), "optimal-tiling frame"),
+           "clmem_av_frame_import of it: CLMEM_ERR_UNSUPPORTED, no planes (%s)", clmem_error_message());
+    if (clmem_av_cl_frames_create(cl_device, vk_frames, &cl_frames) != CLMEM_OK)
+        tap_bail("clmem_av_cl_frames_create(optimal rgba): %s", clmem_error_message());
+    mapped->hw_frames_ctx = av_buffer_ref(cl_frames);
+    s = clmem_av_cl_map(fx.bridge, NULL, mapped, vkf, AV_HWFRAME_MAP_READ);
+    tap_ok(s == CLMEM_ERR_UNSUPPORTED && strstr(clmem_error_message(), "vk-image way") && mapped->buf[0] == NULL &&
+               mapped->data[0] == NULL && sem_value(vkf, 0) == before,
+           "clmem_av_cl_map of it: CLMEM_ERR_UNSUPPORTED naming the vk-image way, dst and the frame unchanged (%s)",
+           clmem_error_message());
+    fd_describe_new(&fds, why, sizeof why);
+    tap_ok(strcmp(why, "none") == 0, "the refusals left no fd behind (new: %s)", why);
+    av_frame_unref(down);
+    down->format = AV_PIX_FMT_RGBA;
+    r = av_hwframe_transfer_data(down, vkf, 0);
+    tap_ok(r >= 0 && same_bytes(pattern, down, why, sizeof why), "the frame is intact after the refusals (%s)",
+           r < 0 ? av_err(r) : why);
+
+    /* Bad set-ups: a linear tiling asked for, a context initialised already. */
+    refused = av_hwframe_ctx_alloc(fx.device);
+    ((AVHWFramesContext *)refused->data)->format = AV_PIX_FMT_VULKAN;
+    ((AVHWFramesContext *)refused->data)->sw_format = AV_PIX_FMT_NV12;
+    ((AVHWFramesContext *)refused->data)->width = W;
+    ((AVHWFramesContext *)refused->data)->height = H;
+    ((AVVulkanFramesContext *)((AVHWFramesContext *)refused->data)->hwctx)->tiling = VK_IMAGE_TILING_LINEAR;
+    s = clmem_av_frames_setup_optimal(refused);
+    tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "asks for tiling") &&
+               ((AVHWFramesContext *)refused->data)->pool == NULL,
+           "clmem_av_frames_setup_optimal with a linear tiling: CLMEM_ERR_INVALID_VALUE, no pool (%s)",
+           clmem_error_message());
+    av_buffer_unref(&refused);
+    s = clmem_av_frames_setup_optimal(vk_frames);
+    tap_ok(s == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "already has a pool"),
+           "clmem_av_frames_setup_optimal of an initialised context: CLMEM_ERR_INVALID_VALUE (%s)",
+           clmem_error_message());
+    s = clmem_av_frames_setup_optimal(NULL);
+    tap_ok(s == CLMEM_ERR_NULL_POINTER, "clmem_av_frames_setup_optimal(NULL): CLMEM_ERR_NULL_POINTER (%s)",
+           clmem_error_message());
+
+    av_frame_free(&mapped);
+    av_frame_free(&down);
+    av_frame_free(&vkf);
+    av_frame_free(&pattern);
+    av_buffer_unref(&cl_frames);
+    av_buffer_unref(&vk_frames);
+}
+
 static void bad_input(void)
 {
     AVBufferRef *vk_frames = av_fixture_frames(&fx, AV_PIX_FMT_RGBA, W, H), *cl_frames = NULL, *out = NULL;
@@ -786,6 +899,7 @@ int main(void)
     run_filters(AV_PIX_FMT_P010, cl_has_image_format(CL_RG, CL_UNORM_INT16) ? NULL : "CL_RG");
     run_filters(AV_PIX_FMT_YUV420P, cl_has_image_format(CL_R, CL_UNORM_INT8) ? NULL : "CL_R");
     bad_input();
+    optimal_frames();
 
     av_buffer_unref(&cl_device);
     s = clmem_bridge_finish(fx.bridge, 10000000000ull);
