@@ -273,6 +273,7 @@ static clmem_status av_bridge_create(void)
 }
 
 static clmem_status av_frames_setup(void) { return clmem_av_frames_setup(NULL); }
+static clmem_status av_frames_setup_optimal(void) { return clmem_av_frames_setup_optimal(NULL); }
 
 static clmem_status av_frame_import(void)
 {
@@ -447,6 +448,7 @@ static const struct row rows[] = {
 
     AV(av_bridge_create),
     AV(av_frames_setup),
+    AV(av_frames_setup_optimal),
     AV(av_frame_import),
     AV(av_frame_acquire),
     AV(av_frame_release),
