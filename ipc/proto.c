@@ -126,9 +126,12 @@ static clmem_status receive_ready(struct proto *p, const struct ipc_handoff *r)
             return clmem__invalid("The producer sent READY for frame %u, which the consumer still holds (READY %llu).",
                                   f, (unsigned long long)p->frames[f].sequence);
     }
+    if (r->sequence[0] != p->next_sequence && r->count == 1)
+        return clmem__invalid("The producer sent READY %llu for frame %u where READY %llu was due.",
+                              (unsigned long long)r->sequence[0], r->index[0], (unsigned long long)p->next_sequence);
     if (r->sequence[0] != p->next_sequence)
-        return clmem__invalid("The producer sent READY %llu for %u frame%s where READY %llu was due.",
-                              (unsigned long long)r->sequence[0], r->count, r->count == 1 ? "" : "s",
+        return clmem__invalid("The producer sent READY %llu for %u frames from frame %u where READY %llu was due.",
+                              (unsigned long long)r->sequence[0], r->count, r->index[0],
                               (unsigned long long)p->next_sequence);
     for (uint32_t i = 0; i < r->count; i++) {
         p->frames[r->index[i]].state = FRAME_LENT;

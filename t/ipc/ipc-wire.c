@@ -358,7 +358,7 @@ static void conversations(void)
     refuses(&p, m, -1, "READY for frame 2; it offered 2", "a READY for a frame not offered");
     m = msg_of(IPC_READY);
     m.u.handoff.sequence[0] = 1;
-    refuses(&p, m, -1, "READY 1 for 1 frame where READY 0 was due", "a READY out of sequence");
+    refuses(&p, m, -1, "READY 1 for frame 1 where READY 0 was due", "a READY out of sequence");
     m = msg_of(IPC_READY);
     tap_ok(clmem__ipc_proto_receive(&p, &m, -1) == CLMEM_OK && p.frames[1].state == FRAME_LENT,
            "conversation: READY 0 for frame 1 hands it to the consumer");
