@@ -128,7 +128,8 @@
  * clmem_bridge_import_fd()'s or clmem_bridge_import_vk()'s). Per batch
  * (one frame with clmem_ipc_producer_ready() and clmem_ipc_consumer_next(),
  * several with their _many forms): one READY and one FREE message (each
- * one sendmsg and one recvmsg of 32 bytes and 4 or 16 more per frame), one
+ * one sendmsg and one recvmsg: 32 and 24 bytes, and 4 and 16 more a
+ * frame), one
  * acquire and one release (clmem_bridge_acquire_many(),
  * clmem_bridge_release_many()), one host wait on the producer's fence
  * before READY and one on the consumer's release before FREE, and the
