@@ -36,12 +36,15 @@
  *  3. The consumer imports every frame's planes (the paths below) and
  *     answers ACCEPT with the path it took, or ERROR with its reason, which
  *     the producer reports as its own failure.
- *  4. Per frame, the producer sends READY once Vulkan's writes to it have
- *     completed; the consumer acquires the frame's planes on its queue and
- *     hands out the handles; when the consumer's last handle of the frame
- *     goes, the planes are released after the work enqueued on them, and
- *     once that release completed the consumer sends FREE: the release
- *     point. The producer may write the frame again from then on.
+ *  4. The producer sends READY once Vulkan's writes to a batch of frames
+ *     (one frame, or several: clmem_ipc_producer_ready_many()) have
+ *     completed; the consumer acquires the batch's planes on its queue and
+ *     hands out the handles (a frame at a time, or the batch at once:
+ *     clmem_ipc_consumer_next_many()); when the consumer's last handle of
+ *     what it handed out at once goes, the planes are released after the
+ *     work enqueued on them, and once that release completed the consumer
+ *     sends FREE, naming every frame released together: the release
+ *     point. The producer may write those frames again from then on.
  *  5. Either side ends with BYE, or by closing the socket.
  *
  * Both directions are ordered by the host: no queue of either process ever
@@ -98,8 +101,9 @@
  * Every message is checked before it changes anything: its length, the
  * magic, the version, the type, the fields (counts, indices, sizes, plane
  * ranges inside their allocation, pitches against the format), the order
- * (a READY only for a frame the producer holds, a FREE only for one the
- * consumer holds, sequences in order), and the fds: exactly one with each
+ * (a READY only for frames the producer holds, a FREE only for frames the
+ * consumer holds, a batch of 1 to CLMEM_IPC_MAX_FRAMES frames naming each
+ * once, sequences in order), and the fds: exactly one with each
  * ALLOC and none elsewhere, a truncated message or truncated control data
  * is refused, and every fd that arrived with a refused message is closed.
  * A message that breaks a rule gets CLMEM_ERR_INVALID_VALUE (or
@@ -121,19 +125,22 @@
  *
  * @section ipc_cost What it costs
  * Setting up: one fd and one driver import per plane (the import's cost is
- * clmem_bridge_import_fd()'s or clmem_bridge_import_vk()'s). Per frame: one
- * READY and one FREE message (each one sendmsg and one recvmsg of 32
- * bytes), one acquire and one release (clmem_bridge_acquire_many(),
+ * clmem_bridge_import_fd()'s or clmem_bridge_import_vk()'s). Per batch
+ * (one frame with clmem_ipc_producer_ready() and clmem_ipc_consumer_next(),
+ * several with their _many forms): one READY and one FREE message (each
+ * one sendmsg and one recvmsg: 32 and 24 bytes, and 4 and 16 more a
+ * frame), one
+ * acquire and one release (clmem_bridge_acquire_many(),
  * clmem_bridge_release_many()), one host wait on the producer's fence
  * before READY and one on the consumer's release before FREE, and the
  * GPU's switch between the two processes' contexts. clmem-bench measures
  * it (measure (x)) against one process and against a copy through
- * /dev/shm.
+ * /dev/shm, with one frame and with batches.
  *
  * Errors are reported as in clmem.h: a clmem_status, with a sentence in
  * clmem_error_message() (@ref errors). Every symbol here is part of
- * libclmem-ipc's first ABI, 0.3's (symbol version CLMEM_IPC_0.3:
- * @ref versioning). Linux only (SCM_RIGHTS, SCM_CREDENTIALS, pidfd). The
+ * libclmem-ipc's first ABI, 0.3's (symbol version CLMEM_IPC_0.3), but the
+ * batches' calls, 0.4's (CLMEM_IPC_0.4: @ref versioning). Linux only (SCM_RIGHTS, SCM_CREDENTIALS, pidfd). The
  * overview is clmem-ipc(7).
  */
 
@@ -151,10 +158,13 @@
 extern "C" {
 #endif
 
-/** The protocol version this header's library speaks.
+/** The protocol version this header's library speaks: 2, which hands
+ *  frames over in batches (READY and FREE name 1 to CLMEM_IPC_MAX_FRAMES
+ *  frames), since 0.4. Version 1 (0.3's, one frame a message) is refused
+ *  on both sides with CLMEM_ERR_UNSUPPORTED and a sentence naming both.
  *  @ingroup ipc_limits
  *  @since 0.3 */
-#define CLMEM_IPC_PROTOCOL_VERSION 1
+#define CLMEM_IPC_PROTOCOL_VERSION 2
 /** At most this many frames a producer offers on one connection.
  *  @ingroup ipc_limits
  *  @since 0.3 */
@@ -584,6 +594,69 @@ clmem_status clmem_ipc_producer_wait_all(clmem_ipc_producer *p, uint64_t timeout
 clmem_status clmem_ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkFence fence, uint64_t timeout_ns);
 
 /**
+ * The frames Vulkan may write now, as a batch: wait like
+ * clmem_ipc_producer_next() for one, then take every frame the producer
+ * holds, oldest first, up to `max`.
+ *
+ * @param p              The producer, started.
+ * @param timeout_ns     How long to wait at most for the first frame: 0
+ *                       does not wait; UINT64_MAX has no limit.
+ * @param max            Room in indices_out (1 or more).
+ * @param[out] indices_out The frames' indices: *count_out of them.
+ * @param[out] count_out The count, 1 to max; 0 on error.
+ * @retval CLMEM_OK                The frames are the producer's to write.
+ * @retval CLMEM_ERR_NULL_POINTER  p, indices_out or count_out is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE max is 0, and clmem_ipc_producer_next()'s
+ *                                 reasons.
+ * @retval CLMEM_ERR_TIMEOUT       No frame came back within timeout_ns.
+ * @par Blocks
+ *      As clmem_ipc_producer_next().
+ * @ingroup ipc_producer
+ * @since 0.4
+ */
+clmem_status clmem_ipc_producer_next_many(clmem_ipc_producer *p, uint64_t timeout_ns, uint32_t max,
+                                          uint32_t *indices_out, uint32_t *count_out);
+
+/**
+ * Hand `count` frames to the consumer as one batch: once `fence` signalled
+ * (Vulkan's writes to all of them completed), send one READY naming them,
+ * in this order.
+ *
+ * The consumer gets them in this order, by clmem_ipc_consumer_next() one
+ * at a time or by clmem_ipc_consumer_next_many() at once, and frees them
+ * as it releases them. clmem_ipc_producer_ready(p, i, fence, t) is
+ * clmem_ipc_producer_ready_many(p, 1, &i, fence, t).
+ *
+ * @param p          The producer.
+ * @param count      How many frames: 1 to the frames offered.
+ * @param indices    Frames clmem_ipc_producer_next() or _next_many() gave
+ *                   and not yet handed over, each once.
+ * @param fence      A fence of the producer's device that signals once the
+ *                   writes to every one of them completed (a fence of the
+ *                   last of their submissions on one queue does), or
+ *                   VK_NULL_HANDLE when the caller knows they have. Waited
+ *                   for, not reset.
+ * @param timeout_ns How long to wait for the fence at most.
+ * @retval CLMEM_OK                READY is sent; the frames are the
+ *                                 consumer's.
+ * @retval CLMEM_ERR_NULL_POINTER  p or indices is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE count is 0 or above the frames offered; an
+ *                                 index is not a frame the producer handed
+ *                                 out, or comes twice (the sentence names
+ *                                 it); or the connection is not OPEN. The
+ *                                 frames stay the producer's.
+ * @retval CLMEM_ERR_TIMEOUT       The fence did not signal in time: nothing
+ *                                 is sent, the frames stay the producer's.
+ * @retval CLMEM_ERR_VULKAN        vkWaitForFences failed.
+ * @par Blocks
+ *      On the fence, up to timeout_ns. Never on the consumer.
+ * @ingroup ipc_producer
+ * @since 0.4
+ */
+clmem_status clmem_ipc_producer_ready_many(clmem_ipc_producer *p, uint32_t count, const uint32_t *indices,
+                                           VkFence fence, uint64_t timeout_ns);
+
+/**
  * The connection's state.
  *
  * @param p The producer, or NULL.
@@ -829,6 +902,53 @@ typedef struct clmem_ipc_frame {
  */
 clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns, clmem_ipc_frame *frame_out,
                                      cl_event *event_out);
+
+/**
+ * The frames the producer handed over, as one batch: wait like
+ * clmem_ipc_consumer_next() for the first, then take every frame already
+ * received (the rest of the producer's READY, and of earlier ones), up to
+ * `max`, with all their planes acquired by one call on the consumer's
+ * queue.
+ *
+ * The batch is released as one: the release point is when the last handle
+ * of any of its frames goes (clmem_handle_unref()). Then every plane of
+ * the batch is released on the queue after everything enqueued there
+ * before, and once that release completed the producer is told, in one
+ * FREE, that the frames are free. Keep a frame's handles as long as the
+ * others' if you need it longer: none is given back before the last.
+ *
+ * @param c               The consumer, started.
+ * @param timeout_ns      How long to wait at most for the first frame: 0
+ *                        does not wait; UINT64_MAX has no limit.
+ * @param max             Room in frames_out (1 or more); at most
+ *                        CLMEM_IPC_MAX_FRAMES are taken.
+ * @param[out] frames_out The frames, *count_out of them, in the order the
+ *                        producer handed them over; their plane handles
+ *                        are the caller's. The first min(max,
+ *                        CLMEM_IPC_MAX_FRAMES) are zeroed first.
+ * @param[out] count_out  The count; 0 at the end of the stream (as for
+ *                        clmem_ipc_consumer_next(): CLMEM_OK,
+ *                        clmem_ipc_consumer_state() says which end) and on
+ *                        error.
+ * @param[out] event_out  If not NULL, the one acquire's event, the caller's
+ *                        to release; NULL at the end of the stream and on
+ *                        error.
+ * @retval CLMEM_OK                Frames, or the end of the stream.
+ * @retval CLMEM_ERR_NULL_POINTER  c, frames_out or count_out is NULL.
+ * @retval CLMEM_ERR_INVALID_VALUE max is 0, and clmem_ipc_consumer_next()'s
+ *                                 reasons.
+ * @retval CLMEM_ERR_TIMEOUT       No frame within timeout_ns.
+ * @retval CLMEM_ERR_OPENCL        The acquire was refused (the connection is
+ *                                 dropped).
+ * @retval CLMEM_ERR_NO_MEMORY     An allocation failed (the connection is
+ *                                 dropped).
+ * @par Blocks
+ *      Up to timeout_ns, on the producer's next READY.
+ * @ingroup ipc_consumer
+ * @since 0.4
+ */
+clmem_status clmem_ipc_consumer_next_many(clmem_ipc_consumer *c, uint64_t timeout_ns, uint32_t max,
+                                          clmem_ipc_frame *frames_out, uint32_t *count_out, cl_event *event_out);
 
 /**
  * The connection's state.

@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* The release point: when the caller's last handle of a frame goes, the
- * frame's planes are released on the consumer's queue after everything
- * enqueued there before, and once that release completed the producer is
- * told the frame is free (FREE).
+/* The release point: when the caller's last handle of a batch goes (a
+ * frame from clmem_ipc_consumer_next(), or every frame of one
+ * clmem_ipc_consumer_next_many()), its planes are released on the
+ * consumer's queue after everything enqueued there before, and once that
+ * release completed the producer is told the frames are free (FREE).
  *
- * The last unref only queues the frame for the consumer's thread, so that
+ * The last unref only queues the batch for the consumer's thread, so that
  * it never blocks (NVIDIA's release can block its caller while earlier
  * commands on the queue wait) and costs the same whatever the queue holds.
  * The thread releases every frame queued since it last looked with one
  * clmem_bridge_release_many(), waits for that release on the host
  * (clWaitForEvents: an event callback came 20-36 ms late on NVIDIA, far too
- * late for a frame), and sends one FREE per frame. Host order on purpose:
- * the producer's queue never waits on a signal of this process. */
+ * late for a frame), and sends one FREE naming every one of them. Host
+ * order on purpose: the producer's queue never waits on a signal of this
+ * process. */
 #include "config.h"
 #include "consumer.h"
 #include "deadline.h"
@@ -22,14 +24,18 @@
 
 void clmem__ipc_consumer_frame_dropped(void *user)
 {
-    struct consumer_frame *f = user;
-    struct clmem_ipc_consumer *c = f->c;
+    struct consumer_frame *first = user, *last = first;
+    struct clmem_ipc_consumer *c = first->c;
+    uint32_t n = 1;
 
+    while (last->next_released) {
+        last = last->next_released;
+        n++;
+    }
     pthread_mutex_lock(&c->lock);
-    c->held--;
-    f->next_released = NULL;
-    *c->released_tail = f;
-    c->released_tail = &f->next_released;
+    c->held -= n;
+    *c->released_tail = first;
+    c->released_tail = &last->next_released;
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
 }
@@ -70,25 +76,26 @@ static void release_batch(struct clmem_ipc_consumer *c, struct consumer_frame **
         connection_lost(c, CLMEM_IPC_STATE_DROPPED);
         return;
     }
+    struct ipc_msg m = {.type = IPC_FREE};
+    m.u.handoff.count = n;
+    pthread_mutex_lock(&c->lock);
     for (uint32_t i = 0; i < n; i++) {
-        struct ipc_msg m = {.type = IPC_FREE};
-        pthread_mutex_lock(&c->lock);
         /* With the producer again before it hears so: a READY for it may
          * follow the FREE at once. */
         c->proto.frames[batch[i]->index].state = FRAME_HELD;
-        pthread_mutex_unlock(&c->lock);
-        if (atomic_load(&c->state) != CLMEM_IPC_STATE_OPEN)
-            continue; /* the producer is gone or the connection dropped: nobody to tell */
-        m.u.handoff.index = batch[i]->index;
-        m.u.handoff.sequence = batch[i]->sequence;
-        enum send_result r = clmem__ipc_send(c->sock, &m, -1, deadline_after(IPC_SEND_WAIT_NS));
-        /* SEND_GONE leaves the state alone: the producer closed its end,
-         * maybe after a BYE still unread in the socket. next() reads
-         * every message left before the end, and says which end it was. */
-        if (r == SEND_BAD) {
-            shutdown(c->sock, SHUT_RDWR);
-            connection_lost(c, CLMEM_IPC_STATE_DROPPED);
-        }
+        m.u.handoff.index[i] = batch[i]->index;
+        m.u.handoff.sequence[i] = batch[i]->sequence;
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (atomic_load(&c->state) != CLMEM_IPC_STATE_OPEN)
+        return; /* the producer is gone or the connection dropped: nobody to tell */
+    enum send_result r = clmem__ipc_send(c->sock, &m, -1, deadline_after(IPC_SEND_WAIT_NS));
+    /* SEND_GONE leaves the state alone: the producer closed its end,
+     * maybe after a BYE still unread in the socket. next() reads every
+     * message left before the end, and says which end it was. */
+    if (r == SEND_BAD) {
+        shutdown(c->sock, SHUT_RDWR);
+        connection_lost(c, CLMEM_IPC_STATE_DROPPED);
     }
 }
 

@@ -291,79 +291,110 @@ CLMEM_EXPORT clmem_status clmem_ipc_consumer_start(clmem_ipc_consumer *c, uint64
 
 /* ------------------------------------------------------------ frames */
 
-/* Hand frame f out: acquire its planes, wrap each in a handle of its own
- * whose last unref (the anchor's) is the release point. */
-static clmem_status deliver(struct clmem_ipc_consumer *c, struct consumer_frame *f, clmem_ipc_frame *out,
-                            cl_event *event_out)
+/* Frames of READYs received and not yet handed out. */
+static void pending_push(struct clmem_ipc_consumer *c, uint32_t index)
 {
-    const struct ipc_frame *d = &c->proto.frames[f->index].desc;
-    clmem_status st = clmem_bridge_acquire_many(c->bridge, f->plane_count, f->imports, c->queue, 0, NULL, event_out);
+    c->pending[(c->pending_head + c->pending_count) % CLMEM_IPC_MAX_FRAMES] = index;
+    c->pending_count++;
+}
+
+static uint32_t pending_pop(struct clmem_ipc_consumer *c)
+{
+    uint32_t index = c->pending[c->pending_head];
+    c->pending_head = (c->pending_head + 1) % CLMEM_IPC_MAX_FRAMES;
+    c->pending_count--;
+    return index;
+}
+
+static void release_event(cl_event *event_out)
+{
+    if (event_out && *event_out) {
+        clReleaseEvent(*event_out);
+        *event_out = NULL;
+    }
+}
+
+/* Hand out the n frames fs as one batch: acquire all their planes with one
+ * call, wrap each plane in a handle of its own, all of them holding one
+ * anchor whose callback (the batch's last unref) is the release point. */
+static clmem_status deliver(struct clmem_ipc_consumer *c, struct consumer_frame **fs, uint32_t n,
+                            clmem_ipc_frame *out, cl_event *event_out)
+{
+    clmem_handle *planes[CLMEM_IPC_MAX_FRAMES * IPC_MAX_PLANES] = {NULL};
+    cl_uint count = 0;
+
+    for (uint32_t k = 0; k < n; k++) {
+        for (uint32_t i = 0; i < fs[k]->plane_count; i++)
+            planes[count++] = fs[k]->imports[i];
+        fs[k]->next_released = k + 1 < n ? fs[k + 1] : NULL; /* the batch's chain */
+    }
+    clmem_status st = clmem_bridge_acquire_many(c->bridge, count, planes, c->queue, 0, NULL, event_out);
     if (st != CLMEM_OK) {
         char why[1024];
         snprintf(why, sizeof why, "%s", clmem_error_message());
-        clmem_error_set(st, clmem_error_api(), clmem_error_call(), clmem_error_native_code(),
-                        "Acquiring frame %u for OpenCL failed: %s", f->index, why);
+        if (n == 1)
+            clmem_error_set(st, clmem_error_api(), clmem_error_call(), clmem_error_native_code(),
+                            "Acquiring frame %u for OpenCL failed: %s", fs[0]->index, why);
+        else
+            clmem_error_set(st, clmem_error_api(), clmem_error_call(), clmem_error_native_code(),
+                            "Acquiring %u frames (from frame %u) for OpenCL failed: %s", n, fs[0]->index, why);
         return drop(c, st);
     }
     pthread_mutex_lock(&c->lock);
-    c->held++; /* the anchor's callback counts it down, whatever happens below */
+    c->held += n; /* the anchor's callback counts them down, whatever happens below */
     pthread_mutex_unlock(&c->lock);
 
-    clmem_keepalive *anchor = clmem_keepalive_new(clmem__ipc_consumer_frame_dropped, f);
+    clmem_keepalive *anchor = clmem_keepalive_new(clmem__ipc_consumer_frame_dropped, fs[0]);
     if (!anchor) {
-        clmem__ipc_consumer_frame_dropped(f); /* released and given back as if dropped */
-        if (event_out && *event_out) {
-            clReleaseEvent(*event_out);
-            *event_out = NULL;
-        }
-        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Out of memory for frame %u's anchor.", f->index);
+        clmem__ipc_consumer_frame_dropped(fs[0]); /* released and given back as if dropped */
+        release_event(event_out);
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Out of memory for the anchor of frame %u.", fs[0]->index);
     }
     st = CLMEM_OK;
-    for (uint32_t i = 0; i < f->plane_count && st == CLMEM_OK; i++) {
-        clmem_ipc_plane *p = &out->planes[i];
-        st = clmem_handle_wrap(clmem_handle_mem(f->imports[i]), c->queue, d->planes[i].row_pitch, anchor, &p->handle);
-        p->size = d->planes[i].size;
-        p->row_pitch = d->planes[i].row_pitch;
-        p->width = d->planes[i].width;
-        p->height = d->planes[i].height;
-        p->texel_bytes = d->texel_bytes[i];
-    }
-    clmem_keepalive_unref(anchor); /* the handles hold it; with none (a failed wrap), this releases the frame */
-    if (st != CLMEM_OK) {
-        for (uint32_t i = 0; i < f->plane_count; i++)
-            clmem_handle_unref(out->planes[i].handle);
-        memset(out, 0, sizeof *out);
-        if (event_out && *event_out) {
-            clReleaseEvent(*event_out);
-            *event_out = NULL;
+    for (uint32_t k = 0; k < n && st == CLMEM_OK; k++) {
+        const struct ipc_frame *d = &c->proto.frames[fs[k]->index].desc;
+        for (uint32_t i = 0; i < fs[k]->plane_count && st == CLMEM_OK; i++) {
+            clmem_ipc_plane *p = &out[k].planes[i];
+            st = clmem_handle_wrap(clmem_handle_mem(fs[k]->imports[i]), c->queue, d->planes[i].row_pitch, anchor,
+                                   &p->handle);
+            p->size = d->planes[i].size;
+            p->row_pitch = d->planes[i].row_pitch;
+            p->width = d->planes[i].width;
+            p->height = d->planes[i].height;
+            p->texel_bytes = d->texel_bytes[i];
         }
+        out[k].index = fs[k]->index;
+        out[k].plane_count = fs[k]->plane_count;
+        out[k].sequence = fs[k]->sequence;
+        out[k].format = (VkFormat)d->format;
+        out[k].width = d->width;
+        out[k].height = d->height;
+    }
+    clmem_keepalive_unref(anchor); /* the handles hold it; with none (a failed wrap), this releases the batch */
+    if (st != CLMEM_OK) {
+        for (uint32_t k = 0; k < n; k++)
+            for (uint32_t i = 0; i < IPC_MAX_PLANES; i++)
+                clmem_handle_unref(out[k].planes[i].handle);
+        memset(out, 0, n * sizeof *out);
+        release_event(event_out);
         return st;
     }
-    out->index = f->index;
-    out->plane_count = f->plane_count;
-    out->sequence = f->sequence;
-    out->format = (VkFormat)d->format;
-    out->width = d->width;
-    out->height = d->height;
     return CLMEM_OK;
 }
 
-static clmem_status ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns, clmem_ipc_frame *frame_out,
-                                      cl_event *event_out)
+/* Wait until the deadline for frames the producer handed over: CLMEM_OK
+ * with at least one pending (READYs are read only while none is), or with
+ * none at the end of the stream; the error otherwise. Frames received
+ * before the producer's end (BYE, or its death) are still handed out; after
+ * a drop nothing is. */
+static clmem_status wait_pending(struct clmem_ipc_consumer *c, uint64_t timeout_ns, uint64_t deadline)
 {
-    uint64_t deadline = deadline_after(timeout_ns);
-
-    if (frame_out)
-        memset(frame_out, 0, sizeof *frame_out);
-    if (event_out)
-        *event_out = NULL;
-    if (!c || !frame_out)
-        return clmem__null_arg(!c ? "c" : "frame_out");
-    if (c->path == CLMEM_BRIDGE_PATH_BEST)
-        return clmem__ipc_not_started("consumer", state_of(c));
     for (;;) {
-        if (state_of(c) != CLMEM_IPC_STATE_OPEN)
-            return CLMEM_OK; /* the end of the stream: plane_count 0 */
+        clmem_ipc_state state = state_of(c);
+        if (state == CLMEM_IPC_STATE_DROPPED || state == CLMEM_IPC_STATE_CLOSED)
+            c->pending_count = 0;
+        if (c->pending_count || state != CLMEM_IPC_STATE_OPEN)
+            return CLMEM_OK; /* frames, or the end of the stream: none */
         struct ipc_msg m;
         int fd;
         pid_t pid;
@@ -386,9 +417,11 @@ static clmem_status ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns
         if (st != CLMEM_OK)
             return drop(c, st);
         if (m.type == IPC_READY) {
-            struct consumer_frame *f = &c->frames[m.u.handoff.index];
-            f->sequence = m.u.handoff.sequence;
-            return deliver(c, f, frame_out, event_out);
+            for (uint32_t i = 0; i < m.u.handoff.count; i++) {
+                c->frames[m.u.handoff.index[i]].sequence = m.u.handoff.sequence[i];
+                pending_push(c, m.u.handoff.index[i]);
+            }
+            continue;
         }
         if (m.type == IPC_ERROR)
             return peer_error(c, &m.u.error);
@@ -398,10 +431,67 @@ static clmem_status ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns
     }
 }
 
+static clmem_status ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns, clmem_ipc_frame *frame_out,
+                                      cl_event *event_out)
+{
+    uint64_t deadline = deadline_after(timeout_ns);
+
+    if (frame_out)
+        memset(frame_out, 0, sizeof *frame_out);
+    if (event_out)
+        *event_out = NULL;
+    if (!c || !frame_out)
+        return clmem__null_arg(!c ? "c" : "frame_out");
+    if (c->path == CLMEM_BRIDGE_PATH_BEST)
+        return clmem__ipc_not_started("consumer", state_of(c));
+    clmem_status st = wait_pending(c, timeout_ns, deadline);
+    if (st != CLMEM_OK || c->pending_count == 0)
+        return st; /* an error, or the end of the stream: plane_count 0 */
+    struct consumer_frame *f = &c->frames[pending_pop(c)];
+    return deliver(c, &f, 1, frame_out, event_out);
+}
+
 CLMEM_EXPORT clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns,
                                                   clmem_ipc_frame *frame_out, cl_event *event_out)
 {
     return clmem__error_in(__func__, ipc_consumer_next(c, timeout_ns, frame_out, event_out));
+}
+
+static clmem_status ipc_consumer_next_many(clmem_ipc_consumer *c, uint64_t timeout_ns, uint32_t max,
+                                           clmem_ipc_frame *frames_out, uint32_t *count_out, cl_event *event_out)
+{
+    uint64_t deadline = deadline_after(timeout_ns);
+    struct consumer_frame *fs[CLMEM_IPC_MAX_FRAMES];
+
+    if (count_out)
+        *count_out = 0;
+    if (event_out)
+        *event_out = NULL;
+    if (frames_out && max)
+        memset(frames_out, 0, (max < CLMEM_IPC_MAX_FRAMES ? max : CLMEM_IPC_MAX_FRAMES) * sizeof *frames_out);
+    if (!c || !frames_out || !count_out)
+        return clmem__null_arg(!c ? "c" : !frames_out ? "frames_out" : "count_out");
+    if (max == 0)
+        return clmem__invalid("max is 0; it is how many frames frames_out has room for.");
+    if (c->path == CLMEM_BRIDGE_PATH_BEST)
+        return clmem__ipc_not_started("consumer", state_of(c));
+    clmem_status st = wait_pending(c, timeout_ns, deadline);
+    if (st != CLMEM_OK || c->pending_count == 0)
+        return st; /* an error, or the end of the stream: *count_out 0 */
+    uint32_t n = 0;
+    while (c->pending_count && n < max)
+        fs[n++] = &c->frames[pending_pop(c)];
+    st = deliver(c, fs, n, frames_out, event_out);
+    if (st == CLMEM_OK)
+        *count_out = n;
+    return st;
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_consumer_next_many(clmem_ipc_consumer *c, uint64_t timeout_ns, uint32_t max,
+                                                       clmem_ipc_frame *frames_out, uint32_t *count_out,
+                                                       cl_event *event_out)
+{
+    return clmem__error_in(__func__, ipc_consumer_next_many(c, timeout_ns, max, frames_out, count_out, event_out));
 }
 
 CLMEM_EXPORT clmem_ipc_state clmem_ipc_consumer_state(const clmem_ipc_consumer *c)

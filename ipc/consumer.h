@@ -21,7 +21,8 @@ struct consumer_frame {
     uint32_t plane_count;
     clmem_handle *imports[IPC_MAX_PLANES]; /* the bridge's handles, held until destroy() */
     uint64_t sequence;                     /* of the READY it was handed out for */
-    struct consumer_frame *next_released;  /* the release thread's queue */
+    struct consumer_frame *next_released;  /* the next frame of its batch (set when handed out), then of the
+                                              release thread's queue */
 };
 
 struct clmem_ipc_consumer {
@@ -41,6 +42,10 @@ struct clmem_ipc_consumer {
     pthread_cond_t cond;
     struct proto proto;
     struct consumer_frame frames[CLMEM_IPC_MAX_FRAMES];
+    /* Frames of READYs received, not yet handed out (next()'s own, oldest
+     * first): a READY names a batch, next() hands out one frame a call. */
+    uint32_t pending[CLMEM_IPC_MAX_FRAMES];
+    uint32_t pending_head, pending_count;
     uint32_t held;                     /* frames handed out whose last handle is alive */
     struct consumer_frame *released;   /* dropped by the caller, waiting for the thread (oldest first) */
     struct consumer_frame **released_tail;
@@ -60,6 +65,7 @@ void clmem__ipc_consumer_drop_imports(struct clmem_ipc_consumer *c);
 
 /* consumer-release.c */
 void *clmem__ipc_consumer_release_thread(void *arg);
-/* The anchor's callback of a handed-out frame: its last handle is gone. */
+/* The anchor's callback of a batch handed out (`user` its first frame,
+ * the rest chained by next_released): the batch's last handle is gone. */
 void clmem__ipc_consumer_frame_dropped(void *user);
 #endif

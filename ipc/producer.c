@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -489,7 +490,8 @@ static clmem_status pump(clmem_ipc_producer *p, uint64_t deadline)
         if (r == RECV_BAD)
             return drop(p, clmem_error_status());
         if (m.type == IPC_FREE)
-            fifo_push(p, m.u.handoff.index); /* proto.c set it HELD */
+            for (uint32_t i = 0; i < m.u.handoff.count; i++)
+                fifo_push(p, m.u.handoff.index[i]); /* proto.c set them HELD */
         else if (m.type == IPC_BYE)
             connection_over(p, CLMEM_IPC_STATE_ENDED, true);
         else if (m.type == IPC_ERROR) {
@@ -587,6 +589,40 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_next(clmem_ipc_producer *p, uint64_
     return clmem__error_in(__func__, ipc_producer_next(p, timeout_ns, index_out));
 }
 
+static clmem_status ipc_producer_next_many(clmem_ipc_producer *p, uint64_t timeout_ns, uint32_t max,
+                                           uint32_t *indices_out, uint32_t *count_out)
+{
+    if (count_out)
+        *count_out = 0;
+    if (!p || !indices_out || !count_out)
+        return clmem__null_arg(!p ? "p" : !indices_out ? "indices_out" : "count_out");
+    if (max == 0)
+        return clmem__invalid("max is 0; it is how many frames indices_out has room for.");
+    if (!p->proto.accepted_path)
+        return clmem__ipc_not_started("producer", p->state);
+    clmem_status st = wait_until(p, deadline_after(timeout_ns), has_free_frame);
+    if (st == CLMEM_ERR_TIMEOUT)
+        return clmem__fail(CLMEM_ERR_TIMEOUT, "no frame came back within %s (%u lent, the connection is %s).",
+                           clmem__duration(timeout_ns).text, clmem_ipc_producer_lent(p),
+                           clmem_ipc_state_name(p->state));
+    if (st != CLMEM_OK)
+        return st;
+    while (p->fifo_count > 0 && *count_out < max) {
+        uint32_t index = p->free_fifo[p->fifo_head];
+        p->fifo_head = (p->fifo_head + 1) % CLMEM_IPC_MAX_FRAMES;
+        p->fifo_count--;
+        p->handed_out[index] = true;
+        indices_out[(*count_out)++] = index;
+    }
+    return CLMEM_OK;
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_producer_next_many(clmem_ipc_producer *p, uint64_t timeout_ns, uint32_t max,
+                                                       uint32_t *indices_out, uint32_t *count_out)
+{
+    return clmem__error_in(__func__, ipc_producer_next_many(p, timeout_ns, max, indices_out, count_out));
+}
+
 static clmem_status ipc_producer_wait_all(clmem_ipc_producer *p, uint64_t timeout_ns)
 {
     if (!p)
@@ -606,54 +642,102 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_wait_all(clmem_ipc_producer *p, uin
     return clmem__error_in(__func__, ipc_producer_wait_all(p, timeout_ns));
 }
 
-static clmem_status ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkFence fence, uint64_t timeout_ns)
+/* Hand `count` frames to the consumer in one READY, once `fence` signalled
+ * (their writes completed). `what` names them in sentences ("frame 3",
+ * "4 frames"). Nothing changes unless the READY went. */
+static clmem_status hand_over(clmem_ipc_producer *p, uint32_t count, const uint32_t *indices, VkFence fence,
+                              uint64_t timeout_ns, const char *what)
 {
-    if (!p)
-        return clmem__null_arg("p");
-    if (index >= p->nframes || !p->handed_out[index])
-        return clmem__invalid("frame %u is not one clmem_ipc_producer_next() gave (the producer has %u frames).", index,
-                              p->nframes);
     if (fence != VK_NULL_HANDLE) {
         VkResult vr = p->vk.fn.WaitForFences(p->vk.device, 1, &fence, VK_TRUE, timeout_ns);
         if (vr == VK_TIMEOUT)
             return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_VULKAN, "vkWaitForFences", vr,
-                                   "the fence of frame %u did not signal within %s.", index,
+                                   "the fence of %s did not signal within %s.", what,
                                    clmem__duration(timeout_ns).text);
         if (vr != VK_SUCCESS)
             return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkWaitForFences", vr,
-                                   "waiting for the fence of frame %u failed.", index);
+                                   "waiting for the fence of %s failed.", what);
     }
     /* Learn of a consumer that left before telling it anything. */
     clmem_status st = pump(p, 0);
     if (st != CLMEM_OK)
         return st;
     if (p->state != CLMEM_IPC_STATE_OPEN)
-        return clmem__invalid("the connection is %s; frame %u stays the producer's.", clmem_ipc_state_name(p->state),
-                              index);
+        return clmem__invalid("the connection is %s; %s stay%s the producer's.", clmem_ipc_state_name(p->state), what,
+                              count == 1 ? "s" : "");
 
     struct ipc_msg m = {.type = IPC_READY};
-    m.u.handoff.index = index;
-    m.u.handoff.sequence = p->proto.next_sequence;
+    m.u.handoff.count = count;
+    for (uint32_t i = 0; i < count; i++) {
+        m.u.handoff.index[i] = indices[i];
+        m.u.handoff.sequence[i] = p->proto.next_sequence + i;
+    }
     enum send_result r = clmem__ipc_send(p->sock, &m, -1, deadline_after(IPC_SEND_WAIT_NS));
     if (r == SEND_GONE) {
         /* The consumer closed its end, maybe after a BYE still unread:
          * what is left in the socket says how the connection ended. */
         (void)pump(p, 0);
         connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
-        return clmem__invalid("the consumer is gone (the connection closed); frame %u stays the producer's.", index);
+        return clmem__invalid("the consumer is gone (the connection closed); %s stay%s the producer's.", what,
+                              count == 1 ? "s" : "");
     }
     if (r == SEND_BAD)
         return drop(p, clmem_error_status());
-    p->handed_out[index] = false;
-    p->proto.frames[index].state = FRAME_LENT;
-    p->proto.frames[index].sequence = p->proto.next_sequence++;
+    for (uint32_t i = 0; i < count; i++) {
+        p->handed_out[indices[i]] = false;
+        p->proto.frames[indices[i]].state = FRAME_LENT;
+        p->proto.frames[indices[i]].sequence = p->proto.next_sequence++;
+    }
     return CLMEM_OK;
+}
+
+static clmem_status ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkFence fence, uint64_t timeout_ns)
+{
+    char what[32];
+    if (!p)
+        return clmem__null_arg("p");
+    if (index >= p->nframes || !p->handed_out[index])
+        return clmem__invalid("frame %u is not one clmem_ipc_producer_next() gave (the producer has %u frames).", index,
+                              p->nframes);
+    snprintf(what, sizeof what, "frame %u", index);
+    return hand_over(p, 1, &index, fence, timeout_ns, what);
 }
 
 CLMEM_EXPORT clmem_status clmem_ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkFence fence,
                                                    uint64_t timeout_ns)
 {
     return clmem__error_in(__func__, ipc_producer_ready(p, index, fence, timeout_ns));
+}
+
+static clmem_status ipc_producer_ready_many(clmem_ipc_producer *p, uint32_t count, const uint32_t *indices,
+                                            VkFence fence, uint64_t timeout_ns)
+{
+    char what[32];
+    if (!p || !indices)
+        return clmem__null_arg(!p ? "p" : "indices");
+    if (count < 1 || count > p->nframes)
+        return clmem__invalid("count %u; a batch has 1 to %u frames (the producer's).", count, p->nframes);
+    for (uint32_t i = 0; i < count; i++) {
+        if (indices[i] >= p->nframes || !p->handed_out[indices[i]])
+            return clmem__invalid("indices[%u], frame %u, is not one clmem_ipc_producer_next() or "
+                                  "clmem_ipc_producer_next_many() gave (the producer has %u frames).",
+                                  i, indices[i], p->nframes);
+        for (uint32_t k = 0; k < i; k++)
+            if (indices[k] == indices[i])
+                return clmem__invalid("indices[%u] and indices[%u] are both frame %u; a batch names each frame once.",
+                                      k, i, indices[i]);
+    }
+    if (count == 1)
+        snprintf(what, sizeof what, "frame %u", indices[0]);
+    else
+        snprintf(what, sizeof what, "%u frames", count);
+    return hand_over(p, count, indices, fence, timeout_ns, what);
+}
+
+CLMEM_EXPORT clmem_status clmem_ipc_producer_ready_many(clmem_ipc_producer *p, uint32_t count,
+                                                        const uint32_t *indices, VkFence fence, uint64_t timeout_ns)
+{
+    return clmem__error_in(__func__, ipc_producer_ready_many(p, count, indices, fence, timeout_ns));
 }
 
 CLMEM_EXPORT clmem_ipc_state clmem_ipc_producer_state(const clmem_ipc_producer *p)

@@ -113,36 +113,50 @@ static clmem_status receive_frame(struct proto *p, const struct ipc_frame *f)
     return CLMEM_OK;
 }
 
-/* Consumer: READY for a frame with the producer, in sequence. */
+/* Consumer: READY for a batch of frames, each with the producer, the
+ * batch's first sequence the one due. Checked whole before anything
+ * changes. */
 static clmem_status receive_ready(struct proto *p, const struct ipc_handoff *r)
 {
-    if (r->index >= p->frame_count)
-        return clmem__invalid("The producer sent READY for frame %u; it offered %u.", r->index, p->frame_count);
-    if (p->frames[r->index].state != FRAME_HELD)
-        return clmem__invalid("The producer sent READY for frame %u, which the consumer still holds (READY %llu).",
-                              r->index, (unsigned long long)p->frames[r->index].sequence);
-    if (r->sequence != p->next_sequence)
+    for (uint32_t i = 0; i < r->count; i++) {
+        uint32_t f = r->index[i];
+        if (f >= p->frame_count)
+            return clmem__invalid("The producer sent READY for frame %u; it offered %u.", f, p->frame_count);
+        if (p->frames[f].state != FRAME_HELD)
+            return clmem__invalid("The producer sent READY for frame %u, which the consumer still holds (READY %llu).",
+                                  f, (unsigned long long)p->frames[f].sequence);
+    }
+    if (r->sequence[0] != p->next_sequence && r->count == 1)
         return clmem__invalid("The producer sent READY %llu for frame %u where READY %llu was due.",
-                              (unsigned long long)r->sequence, r->index, (unsigned long long)p->next_sequence);
-    p->frames[r->index].state = FRAME_LENT;
-    p->frames[r->index].sequence = r->sequence;
-    p->next_sequence++;
+                              (unsigned long long)r->sequence[0], r->index[0], (unsigned long long)p->next_sequence);
+    if (r->sequence[0] != p->next_sequence)
+        return clmem__invalid("The producer sent READY %llu for %u frames from frame %u where READY %llu was due.",
+                              (unsigned long long)r->sequence[0], r->count, r->index[0],
+                              (unsigned long long)p->next_sequence);
+    for (uint32_t i = 0; i < r->count; i++) {
+        p->frames[r->index[i]].state = FRAME_LENT;
+        p->frames[r->index[i]].sequence = r->sequence[i];
+    }
+    p->next_sequence += r->count;
     return CLMEM_OK;
 }
 
-/* Producer: FREE for a frame the consumer holds, naming its READY. */
+/* Producer: FREE for a batch of frames the consumer holds, each naming its
+ * READY. Checked whole before anything changes. */
 static clmem_status receive_free(struct proto *p, const struct ipc_handoff *r)
 {
-    if (r->index >= p->frame_count)
-        return clmem__invalid("The consumer sent FREE for frame %u; the producer offered %u.", r->index,
-                              p->frame_count);
-    if (p->frames[r->index].state != FRAME_LENT)
-        return clmem__invalid("The consumer sent FREE for frame %u, which it does not hold.", r->index);
-    if (r->sequence != p->frames[r->index].sequence)
-        return clmem__invalid("The consumer sent FREE %llu for frame %u, whose READY was %llu.",
-                              (unsigned long long)r->sequence, r->index,
-                              (unsigned long long)p->frames[r->index].sequence);
-    p->frames[r->index].state = FRAME_HELD;
+    for (uint32_t i = 0; i < r->count; i++) {
+        uint32_t f = r->index[i];
+        if (f >= p->frame_count)
+            return clmem__invalid("The consumer sent FREE for frame %u; the producer offered %u.", f, p->frame_count);
+        if (p->frames[f].state != FRAME_LENT)
+            return clmem__invalid("The consumer sent FREE for frame %u, which it does not hold.", f);
+        if (r->sequence[i] != p->frames[f].sequence)
+            return clmem__invalid("The consumer sent FREE %llu for frame %u, whose READY was %llu.",
+                                  (unsigned long long)r->sequence[i], f, (unsigned long long)p->frames[f].sequence);
+    }
+    for (uint32_t i = 0; i < r->count; i++)
+        p->frames[r->index[i]].state = FRAME_HELD;
     return CLMEM_OK;
 }
 

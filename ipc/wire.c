@@ -19,7 +19,9 @@
 #define PLANE_BYTES 32
 #define FRAME_BYTES (IPC_HEADER_BYTES + 24 + IPC_MAX_PLANES * PLANE_BYTES)
 #define ACCEPT_BYTES (IPC_HEADER_BYTES + 8)
-#define HANDOFF_BYTES (IPC_HEADER_BYTES + 16)
+#define READY_BYTES(n) (IPC_HEADER_BYTES + 16 + 4 * (size_t)(n))
+#define FREE_ENTRY_BYTES 16
+#define FREE_BYTES(n) (IPC_HEADER_BYTES + 8 + FREE_ENTRY_BYTES * (size_t)(n))
 #define BYE_BYTES IPC_HEADER_BYTES
 #define ERROR_BYTES (IPC_HEADER_BYTES + 8 + IPC_ERROR_TEXT_MAX)
 
@@ -38,15 +40,17 @@ const char *clmem__ipc_type_name(uint32_t type)
     return "an unknown message";
 }
 
-static size_t expected_length(uint32_t type)
+/* A type's exact length, header included; for READY and FREE, with
+ * `count` frames. 0 for a type this version does not define. */
+static size_t expected_length(uint32_t type, uint32_t count)
 {
     switch (type) {
     case IPC_HELLO: return HELLO_BYTES;
     case IPC_ALLOC: return ALLOC_BYTES;
     case IPC_FRAME: return FRAME_BYTES;
     case IPC_ACCEPT: return ACCEPT_BYTES;
-    case IPC_READY:
-    case IPC_FREE: return HANDOFF_BYTES;
+    case IPC_READY: return READY_BYTES(count);
+    case IPC_FREE: return FREE_BYTES(count);
     case IPC_BYE: return BYE_BYTES;
     case IPC_ERROR: return ERROR_BYTES;
     }
@@ -82,7 +86,7 @@ static void put64(uint8_t *p, uint64_t v)
 
 size_t clmem__ipc_encode(const struct ipc_msg *m, uint8_t *buf)
 {
-    size_t len = expected_length(m->type);
+    size_t len = expected_length(m->type, m->u.handoff.count);
     uint8_t *b = buf + IPC_HEADER_BYTES;
 
     memset(buf, 0, len);
@@ -130,9 +134,17 @@ size_t clmem__ipc_encode(const struct ipc_msg *m, uint8_t *buf)
         put32(b, m->u.accept.path);
         break;
     case IPC_READY:
+        put32(b, m->u.handoff.count);
+        put64(b + 8, m->u.handoff.sequence[0]);
+        for (uint32_t i = 0; i < m->u.handoff.count; i++)
+            put32(b + 16 + 4 * i, m->u.handoff.index[i]);
+        break;
     case IPC_FREE:
-        put32(b, m->u.handoff.index);
-        put64(b + 8, m->u.handoff.sequence);
+        put32(b, m->u.handoff.count);
+        for (uint32_t i = 0; i < m->u.handoff.count; i++) {
+            put64(b + 8 + FREE_ENTRY_BYTES * i, m->u.handoff.sequence[i]);
+            put32(b + 16 + FREE_ENTRY_BYTES * i, m->u.handoff.index[i]);
+        }
         break;
     case IPC_BYE:
         break;
@@ -310,6 +322,53 @@ static clmem_status parse_frame(const uint8_t *b, const char *who, struct ipc_fr
     return CLMEM_OK;
 }
 
+/* READY and FREE: a batch whose length the caller checked against its
+ * count. Every index names one of the frames a producer can offer, no
+ * frame comes twice, the reserved fields are zero. */
+_Static_assert(CLMEM_IPC_MAX_FRAMES <= 64, "a batch's frames are told apart by a 64-bit mask");
+
+static clmem_status parse_handoff(const uint8_t *b, uint32_t type, const char *who, struct ipc_handoff *h)
+{
+    const char *name = clmem__ipc_type_name(type);
+    uint64_t seen = 0; /* a bit per frame index */
+
+    h->count = get32(b);
+    if (get32(b + 4))
+        return clmem__invalid("The %s sent a %s with a reserved field of 0x%x; it must be zero.", who, name,
+                              get32(b + 4));
+    if (type == IPC_READY) {
+        uint64_t first = get64(b + 8);
+        if (first > UINT64_MAX - h->count)
+            return clmem__invalid("The %s sent a READY of %u frames from sequence %llu, past the last sequence.", who,
+                                  h->count, (unsigned long long)first);
+        for (uint32_t i = 0; i < h->count; i++) {
+            h->index[i] = get32(b + 16 + 4 * i);
+            h->sequence[i] = first + i;
+        }
+    } else {
+        for (uint32_t i = 0; i < h->count; i++) {
+            const uint8_t *e = b + 8 + FREE_ENTRY_BYTES * i;
+            h->sequence[i] = get64(e);
+            h->index[i] = get32(e + 8);
+            if (get32(e + 12))
+                return clmem__invalid("The %s sent a FREE whose entry %u has a reserved field of 0x%x; it must be "
+                                      "zero.",
+                                      who, i, get32(e + 12));
+        }
+    }
+    for (uint32_t i = 0; i < h->count; i++) {
+        if (h->index[i] >= CLMEM_IPC_MAX_FRAMES)
+            return clmem__invalid("The %s sent a %s whose entry %u names frame %u; a producer offers at most %d.", who,
+                                  name, i, h->index[i], CLMEM_IPC_MAX_FRAMES);
+        if (seen & UINT64_C(1) << h->index[i])
+            return clmem__invalid("The %s sent a %s of %u frames that names frame %u twice; a batch names each frame "
+                                  "once.",
+                                  who, name, h->count, h->index[i]);
+        seen |= UINT64_C(1) << h->index[i];
+    }
+    return CLMEM_OK;
+}
+
 /* Keep what can be shown of a peer's sentence: printable ASCII, the rest
  * as '?', so that it cannot forge lines or escape sequences in a log. */
 static void copy_text(char *out, const uint8_t *in, size_t n)
@@ -331,19 +390,36 @@ clmem_status clmem__ipc_parse(const uint8_t *buf, size_t len, unsigned fds_recei
             "The %s sent a message whose magic is 0x%08x, not 0x%08x (\"CLMI\"): not a clmem-ipc peer.", who,
             get32(buf), IPC_MAGIC);
     uint16_t version = get16(buf + 4);
+    if (version == 1)
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "The %s speaks clmem-ipc protocol version 1, which hands frames over one at a time "
+                           "(libclmem-ipc 0.3); this library speaks version %d, which hands them over in batches: "
+                           "both ends need libclmem-ipc 0.4 or later.",
+                           who, CLMEM_IPC_PROTOCOL_VERSION);
     if (version != CLMEM_IPC_PROTOCOL_VERSION)
         return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                            "The %s speaks clmem-ipc protocol version %u; this library speaks version %d.", who, version,
                            CLMEM_IPC_PROTOCOL_VERSION);
     uint32_t type = get16(buf + 6);
-    size_t want = expected_length(type);
+    size_t want = expected_length(type, 1);
     if (!want)
         return clmem__invalid("The %s sent a message of type %u, which version %d does not define.", who, type,
                               CLMEM_IPC_PROTOCOL_VERSION);
     uint32_t length = get32(buf + 8);
-    if (length != len || len != want)
+    if (type == IPC_READY || type == IPC_FREE) {
+        /* A batch: its length follows from its count, the body's first field. */
+        uint32_t count = len >= IPC_HEADER_BYTES + 4 ? get32(buf + IPC_HEADER_BYTES) : 0;
+        if (count < 1 || count > CLMEM_IPC_MAX_FRAMES)
+            return clmem__invalid("The %s sent a %s of %zu bytes for a batch of %u frames; a batch has 1 to %d.", who,
+                                  clmem__ipc_type_name(type), len, count, CLMEM_IPC_MAX_FRAMES);
+        want = expected_length(type, count);
+        if (length != len || len != want)
+            return clmem__invalid("The %s sent a %s of %u frame%s in %zu bytes that says it has %u; it has %zu.",
+                                  who, clmem__ipc_type_name(type), count, count == 1 ? "" : "s", len, length, want);
+    } else if (length != len || len != want) {
         return clmem__invalid("The %s sent a %s of %zu bytes that says it has %u; a %s has %zu.", who,
                               clmem__ipc_type_name(type), len, length, clmem__ipc_type_name(type), want);
+    }
     uint32_t fd_count = get32(buf + 12);
     uint32_t fds_allowed = type == IPC_ALLOC ? 1u : 0u;
     if (fd_count != fds_allowed || fds_received != fds_allowed)
@@ -372,12 +448,7 @@ clmem_status clmem__ipc_parse(const uint8_t *buf, size_t len, unsigned fds_recei
         return CLMEM_OK;
     case IPC_READY:
     case IPC_FREE:
-        out->u.handoff.index = get32(b);
-        out->u.handoff.sequence = get64(b + 8);
-        if (get32(b + 4))
-            return clmem__invalid("The %s sent a %s with a reserved field of 0x%x; it must be zero.", who,
-                                  clmem__ipc_type_name(type), get32(b + 4));
-        return CLMEM_OK;
+        return parse_handoff(b, type, who, &out->u.handoff);
     case IPC_BYE:
         return CLMEM_OK;
     case IPC_ERROR: {

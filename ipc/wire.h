@@ -5,8 +5,10 @@
  * that does not have exactly the shape of a message (proto.c checks what a
  * message means at that point of the conversation).
  *
- * Every message is one SOCK_SEQPACKET packet, little-endian, fixed size per
- * type, starting with a 16-byte header:
+ * Every message is one SOCK_SEQPACKET packet, little-endian, starting with
+ * a 16-byte header; its size is fixed per type, and for READY and FREE per
+ * type and frame count (they carry a batch of 1 to CLMEM_IPC_MAX_FRAMES
+ * frames). The header:
  *   u32 magic "CLMI"   u16 version   u16 type   u32 length (the packet's)
  *   u32 fd_count (fds sent with it by SCM_RIGHTS: 1 for ALLOC, else 0)
  * Fields named "reserved" must be zero: a peer that sets them speaks
@@ -24,7 +26,7 @@
 #define IPC_UUID_BYTES 16
 #define IPC_ERROR_TEXT_MAX 200          /* bytes of an ERROR's sentence */
 #define IPC_MAX_ALLOCATION_SIZE (UINT64_C(1) << 48) /* 256 TiB: no device has more */
-#define IPC_MAX_MESSAGE_BYTES 256       /* the largest message (ERROR) fits */
+#define IPC_MAX_MESSAGE_BYTES 1048      /* the largest message: a FREE of CLMEM_IPC_MAX_FRAMES frames */
 #define IPC_MAX_PLANES CLMEM_BRIDGE_IMAGE_MAX_PLANES
 
 enum ipc_type {
@@ -32,8 +34,8 @@ enum ipc_type {
     IPC_ALLOC = 2,  /* producer: one allocation, with its fd */
     IPC_FRAME = 3,  /* producer: one frame's description */
     IPC_ACCEPT = 4, /* consumer: every frame is imported */
-    IPC_READY = 5,  /* producer: the frame is written, it is the consumer's */
-    IPC_FREE = 6,   /* consumer: the frame's release completed, it is the producer's */
+    IPC_READY = 5,  /* producer: the batch's frames are written, they are the consumer's */
+    IPC_FREE = 6,   /* consumer: the frames' release completed, they are the producer's */
     IPC_BYE = 7,    /* either: the end */
     IPC_ERROR = 8   /* either: why this side drops the connection */
 };
@@ -82,9 +84,16 @@ struct ipc_accept {
     uint32_t path; /* clmem_bridge_path: OPAQUE_FD or HOST_MAPPED */
 };
 
-struct ipc_handoff { /* READY and FREE */
-    uint32_t index;
-    uint64_t sequence;
+/* READY and FREE: a batch of `count` frames, no frame twice.
+ *   READY: u32 count, u32 reserved, u64 first sequence, count x u32 index;
+ *          frame i of the batch has sequence first + i.
+ *   FREE:  u32 count, u32 reserved, count x (u64 sequence, u32 index,
+ *          u32 reserved): each frame with the sequence of the READY that
+ *          lent it. */
+struct ipc_handoff {
+    uint32_t count; /* 1 .. CLMEM_IPC_MAX_FRAMES */
+    uint32_t index[CLMEM_IPC_MAX_FRAMES];
+    uint64_t sequence[CLMEM_IPC_MAX_FRAMES];
 };
 
 struct ipc_error {

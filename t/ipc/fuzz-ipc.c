@@ -13,7 +13,8 @@
  * without having to invent a HELLO. Then records:
  *   kind 0: u8 fds, u8 len, len raw bytes;
  *   kind 1: u8 fds, u8 type, u8 offset, 8 bytes: a valid message of that
- *           type with 8 bytes xored in at offset (a field changed).
+ *           type with 8 bytes xored in at offset (a field changed); READY
+ *           and FREE are batches of both frames.
  *
  * The promises:
  *  - the parser's and the rules' answers are CLMEM_OK or an error with a
@@ -75,8 +76,10 @@ static size_t template(uint32_t type, uint8_t *b)
     case IPC_ERROR:
         strcpy(m.u.error.text, "refused");
         break;
-    case IPC_READY:
+    case IPC_READY: /* a batch of both frames of the valid opening, READY 0 and 1 */
     case IPC_FREE:
+        m.u.handoff = (struct ipc_handoff){.count = 2, .index = {0, 1}, .sequence = {0, 1}};
+        break;
     case IPC_BYE:
         break;
     default:

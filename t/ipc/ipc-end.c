@@ -83,12 +83,12 @@ static void put32(uint8_t *b, uint32_t v)
         b[i] = (uint8_t)(v >> 8 * i);
 }
 
-/* The header: magic "CLMI", version 1, type, length, fds announced. */
+/* The header: magic "CLMI", version 2, type, length, fds announced. */
 static void header(uint8_t *b, uint16_t type, uint32_t len)
 {
     memset(b, 0, len);
     memcpy(b, "CLMI", 4);
-    b[4] = 1;
+    b[4] = 2;
     b[6] = (uint8_t)type;
     put32(b + 8, len);
 }

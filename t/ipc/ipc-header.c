@@ -18,7 +18,7 @@ int main(void)
              clmem_ipc_consumer_next(NULL, 0, &frame, NULL) == CLMEM_ERR_NULL_POINTER && frame.plane_count == 0 &&
              clmem_ipc_listen(NULL, &fd) == CLMEM_ERR_NULL_POINTER && fd == -1 &&
              clmem_ipc_consumer_destroy(NULL, 0) == CLMEM_OK && clmem_ipc_producer_lent(NULL) == 0 &&
-             clmem_ipc_consumer_state(NULL) == CLMEM_IPC_STATE_NEW && CLMEM_IPC_PROTOCOL_VERSION == 1 &&
+             clmem_ipc_consumer_state(NULL) == CLMEM_IPC_STATE_NEW && CLMEM_IPC_PROTOCOL_VERSION == 2 &&
              sizeof(clmem_ipc_frame) > 0;
     clmem_ipc_producer_destroy(NULL);
     printf("1..1\n%s 1 - clmem-ipc.h builds alone as C99, and its calls take NULL as documented\n",

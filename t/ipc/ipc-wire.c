@@ -45,7 +45,7 @@ static size_t valid(enum ipc_type type, uint8_t *b)
         break;
     case IPC_READY:
     case IPC_FREE:
-        m.u.handoff = (struct ipc_handoff){.index = 1, .sequence = 0};
+        m.u.handoff = (struct ipc_handoff){.count = 1, .index = {1}, .sequence = {0}};
         break;
     case IPC_ERROR:
         m.u.error.status = CLMEM_ERR_UNSUPPORTED;
@@ -88,12 +88,16 @@ static const struct parse_case parse_cases[] = {
     {"a message shorter than the header", IPC_BYE, 0, 0, 0, -1, 0, CLMEM_ERR_INVALID_VALUE, "a message of 15 bytes"},
     {"bad magic", IPC_HELLO, 0, 0x58585858, 4, 0, 0, CLMEM_ERR_INVALID_VALUE, "not a clmem-ipc peer"},
     {"version 0", IPC_HELLO, 4, 0, 2, 0, 0, CLMEM_ERR_UNSUPPORTED, "protocol version 0"},
-    {"version 2", IPC_READY, 4, 2, 2, 0, 0, CLMEM_ERR_UNSUPPORTED, "protocol version 2; this library speaks version 1"},
-    {"type 0", IPC_BYE, 6, 0, 2, 0, 0, CLMEM_ERR_INVALID_VALUE, "type 0, which version 1 does not define"},
+    {"version 1 (frames one at a time)", IPC_HELLO, 4, 1, 2, 0, 0, CLMEM_ERR_UNSUPPORTED,
+     "version 1, which hands frames over one at a time (libclmem-ipc 0.3); this library speaks version 2"},
+    {"version 3", IPC_READY, 4, 3, 2, 0, 0, CLMEM_ERR_UNSUPPORTED, "protocol version 3; this library speaks version 2"},
+    {"type 0", IPC_BYE, 6, 0, 2, 0, 0, CLMEM_ERR_INVALID_VALUE, "type 0, which version 2 does not define"},
     {"type 9", IPC_BYE, 6, 9, 2, 0, 0, CLMEM_ERR_INVALID_VALUE, "type 9"},
     {"type 0xffff", IPC_BYE, 6, 0xffff, 2, 0, 0, CLMEM_ERR_INVALID_VALUE, "type 65535"},
-    {"a length field that lies", IPC_READY, 8, 33, 4, 0, 0, CLMEM_ERR_INVALID_VALUE, "of 32 bytes that says it has 33"},
-    {"a READY one byte long", IPC_READY, 8, 33, 4, 1, 0, CLMEM_ERR_INVALID_VALUE, "a READY has 32"},
+    {"a length field that lies", IPC_READY, 8, 37, 4, 0, 0, CLMEM_ERR_INVALID_VALUE,
+     "READY of 1 frame in 36 bytes that says it has 37"},
+    {"a READY one byte too long", IPC_READY, 8, 37, 4, 1, 0, CLMEM_ERR_INVALID_VALUE, "says it has 37; it has 36"},
+    {"a FREE cut short", IPC_FREE, 8, 39, 4, -1, 0, CLMEM_ERR_INVALID_VALUE, "FREE of 1 frame in 39 bytes"},
     {"a FRAME cut short", IPC_FRAME, 8, 100, 4, -36, 0, CLMEM_ERR_INVALID_VALUE, "a FRAME has 136"},
     {"READY announcing an fd", IPC_READY, 12, 1, 4, 0, 1, CLMEM_ERR_INVALID_VALUE, "announces 1 fd and came with 1"},
     {"READY with an fd unannounced", IPC_READY, 0, 0, 0, 0, 1, CLMEM_ERR_INVALID_VALUE,
@@ -139,6 +143,22 @@ static const struct parse_case parse_cases[] = {
     {"ACCEPT naming BEST", IPC_ACCEPT, H, 0, 4, 0, 0, CLMEM_ERR_INVALID_VALUE, "naming path 0"},
     {"ACCEPT reserved", IPC_ACCEPT, H + 4, 1, 4, 0, 0, CLMEM_ERR_INVALID_VALUE, "reserved field of 0x1"},
     {"READY reserved", IPC_READY, H + 4, 7, 4, 0, 0, CLMEM_ERR_INVALID_VALUE, "reserved field of 0x7"},
+    /* READY and FREE: batches */
+    {"READY of 0 frames", IPC_READY, H, 0, 4, 0, 0, CLMEM_ERR_INVALID_VALUE, "a batch of 0 frames; a batch has 1 to 64"},
+    {"FREE of 65 frames", IPC_FREE, H, 65, 4, 0, 0, CLMEM_ERR_INVALID_VALUE, "a batch of 65 frames; a batch has 1 to 64"},
+    {"READY of 2 frames in 1 frame's bytes", IPC_READY, H, 2, 4, 0, 0, CLMEM_ERR_INVALID_VALUE,
+     "READY of 2 frames in 36 bytes that says it has 36; it has 40"},
+    {"FREE of 2 frames in 1 frame's bytes", IPC_FREE, H, 2, 4, 0, 0, CLMEM_ERR_INVALID_VALUE,
+     "FREE of 2 frames in 40 bytes that says it has 40; it has 56"},
+    {"READY naming frame 64", IPC_READY, H + 16, 64, 4, 0, 0, CLMEM_ERR_INVALID_VALUE,
+     "entry 0 names frame 64; a producer offers at most 64"},
+    {"FREE naming frame 2^32 - 1", IPC_FREE, H + 16, UINT32_MAX, 4, 0, 0, CLMEM_ERR_INVALID_VALUE,
+     "entry 0 names frame 4294967295"},
+    {"READY from the last sequence on", IPC_READY, H + 8, UINT64_MAX, 8, 0, 0, CLMEM_ERR_INVALID_VALUE,
+     "past the last sequence"},
+    {"FREE reserved", IPC_FREE, H + 4, 1, 4, 0, 0, CLMEM_ERR_INVALID_VALUE, "FREE with a reserved field of 0x1"},
+    {"FREE entry reserved", IPC_FREE, H + 20, 3, 4, 0, 0, CLMEM_ERR_INVALID_VALUE,
+     "entry 0 has a reserved field of 0x3"},
     {"ERROR of 201 bytes", IPC_ERROR, H + 4, 201, 4, 0, 0, CLMEM_ERR_INVALID_VALUE, "says it has 201 bytes"},
     {"ERROR with bytes past its sentence", IPC_ERROR, H + 8 + 100, 'x', 1, 0, 0, CLMEM_ERR_INVALID_VALUE,
      "bytes set past its 7-byte sentence"},
@@ -200,6 +220,61 @@ static struct ipc_msg msg_of(enum ipc_type type)
     if (clmem__ipc_parse(b, len, type == IPC_ALLOC, "peer", &m) != CLMEM_OK)
         tap_bail("the valid %s does not parse: %s", clmem__ipc_type_name(type), clmem_error_message());
     return m;
+}
+
+/* A READY or FREE of n frames, encoded and parsed as a peer's would be. */
+static struct ipc_msg batch(enum ipc_type type, uint32_t n, const uint32_t *index, const uint64_t *sequence)
+{
+    uint8_t b[IPC_MAX_MESSAGE_BYTES];
+    struct ipc_msg m = {.type = type};
+    m.u.handoff.count = n;
+    for (uint32_t i = 0; i < n; i++) {
+        m.u.handoff.index[i] = index[i];
+        m.u.handoff.sequence[i] = sequence[i];
+    }
+    size_t len = clmem__ipc_encode(&m, b);
+    if (clmem__ipc_parse(b, len, 0, "peer", &m) != CLMEM_OK)
+        tap_bail("the %s of %u frames does not parse: %s", clmem__ipc_type_name(type), n, clmem_error_message());
+    return m;
+}
+
+/* Batches on the wire: the largest round trip, and a frame named twice. */
+static void batches(void)
+{
+    uint8_t b[IPC_MAX_MESSAGE_BYTES + 1];
+    struct ipc_msg m = {.type = IPC_FREE}, back;
+    m.u.handoff.count = CLMEM_IPC_MAX_FRAMES;
+    for (uint32_t i = 0; i < CLMEM_IPC_MAX_FRAMES; i++) {
+        m.u.handoff.index[i] = CLMEM_IPC_MAX_FRAMES - 1 - i;
+        m.u.handoff.sequence[i] = UINT64_C(0x100000000) + 3 * i;
+    }
+    size_t len = clmem__ipc_encode(&m, b);
+    bool ok = len == IPC_MAX_MESSAGE_BYTES && clmem__ipc_parse(b, len, 0, "peer", &back) == CLMEM_OK &&
+              back.u.handoff.count == CLMEM_IPC_MAX_FRAMES;
+    for (uint32_t i = 0; ok && i < CLMEM_IPC_MAX_FRAMES; i++)
+        ok = back.u.handoff.index[i] == m.u.handoff.index[i] && back.u.handoff.sequence[i] == m.u.handoff.sequence[i];
+    tap_ok(ok, "a FREE of %d frames is the largest message (%zu bytes) and survives encoding and parsing",
+           CLMEM_IPC_MAX_FRAMES, len);
+    m.type = IPC_READY;
+    len = clmem__ipc_encode(&m, b);
+    ok = clmem__ipc_parse(b, len, 0, "peer", &back) == CLMEM_OK && back.u.handoff.count == CLMEM_IPC_MAX_FRAMES;
+    for (uint32_t i = 0; ok && i < CLMEM_IPC_MAX_FRAMES; i++)
+        ok = back.u.handoff.index[i] == m.u.handoff.index[i] &&
+             back.u.handoff.sequence[i] == m.u.handoff.sequence[0] + i;
+    tap_ok(ok, "a READY of %d frames (%zu bytes) survives encoding and parsing, its sequences consecutive",
+           CLMEM_IPC_MAX_FRAMES, len);
+    for (int type = IPC_READY; type <= IPC_FREE; type++) {
+        m = (struct ipc_msg){.type = (enum ipc_type)type};
+        m.u.handoff.count = 3;
+        m.u.handoff.index[0] = 2, m.u.handoff.index[1] = 0, m.u.handoff.index[2] = 2;
+        len = clmem__ipc_encode(&m, b);
+        clmem_status st = clmem__ipc_parse(b, len, 0, "peer", &back);
+        ok = st == CLMEM_ERR_INVALID_VALUE && strstr(clmem_error_message(), "of 3 frames that names frame 2 twice");
+        tap_ok(ok, "parse: a %s of frames 2, 0, 2 is refused, saying it names frame 2 twice",
+               clmem__ipc_type_name((uint32_t)type));
+        if (!ok)
+            tap_diag("  got %s: %s", clmem_status_name(st), clmem_error_message());
+    }
 }
 
 /* A consumer's table after the producer's HELLO, ALLOC (with fd) and two
@@ -279,20 +354,36 @@ static void conversations(void)
     described_consumer(&p, devnull());
     tap_ok(p.phase == PHASE_OPEN, "conversation: a complete description opens the stream");
     m = msg_of(IPC_READY);
-    m.u.handoff.index = 2;
+    m.u.handoff.index[0] = 2;
     refuses(&p, m, -1, "READY for frame 2; it offered 2", "a READY for a frame not offered");
     m = msg_of(IPC_READY);
-    m.u.handoff.sequence = 1;
+    m.u.handoff.sequence[0] = 1;
     refuses(&p, m, -1, "READY 1 for frame 1 where READY 0 was due", "a READY out of sequence");
     m = msg_of(IPC_READY);
     tap_ok(clmem__ipc_proto_receive(&p, &m, -1) == CLMEM_OK && p.frames[1].state == FRAME_LENT,
            "conversation: READY 0 for frame 1 hands it to the consumer");
-    m.u.handoff.sequence = 1;
+    m.u.handoff.sequence[0] = 1;
     refuses(&p, m, -1, "which the consumer still holds (READY 0)", "a second READY for the frame the consumer holds");
+    m = batch(IPC_READY, 2, (uint32_t[]){0, 1}, (uint64_t[]){1, 2});
+    refuses(&p, m, -1, "READY for frame 1, which the consumer still holds",
+            "a READY batch of frames 0 and 1, the consumer holding 1");
+    tap_ok(p.frames[0].state == FRAME_HELD && p.next_sequence == 1,
+           "  ... and frame 0, before it in the batch, stays the producer's: a refused batch changes nothing");
     refuses(&p, msg_of(IPC_FREE), -1, "sent FREE while frames flow", "a FREE to the consumer");
     fd = devnull();
     refuses(&p, msg_of(IPC_ALLOC), fd, "sent ALLOC while frames flow", "an ALLOC while frames flow");
     tap_ok(!fd_is_open(fd), "  ... and its fd is closed");
+    m = batch(IPC_READY, 1, (uint32_t[]){0}, (uint64_t[]){1});
+    tap_ok(clmem__ipc_proto_receive(&p, &m, -1) == CLMEM_OK && p.frames[0].state == FRAME_LENT &&
+               p.frames[0].sequence == 1 && p.next_sequence == 2,
+           "conversation: READY 1 for frame 0 hands it over too (both lent, READY 2 due)");
+    clmem__ipc_proto_close_fds(&p);
+    described_consumer(&p, devnull());
+    m = batch(IPC_READY, 2, (uint32_t[]){1, 0}, (uint64_t[]){0, 1});
+    tap_ok(clmem__ipc_proto_receive(&p, &m, -1) == CLMEM_OK && p.frames[1].state == FRAME_LENT &&
+               p.frames[1].sequence == 0 && p.frames[0].state == FRAME_LENT && p.frames[0].sequence == 1 &&
+               p.next_sequence == 2,
+           "conversation: one READY of frames 1 and 0 hands both over, with sequences 0 and 1");
     m = msg_of(IPC_BYE);
     tap_ok(clmem__ipc_proto_receive(&p, &m, -1) == CLMEM_OK && p.phase == PHASE_OVER, "conversation: BYE ends it");
     refuses(&p, msg_of(IPC_BYE), -1, "sent BYE after the end", "a second BYE");
@@ -317,9 +408,19 @@ static void conversations(void)
     p.frames[1].sequence = 4;
     refuses(&p, msg_of(IPC_FREE), -1, "FREE 0 for frame 1, whose READY was 4", "a FREE naming another READY");
     m = msg_of(IPC_FREE);
-    m.u.handoff.sequence = 4;
+    m.u.handoff.sequence[0] = 4;
     tap_ok(clmem__ipc_proto_receive(&p, &m, -1) == CLMEM_OK && p.frames[1].state == FRAME_HELD,
            "conversation: the FREE naming the frame's READY gives it back");
+    p.frames[0] = (struct proto_frame){.state = FRAME_LENT, .sequence = 5};
+    p.frames[1] = (struct proto_frame){.state = FRAME_LENT, .sequence = 6};
+    m = batch(IPC_FREE, 2, (uint32_t[]){0, 1}, (uint64_t[]){5, 7});
+    refuses(&p, m, -1, "FREE 7 for frame 1, whose READY was 6", "a FREE batch whose second frame names another READY");
+    tap_ok(p.frames[0].state == FRAME_LENT && p.frames[1].state == FRAME_LENT,
+           "  ... and frame 0, before it in the batch, stays lent: a refused batch changes nothing");
+    m = batch(IPC_FREE, 2, (uint32_t[]){1, 0}, (uint64_t[]){6, 5});
+    tap_ok(clmem__ipc_proto_receive(&p, &m, -1) == CLMEM_OK && p.frames[0].state == FRAME_HELD &&
+               p.frames[1].state == FRAME_HELD,
+           "conversation: one FREE of frames 1 and 0, each naming its READY, gives both back");
     refuses(&p, msg_of(IPC_READY), -1, "sent READY while frames flow", "a READY to the producer");
 
     tap_is_int(fd_count(), before, "no fd is left open by any of these");
@@ -329,6 +430,7 @@ int main(void)
 {
     parse_table();
     round_trip();
+    batches();
     conversations();
     return tap_done();
 }

@@ -267,12 +267,12 @@ static uint32_t get32(const uint8_t *b)
     return b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
-/* The header: magic "CLMI", version 1, type, length, fds announced. */
+/* The header: magic "CLMI", version 2, type, length, fds announced. */
 static void header(uint8_t *b, uint16_t type, uint32_t len, uint32_t fds)
 {
     memset(b, 0, len);
     memcpy(b, "CLMI", 4);
-    b[4] = 1;
+    b[4] = 2;
     b[6] = (uint8_t)type;
     put32(b + 8, len);
     put32(b + 12, fds);
@@ -311,12 +311,22 @@ static size_t buffer_frame(uint8_t *b, uint32_t index, uint64_t offset, uint64_t
     return 136;
 }
 
+/* A READY or FREE of one frame: count 1, then READY's first sequence and
+ * index, or FREE's entry (sequence, index). */
 static size_t handoff(uint8_t *b, uint16_t type, uint32_t index, uint64_t seq)
 {
-    header(b, type, 32, 0);
-    put32(b + 16, index);
+    if (type == T_READY) {
+        header(b, type, 36, 0);
+        put32(b + 16, 1);
+        put64(b + 24, seq);
+        put32(b + 32, index);
+        return 36;
+    }
+    header(b, type, 40, 0);
+    put32(b + 16, 1);
     put64(b + 24, seq);
-    return 32;
+    put32(b + 32, index);
+    return 40;
 }
 
 static void send_msg(int s, const uint8_t *b, size_t len, const int *fds, int nfds)
@@ -439,7 +449,16 @@ static void c_version(int s, const uint8_t *dev, const uint8_t *drv)
 {
     uint8_t b[64];
     hello(b, 1, dev, drv, 1, 1);
-    b[4] = 2;
+    b[4] = 3;
+    send_msg(s, b, 64, NULL, 0);
+}
+
+/* A producer of the per-frame protocol (libclmem-ipc 0.3): version 1. */
+static void c_version1(int s, const uint8_t *dev, const uint8_t *drv)
+{
+    uint8_t b[64];
+    hello(b, 1, dev, drv, 1, 1);
+    b[4] = 1;
     send_msg(s, b, 64, NULL, 0);
 }
 
@@ -486,7 +505,7 @@ static void c_alloc_many_fds(int s, const uint8_t *dev, const uint8_t *drv)
 
 static void c_too_long(int s, const uint8_t *dev, const uint8_t *drv)
 {
-    uint8_t b[400];
+    uint8_t b[1100];
     hello(b, 1, dev, drv, 1, 1);
     memset(b + 64, 0, sizeof b - 64);
     put32(b + 8, sizeof b);
@@ -547,7 +566,7 @@ static bool handshake(int s, const uint8_t *dev, const uint8_t *drv)
 
 static void c_ready_range(int s, const uint8_t *dev, const uint8_t *drv)
 {
-    uint8_t b[32];
+    uint8_t b[64];
     if (handshake(s, dev, drv))
         send_msg(s, b, handoff(b, T_READY, 5, 0), NULL, 0);
 }
@@ -556,7 +575,7 @@ static void c_ready_range(int s, const uint8_t *dev, const uint8_t *drv)
  * does breaks the rules however fast the consumer is. */
 static void c_ready_twice(int s, const uint8_t *dev, const uint8_t *drv)
 {
-    uint8_t b[32];
+    uint8_t b[64];
     if (!handshake(s, dev, drv))
         return;
     send_msg(s, b, handoff(b, T_READY, 0, 0), NULL, 0);
@@ -565,31 +584,33 @@ static void c_ready_twice(int s, const uint8_t *dev, const uint8_t *drv)
 
 static void c_ready_sequence(int s, const uint8_t *dev, const uint8_t *drv)
 {
-    uint8_t b[32];
+    uint8_t b[64];
     if (handshake(s, dev, drv))
         send_msg(s, b, handoff(b, T_READY, 0, 7), NULL, 0);
 }
 
 static void c_ready_with_fd(int s, const uint8_t *dev, const uint8_t *drv)
 {
-    uint8_t b[32];
+    uint8_t b[64];
     int fd = marked(open("/dev/null", O_RDONLY | O_CLOEXEC));
     if (handshake(s, dev, drv)) {
-        handoff(b, T_READY, 0, 0);
-        send_msg(s, b, 32, &fd, 1);
+        size_t n = handoff(b, T_READY, 0, 0);
+        send_msg(s, b, n, &fd, 1);
     }
     close(fd);
 }
 
 static const struct consumer_case consumer_cases[] = {
     {"bad magic", "not a clmem-ipc peer", c_magic, false, false},
-    {"protocol version 2", "speaks clmem-ipc protocol version 2", c_version, false, false},
+    {"protocol version 3", "speaks clmem-ipc protocol version 3", c_version, false, false},
+    {"protocol version 1 (frames one at a time)", "version 1, which hands frames over one at a time", c_version1,
+     false, false},
     {"another device's UUID", "is not the consumer's", c_uuid, false, false},
     {"65 frames announced", "announces 1 allocations and 65 frames", c_counts, false, false},
     {"ALLOC without its fd", "announces 1 fd and came with 0", c_alloc_no_fd, true, false},
     {"ALLOC with two fds", "announces 1 fd and came with 2", c_alloc_two_fds, true, false},
     {"ALLOC with eight fds", "did not fit (MSG_CTRUNC)", c_alloc_many_fds, true, false},
-    {"a 400-byte message", "longer than 256 bytes (MSG_TRUNC)", c_too_long, false, false},
+    {"a 1100-byte message", "longer than 1048 bytes (MSG_TRUNC)", c_too_long, false, false},
     {"a pipe as memory", "is a pipe, not memory", c_pipe_fd, false, false},
     {"a memfd shorter than announced", "its fd is a file of 4096 bytes", c_short_memfd, false, false},
     {"a plane past its allocation", "ends past its allocation 0 of 1048576 bytes", c_plane_past, true, false},
@@ -689,7 +710,7 @@ static bool described(int s, const uint8_t *dev, const uint8_t *drv)
 
 static void p_free_early(int s, const uint8_t *dev, const uint8_t *drv)
 {
-    uint8_t b[32];
+    uint8_t b[64];
     if (described(s, dev, drv))
         send_msg(s, b, handoff(b, T_FREE, 0, 0), NULL, 0);
 }
@@ -704,7 +725,7 @@ static void accept_frames(int s)
 
 static void p_free_range(int s, const uint8_t *dev, const uint8_t *drv)
 {
-    uint8_t b[32];
+    uint8_t b[64];
     if (!described(s, dev, drv))
         return;
     accept_frames(s);
@@ -717,11 +738,11 @@ static void p_free_sequence(int s, const uint8_t *dev, const uint8_t *drv)
     if (!described(s, dev, drv))
         return;
     accept_frames(s);
-    if (recv_msg(s, b, sizeof b, TIMEOUT_MS) != 32 || b[6] != T_READY) {
-        tap_diag("  no READY from the producer");
+    if (recv_msg(s, b, sizeof b, TIMEOUT_MS) != 36 || b[6] != T_READY) {
+        tap_diag("  no READY of one frame from the producer");
         return;
     }
-    uint32_t index = get32(b + 16), seq = get32(b + 24);
+    uint32_t index = get32(b + 32), seq = get32(b + 24);
     send_msg(s, b, handoff(b, T_FREE, index, seq + 1), NULL, 0);
 }
 

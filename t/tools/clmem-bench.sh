@@ -215,17 +215,17 @@ else
 fi
 
 # (x), with libclmem-ipc: for each frame kind (1920x1080 RGBA8 and NV12,
-# and a buffer), the seven measures in the CSV (xproc_<frame>_<measure>,
-# batch 1, ring 1 or 4, the CPU time a frame), the library's share at D=1
+# and a buffer), the eight measures in the CSV (xproc_<frame>_<measure>,
+# batch 1, or 4 for the batches, ring 1 or 4, the CPU time a frame), the library's share at D=1
 # paired with raw D=1 (xproc_<frame>_ipc_d1_overhead) and the tables;
 # without libclmem-ipc, or a Vulkan device without memory fds, the line
 # saying why not, and no rows.
 if [ "${CLMEM_IPC_BUILT:-}" = yes ] && ! grep -q '^(x) across processes: not run' "$tmp/out"; then
-    rows_x=$(grep -Ec '^[1-9][0-9]*,xproc_[a-z0-9_]+_(inproc_e|ipc_d1|raw_d1|inproc_ring_d4|ipc_d4|shm_d1|shm_d4),(clmem|raw|baseline),[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[1-9][0-9]*,[1-9][0-9]*,1,(1|4),[0-9]+\.[0-9]+$' "$tmp/rows.csv")
+    rows_x=$(grep -Ec '^[1-9][0-9]*,xproc_[a-z0-9_]+_(inproc_e|ipc_d1|raw_d1|inproc_ring_d4|ipc_d4|ipc_batch_d4|shm_d1|shm_d4),(clmem|raw|baseline),[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[1-9][0-9]*,[1-9][0-9]*,(1|4),(1|4),[0-9]+\.[0-9]+$' "$tmp/rows.csv")
     paired_x=$(grep -Ec '^[1-9][0-9]*,xproc_[a-z0-9_]+_ipc_d1_overhead,paired,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0,$' "$tmp/rows.csv")
-    test "$rows_x" -eq 21 && test "$paired_x" -eq 3 && grep -q '^(x) across processes (libclmem-ipc' "$tmp/out" &&
+    test "$rows_x" -eq 24 && test "$paired_x" -eq 3 && grep -q '^(x) across processes (libclmem-ipc' "$tmp/out" &&
         grep -q "^The library's share across processes" "$tmp/out"
-    check $? "(x) across processes: three frame kinds, seven measures each with its CPU time and the library's share, in the CSV ($rows_x + $paired_x rows) and the tables"
+    check $? "(x) across processes: three frame kinds, eight measures each with its CPU time and the library's share, in the CSV ($rows_x + $paired_x rows) and the tables"
 else
     grep -Eq '^\(x\) across processes: (skipped|not run): .' "$tmp/out" && ! grep -q ',xproc_' "$tmp/rows.csv"
     check $? "(x) across processes says why it did not run (${CLMEM_IPC_BUILT:-CLMEM_IPC_BUILT unset})"

@@ -9,7 +9,7 @@
 #include <time.h>
 
 const char *const xmeasure_label[XM_COUNT] = {"in-process (e)", "xproc D=1", "raw D=1", "in-proc ring D=4",
-                                              "xproc D=4", "/dev/shm D=1", "/dev/shm D=4"};
+                                              "xproc D=4", "xproc batch D=4", "/dev/shm D=1", "/dev/shm D=4"};
 
 /* ------------------------------------------------------------ the frames */
 

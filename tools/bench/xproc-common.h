@@ -37,7 +37,8 @@ enum xmeasure {
     XM_IPC_D1,          /* across processes through libclmem-ipc, one frame at a time */
     XM_RAW_D1,          /* across processes with the raw calls, one frame at a time */
     XM_INPROC_RING_D4,  /* one process: clmem_bridge_ring of four frames */
-    XM_IPC_D4,          /* across processes through libclmem-ipc, four frames in flight */
+    XM_IPC_D4,          /* across processes through libclmem-ipc, four frames in flight, handed over one by one */
+    XM_IPC_BATCH_D4,    /* the same, the frames handed over in batches: one READY, one FREE a batch */
     XM_SHM_D1,          /* a copy through /dev/shm, one frame at a time */
     XM_SHM_D4,          /* a copy through /dev/shm, four frames in flight */
     XM_COUNT
@@ -129,7 +130,7 @@ int xproc_msg_recv(int sock, struct xproc_msg *m, int *fds, int max);
 /* ------------------------------------------------------------ the consumer process */
 
 /* xproc-spawn.c: the consumer process, clmem-bench run again with one end
- * of a socketpair, in `mode` ("ipc", "shm" or "raw"); *sock_out is this
+ * of a socketpair, in `mode` ("ipc", "ipc-batch", "shm" or "raw"); *sock_out is this
  * process's end. Reaped: true when it exited 0 (why says otherwise). */
 pid_t xproc_spawn_consumer(const char *mode, int *sock_out);
 bool xproc_reap(pid_t pid, char *why, size_t len);
@@ -154,7 +155,7 @@ int xproc_consumer_fail(const char *what);
 /* The consumer roles, which xproc_child_main (xproc-child.c) hands the
  * socket to; each returns the consumer process's exit status. The ipc one
  * takes the socket; the others leave it to the caller to close. */
-int xproc_consume_ipc(struct consumer_devices *c, int sock);
+int xproc_consume_ipc(struct consumer_devices *c, int sock, bool batched);
 int xproc_consume_shm(struct consumer_devices *c, int sock);
 int xproc_consume_raw(struct consumer_devices *c, int sock);
 
@@ -163,8 +164,8 @@ int xproc_consume_raw(struct consumer_devices *c, int sock);
 /* xproc-inproc.c: the in-process handoff and ring. */
 void xproc_run_inproc(struct xrun *r, struct xresult *res);
 
-/* xproc-ipc.c: libclmem-ipc with `slots` frames in flight; at one, the raw
- * protocol too, in turn. */
+/* xproc-ipc.c: libclmem-ipc with `slots` frames in flight (in batches for
+ * XM_IPC_BATCH_D4); at one, the raw protocol too, in turn. */
 void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure m);
 
 /* xproc-shm.c: the copy through /dev/shm with `slots` frames in flight. */

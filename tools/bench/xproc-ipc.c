@@ -53,13 +53,16 @@ static bool ipc_frame(struct xrun *r, clmem_ipc_producer *p, uint32_t *i, double
  * (xproc-raw.c, on slot 1, its own consumer process), each going first in
  * every other pair; the library's share is the paired difference. D=4:
  * blocks of K frames, each ended by clmem_ipc_producer_wait_all(), K frames
- * / K. CPU time: both processes' CPU clocks over the timed frames. */
+ * / K; batched (XM_IPC_BATCH_D4), the same blocks with every free frame
+ * handed over in one READY. CPU time: both processes' CPU clocks over the
+ * timed frames. */
 void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure m)
 {
     struct bench *b = r->b;
     char *why = res->why[m];
     int sock, done = 0;
-    pid_t pid = xproc_spawn_consumer("ipc", &sock);
+    bool batched = m == XM_IPC_BATCH_D4;
+    pid_t pid = xproc_spawn_consumer(batched ? "ipc-batch" : "ipc", &sock);
     clmem_ipc_producer_info info = {.size = sizeof info, .instance = b->vk.instance,
                                     .get_instance_proc_addr = b->vk.get_instance_proc_addr,
                                     .physical_device = b->vk.physical_device, .device = b->vk.device,
@@ -103,6 +106,36 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
             if (timed) {
                 raw_samples[done] = raw_us;
                 r->samples[done++] = lib_us;
+            }
+        }
+    } else if (batched) {
+        /* Every frame free at once: filled, one fence on the last fill
+         * (a fence covers every earlier submission of its queue), one
+         * READY. A block ends where its frames run out. */
+        for (int blk = -1; ok && blk < r->blocks; blk++) {
+            int n = blk < 0 ? r->warmup : r->frames;
+            double c0 = xproc_cpu_us(pid), t0 = now_us();
+            for (int f = 0; ok && f < n;) {
+                uint32_t idx[XPROC_SLOTS], got = 0;
+                uint32_t room = (uint32_t)(n - f < slots ? n - f : slots);
+                ok = clmem_ipc_producer_next_many(p, XPROC_TIMEOUT_NS, room, idx, &got) == CLMEM_OK;
+                for (uint32_t k = 0; ok && k < got; k++) {
+                    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
+                                       .pCommandBuffers = &r->f[idx[k]].fill};
+                    VkFence fence = k + 1 == got ? r->f[idx[k]].fence : VK_NULL_HANDLE;
+                    if (fence)
+                        xproc_fence_reset(b, fence);
+                    check_vk(vkQueueSubmit(b->vk.queue, 1, &si, fence), "vkQueueSubmit(fill)");
+                    r->f[idx[k]].uses++;
+                }
+                ok = ok && clmem_ipc_producer_ready_many(p, got, idx, r->f[idx[got - 1]].fence, XPROC_TIMEOUT_NS) ==
+                               CLMEM_OK;
+                f += (int)got;
+            }
+            ok = ok && clmem_ipc_producer_wait_all(p, XPROC_TIMEOUT_NS) == CLMEM_OK;
+            if (blk >= 0) {
+                r->samples[done++] = (now_us() - t0) / n;
+                cpu_lib += xproc_cpu_us(pid) - c0;
             }
         }
     } else {
@@ -172,8 +205,10 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
 
 /* libclmem-ipc's consumer: the bump kernel on plane 0 of every frame, each
  * frame's planes let go once the kernel is enqueued, until the producer's
- * BYE. It takes the socket. */
-int xproc_consume_ipc(struct consumer_devices *c, int sock)
+ * BYE; batched, the frames come by clmem_ipc_consumer_next_many() and are
+ * let go together once every kernel of the batch is enqueued. It takes the
+ * socket. */
+int xproc_consume_ipc(struct consumer_devices *c, int sock, bool batched)
 {
     clmem_bridge_info bi = {.size = sizeof bi, .instance = c->vk.instance, .physical_device = c->vk.physical_device,
                             .device = c->vk.device, .get_instance_proc_addr = c->vk.get_instance_proc_addr,
@@ -190,18 +225,25 @@ int xproc_consume_ipc(struct consumer_devices *c, int sock)
     if (clmem_ipc_consumer_start(consumer, XPROC_TIMEOUT_NS) != CLMEM_OK)
         return xproc_consumer_fail("clmem_ipc_consumer_start");
     for (;;) {
-        clmem_ipc_frame f;
+        clmem_ipc_frame fs[XPROC_SLOTS];
+        uint32_t n = 0;
         size_t one = 1;
-        if (clmem_ipc_consumer_next(consumer, XPROC_TIMEOUT_NS, &f, NULL) != CLMEM_OK)
-            return xproc_consumer_fail("clmem_ipc_consumer_next");
-        if (f.plane_count == 0)
+        if (batched ? clmem_ipc_consumer_next_many(consumer, XPROC_TIMEOUT_NS, XPROC_SLOTS, fs, &n, NULL) != CLMEM_OK
+                    : clmem_ipc_consumer_next(consumer, XPROC_TIMEOUT_NS, &fs[0], NULL) != CLMEM_OK)
+            return xproc_consumer_fail(batched ? "clmem_ipc_consumer_next_many" : "clmem_ipc_consumer_next");
+        if (!batched)
+            n = fs[0].plane_count ? 1 : 0;
+        if (n == 0)
             break;
-        cl_mem m = clmem_handle_mem(f.planes[0].handle);
-        clSetKernelArg(c->bump, 0, sizeof m, &m);
-        if (clEnqueueNDRangeKernel(c->queue, c->bump, 1, NULL, &one, NULL, 0, NULL, NULL) != CL_SUCCESS)
-            return xproc_consumer_fail("clEnqueueNDRangeKernel");
-        for (uint32_t p = 0; p < f.plane_count; p++)
-            clmem_handle_unref(f.planes[p].handle); /* the release point: after the kernel */
+        for (uint32_t k = 0; k < n; k++) {
+            cl_mem m = clmem_handle_mem(fs[k].planes[0].handle);
+            clSetKernelArg(c->bump, 0, sizeof m, &m);
+            if (clEnqueueNDRangeKernel(c->queue, c->bump, 1, NULL, &one, NULL, 0, NULL, NULL) != CL_SUCCESS)
+                return xproc_consumer_fail("clEnqueueNDRangeKernel");
+        }
+        for (uint32_t k = 0; k < n; k++)
+            for (uint32_t p = 0; p < fs[k].plane_count; p++)
+                clmem_handle_unref(fs[k].planes[p].handle); /* the release point: after the kernels */
     }
     if (clmem_ipc_consumer_state(consumer) != CLMEM_IPC_STATE_ENDED) {
         fprintf(stderr, "clmem-bench (x) consumer: the stream ended %s\n",
