@@ -370,6 +370,25 @@ static clmem_status ipc_consumer_next(void)
     clmem_ipc_frame frame;
     return clmem_ipc_consumer_next(NULL, 0, &frame, NULL);
 }
+
+static clmem_status ipc_producer_next_many(void)
+{
+    uint32_t indices[4], count;
+    return clmem_ipc_producer_next_many(NULL, 0, 4, indices, &count);
+}
+
+static clmem_status ipc_producer_ready_many(void)
+{
+    const uint32_t indices[1] = {0};
+    return clmem_ipc_producer_ready_many(NULL, 1, indices, VK_NULL_HANDLE, 0);
+}
+
+static clmem_status ipc_consumer_next_many(void)
+{
+    clmem_ipc_frame frames[4];
+    uint32_t count;
+    return clmem_ipc_consumer_next_many(NULL, 0, 4, frames, &count, NULL);
+}
 #endif
 
 /* ------------------------------------------------------------ the table */
@@ -473,6 +492,9 @@ static const struct row rows[] = {
     IPC(ipc_consumer_create),
     IPC(ipc_consumer_start),
     IPC(ipc_consumer_next),
+    IPC(ipc_producer_next_many),
+    IPC(ipc_producer_ready_many),
+    IPC(ipc_consumer_next_many),
     /* A NULL consumer is no error; it fails only while frames are held or
      * a release is pending. */
     {LIB_IPC, "clmem_ipc_consumer_destroy", ELSEWHERE, NULL, NULL, "t/ipc/ipc-loopback"},
