@@ -30,21 +30,13 @@ static clmem_ipc_state state_of(const struct clmem_ipc_consumer *c)
 static clmem_status check_queue(const clmem_ipc_consumer_info *in)
 {
     cl_context ctx = NULL;
-    bool in_order;
     cl_int err = clGetCommandQueueInfo(in->queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
     if (err != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err,
                                "the queue cannot be queried.");
     if (ctx != clmem_bridge_context(in->bridge))
         return clmem__fail(CLMEM_ERR_CONTEXT_MISMATCH, "the queue is not in the bridge's context.");
-    err = clmem__cl_queue_in_order(in->queue, &in_order);
-    if (err != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)", err,
-                               "the queue's properties cannot be queried.");
-    if (!in_order)
-        return clmem__invalid("the queue is out of order; a frame's release must follow the work "
-                              "enqueued on it, so the queue must be in order.");
-    return CLMEM_OK;
+    return clmem__cl_require_in_order(in->queue, "a frame's release must follow the work enqueued on it.");
 }
 
 static clmem_status check_info(const clmem_ipc_consumer_info *info, clmem_ipc_consumer_info *in)
