@@ -332,17 +332,14 @@ static const char mapping_tag[] = "clmem-av OpenCL mapping";
 
 CLMEM_EXPORT const char *clmem_av_cl_way_name(clmem_av_cl_way way)
 {
-    switch (way) {
-    case CLMEM_AV_CL_WAY_NONE:
-        return "none";
-    case CLMEM_AV_CL_WAY_HOST_PTR:
-        return "host-ptr-image";
-    case CLMEM_AV_CL_WAY_BUFFER_VIEW:
-        return "buffer-view";
-    case CLMEM_AV_CL_WAY_VK_IMAGE:
-        return "vk-image";
-    }
-    return "unknown-way";
+    static const char *const names[] = {
+        [CLMEM_AV_CL_WAY_NONE] = "none",
+        [CLMEM_AV_CL_WAY_HOST_PTR] = "host-ptr-image",
+        [CLMEM_AV_CL_WAY_BUFFER_VIEW] = "buffer-view",
+        [CLMEM_AV_CL_WAY_VK_IMAGE] = "vk-image",
+    };
+
+    return (unsigned)way < sizeof names / sizeof names[0] ? names[way] : "unknown-way";
 }
 
 /* The cache of an OpenCL frames context clmem_av_cl_frames_create() made,

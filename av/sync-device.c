@@ -377,23 +377,6 @@ static VkSemaphore signal_from_cl(clmem_av_sync *sync, struct av_slot *slot, cl_
     return VK_NULL_HANDLE;
 }
 
-/* Asked at every acquire: a queue remembered by its address could be
- * released and another made at the same address. */
-static clmem_status check_in_order(cl_command_queue queue)
-{
-    bool in_order;
-    cl_int err;
-
-    if ((err = clmem__cl_queue_in_order(queue, &in_order)) != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo", err,
-                               "Asking the queue's properties failed: is it a command queue?");
-    if (!in_order)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "Device order needs an in-order queue: the semaphore wait must come before the "
-                           "acquire, and the release before the signal.");
-    return CLMEM_OK;
-}
-
 clmem_status clmem__av_device_acquire_locked(clmem_av_sync *sync, const struct av_frame_call *c, AVFrame *frame,
                                              const clmem_av_frame_planes *planes, cl_command_queue queue,
                                              uint64_t timeout_ns, cl_event *event_out)
@@ -408,7 +391,11 @@ clmem_status clmem__av_device_acquire_locked(clmem_av_sync *sync, const struct a
         if (sync->slots[i].state == SLOT_ACQUIRED && sync->slots[i].vkf == c->vkf)
             return clmem__fail(CLMEM_ERR_INVALID_VALUE,
                                "The frame is acquired through this sync object already: release it first.");
-    if ((s = check_in_order(queue)) != CLMEM_OK || (s = take_slot(sync, timeout_ns, &slot)) != CLMEM_OK)
+    /* Asked at every acquire: a queue remembered by its address could be
+     * released and another made at the same address. */
+    s = clmem__cl_require_in_order(queue, "device order enqueues the semaphore wait before the acquire, and the "
+                                           "release before the signal, and needs them run in that order.");
+    if (s != CLMEM_OK || (s = take_slot(sync, timeout_ns, &slot)) != CLMEM_OK)
         return s;
     if (av_frame_ref(slot->frame, frame) < 0)
         return clmem_error_set(CLMEM_ERR_NO_MEMORY, CLMEM_API_NONE, "av_frame_ref", 0,

@@ -13,15 +13,13 @@
 
 CLMEM_EXPORT const char *clmem_av_order_name(clmem_av_order order)
 {
-    switch (order) {
-    case CLMEM_AV_ORDER_BEST:
-        return "best";
-    case CLMEM_AV_ORDER_HOST:
-        return "host";
-    case CLMEM_AV_ORDER_DEVICE:
-        return "device";
-    }
-    return "unknown-order";
+    static const char *const names[] = {
+        [CLMEM_AV_ORDER_BEST] = "best",
+        [CLMEM_AV_ORDER_HOST] = "host",
+        [CLMEM_AV_ORDER_DEVICE] = "device",
+    };
+
+    return (unsigned)order < sizeof names / sizeof names[0] ? names[order] : "unknown-order";
 }
 
 clmem_status clmem__av_device_order_check(clmem_bridge *b, const AVVulkanDeviceContext *vk)

@@ -54,15 +54,32 @@ CLMEM_EXPORT clmem_status clmem_bridge_device_extensions(VkInstance instance,
                            device_extensions(instance, get_instance_proc_addr, physical_device, names_out, count_out));
 }
 
+/* What clmem_bridge_best_memory() answers. */
+struct memory_choice {
+    clmem_bridge_path path;
+    VkMemoryPropertyFlags property_flags;
+    VkExternalMemoryHandleTypeFlags export_types;
+};
+
+/* Writes the choice to each output the caller gave. */
+static void put_choice(const struct memory_choice *c, clmem_bridge_path *path_out,
+                       VkMemoryPropertyFlags *property_flags_out, VkExternalMemoryHandleTypeFlags *export_types_out)
+{
+    if (path_out)
+        *path_out = c->path;
+    if (property_flags_out)
+        *property_flags_out = c->property_flags;
+    if (export_types_out)
+        *export_types_out = c->export_types;
+}
+
 static clmem_status best_memory(const clmem_bridge *b, clmem_bridge_path *path_out,
                                 VkMemoryPropertyFlags *property_flags_out,
                                 VkExternalMemoryHandleTypeFlags *export_types_out)
 {
-    static const struct {
-        clmem_bridge_path path;
-        VkMemoryPropertyFlags property_flags;
-        VkExternalMemoryHandleTypeFlags export_types;
-    } choices[] = {
+    /* The outputs on failure. */
+    static const struct memory_choice none = {CLMEM_BRIDGE_PATH_BEST, 0, 0};
+    static const struct memory_choice choices[] = {
         /* device memory, exported: zero-copy on a GPU */
         {CLMEM_BRIDGE_PATH_OPAQUE_FD, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT},
         {CLMEM_BRIDGE_PATH_DMA_BUF, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
@@ -72,12 +89,7 @@ static clmem_status best_memory(const clmem_bridge *b, clmem_bridge_path *path_o
         {CLMEM_BRIDGE_PATH_HOST_MAPPED, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0},
     };
 
-    if (path_out)
-        *path_out = CLMEM_BRIDGE_PATH_BEST;
-    if (property_flags_out)
-        *property_flags_out = 0;
-    if (export_types_out)
-        *export_types_out = 0;
+    put_choice(&none, path_out, property_flags_out, export_types_out);
     if (!b || !path_out || !property_flags_out || !export_types_out)
         return fail_null(!b                    ? "bridge"
                          : !path_out           ? "path_out"
@@ -86,9 +98,7 @@ static clmem_status best_memory(const clmem_bridge *b, clmem_bridge_path *path_o
     BRIDGE_LIVE(b, "clmem_bridge_best_memory");
     for (unsigned i = 0; i < sizeof choices / sizeof choices[0]; i++)
         if (b->caps.path[CAPS_PATH(choices[i].path)].status == CLMEM_OK) {
-            *path_out = choices[i].path;
-            *property_flags_out = choices[i].property_flags;
-            *export_types_out = choices[i].export_types;
+            put_choice(&choices[i], path_out, property_flags_out, export_types_out);
             return CLMEM_OK;
         }
     return clmem__fail(CLMEM_ERR_UNSUPPORTED,

@@ -24,35 +24,37 @@
 #define PLANES_ONLY (FORMAT_LINEAR_PLANES | FORMAT_LINEAR_VIEW)
 #define COLOR VK_IMAGE_ASPECT_COLOR_BIT
 
+/* A row names each format once: the macros spell the messages' names
+ * ("VK_FORMAT_R8_UNORM", "CL_R, CL_UNORM_INT8") from the constants.
+ * PLANE: the OpenCL channel order and type, texel bytes, components, width
+ * and height shifts, aspect. A format: its VkFormat, what it offers, its
+ * component kind and bytes, then its planes. */
+#define PLANE(order, type, texel_bytes, components, wshift, hshift, aspect)                                        \
+    {{order, type}, #order ", " #type, texel_bytes, components, wshift, hshift, aspect}
+#define ONE_PLANE(vk, offers, component, component_bytes, plane)                                                    \
+    {vk, #vk, 1, offers, component, component_bytes, {plane}}
+#define TWO_PLANES(vk, offers, component, component_bytes, plane0, plane1)                                          \
+    {vk, #vk, 2, offers, component, component_bytes, {plane0, plane1}}
+
 static const struct image_format table[FORMAT_COUNT] = {
-    {VK_FORMAT_R8_UNORM, "VK_FORMAT_R8_UNORM", 1, ALL, COMPONENT_UNORM8, 1,
-     {{{CL_R, CL_UNORM_INT8}, "CL_R, CL_UNORM_INT8", 1, 1, 0, 0, COLOR}}},
-    {VK_FORMAT_R8G8_UNORM, "VK_FORMAT_R8G8_UNORM", 1, ALL, COMPONENT_UNORM8, 1,
-     {{{CL_RG, CL_UNORM_INT8}, "CL_RG, CL_UNORM_INT8", 2, 2, 0, 0, COLOR}}},
-    {VK_FORMAT_R16_UNORM, "VK_FORMAT_R16_UNORM", 1, ALL, COMPONENT_UNORM16, 2,
-     {{{CL_R, CL_UNORM_INT16}, "CL_R, CL_UNORM_INT16", 2, 1, 0, 0, COLOR}}},
-    {VK_FORMAT_R8G8B8A8_UNORM, "VK_FORMAT_R8G8B8A8_UNORM", 1, ALL, COMPONENT_UNORM8, 1,
-     {{{CL_RGBA, CL_UNORM_INT8}, "CL_RGBA, CL_UNORM_INT8", 4, 4, 0, 0, COLOR}}},
-    {VK_FORMAT_B8G8R8A8_UNORM, "VK_FORMAT_B8G8R8A8_UNORM", 1, ALL, COMPONENT_UNORM8, 1,
-     {{{CL_BGRA, CL_UNORM_INT8}, "CL_BGRA, CL_UNORM_INT8", 4, 4, 0, 0, COLOR}}},
-    {VK_FORMAT_R32_SFLOAT, "VK_FORMAT_R32_SFLOAT", 1, ALL, COMPONENT_FLOAT, 4,
-     {{{CL_R, CL_FLOAT}, "CL_R, CL_FLOAT", 4, 1, 0, 0, COLOR}}},
-    {VK_FORMAT_R16G16B16A16_SFLOAT, "VK_FORMAT_R16G16B16A16_SFLOAT", 1, ALL, COMPONENT_HALF, 2,
-     {{{CL_RGBA, CL_HALF_FLOAT}, "CL_RGBA, CL_HALF_FLOAT", 8, 4, 0, 0, COLOR}}},
-    {VK_FORMAT_R32G32B32A32_SFLOAT, "VK_FORMAT_R32G32B32A32_SFLOAT", 1, ALL, COMPONENT_FLOAT, 4,
-     {{{CL_RGBA, CL_FLOAT}, "CL_RGBA, CL_FLOAT", 16, 4, 0, 0, COLOR}}},
+    ONE_PLANE(VK_FORMAT_R8_UNORM, ALL, COMPONENT_UNORM8, 1, PLANE(CL_R, CL_UNORM_INT8, 1, 1, 0, 0, COLOR)),
+    ONE_PLANE(VK_FORMAT_R8G8_UNORM, ALL, COMPONENT_UNORM8, 1, PLANE(CL_RG, CL_UNORM_INT8, 2, 2, 0, 0, COLOR)),
+    ONE_PLANE(VK_FORMAT_R16_UNORM, ALL, COMPONENT_UNORM16, 2, PLANE(CL_R, CL_UNORM_INT16, 2, 1, 0, 0, COLOR)),
+    ONE_PLANE(VK_FORMAT_R8G8B8A8_UNORM, ALL, COMPONENT_UNORM8, 1, PLANE(CL_RGBA, CL_UNORM_INT8, 4, 4, 0, 0, COLOR)),
+    ONE_PLANE(VK_FORMAT_B8G8R8A8_UNORM, ALL, COMPONENT_UNORM8, 1, PLANE(CL_BGRA, CL_UNORM_INT8, 4, 4, 0, 0, COLOR)),
+    ONE_PLANE(VK_FORMAT_R32_SFLOAT, ALL, COMPONENT_FLOAT, 4, PLANE(CL_R, CL_FLOAT, 4, 1, 0, 0, COLOR)),
+    ONE_PLANE(VK_FORMAT_R16G16B16A16_SFLOAT, ALL, COMPONENT_HALF, 2, PLANE(CL_RGBA, CL_HALF_FLOAT, 8, 4, 0, 0, COLOR)),
+    ONE_PLANE(VK_FORMAT_R32G32B32A32_SFLOAT, ALL, COMPONENT_FLOAT, 4, PLANE(CL_RGBA, CL_FLOAT, 16, 4, 0, 0, COLOR)),
     /* NV12 */
-    {VK_FORMAT_G8_B8R8_2PLANE_420_UNORM, "VK_FORMAT_G8_B8R8_2PLANE_420_UNORM", 2, PLANES_ONLY, COMPONENT_UNORM8, 1,
-     {{{CL_R, CL_UNORM_INT8}, "CL_R, CL_UNORM_INT8", 1, 1, 0, 0, VK_IMAGE_ASPECT_PLANE_0_BIT},
-      {{CL_RG, CL_UNORM_INT8}, "CL_RG, CL_UNORM_INT8", 2, 2, 1, 1, VK_IMAGE_ASPECT_PLANE_1_BIT}}},
+    TWO_PLANES(VK_FORMAT_G8_B8R8_2PLANE_420_UNORM, PLANES_ONLY, COMPONENT_UNORM8, 1,
+               PLANE(CL_R, CL_UNORM_INT8, 1, 1, 0, 0, VK_IMAGE_ASPECT_PLANE_0_BIT),
+               PLANE(CL_RG, CL_UNORM_INT8, 2, 2, 1, 1, VK_IMAGE_ASPECT_PLANE_1_BIT)),
     /* P010 */
-    {VK_FORMAT_G10X6_B10X6R10X6_2PLANE_420_UNORM_3PACK16, "VK_FORMAT_G10X6_B10X6R10X6_2PLANE_420_UNORM_3PACK16", 2,
-     PLANES_ONLY, COMPONENT_UNORM10X6, 2,
-     {{{CL_R, CL_UNORM_INT16}, "CL_R, CL_UNORM_INT16", 2, 1, 0, 0, VK_IMAGE_ASPECT_PLANE_0_BIT},
-      {{CL_RG, CL_UNORM_INT16}, "CL_RG, CL_UNORM_INT16", 4, 2, 1, 1, VK_IMAGE_ASPECT_PLANE_1_BIT}}},
+    TWO_PLANES(VK_FORMAT_G10X6_B10X6R10X6_2PLANE_420_UNORM_3PACK16, PLANES_ONLY, COMPONENT_UNORM10X6, 2,
+               PLANE(CL_R, CL_UNORM_INT16, 2, 1, 0, 0, VK_IMAGE_ASPECT_PLANE_0_BIT),
+               PLANE(CL_RG, CL_UNORM_INT16, 4, 2, 1, 1, VK_IMAGE_ASPECT_PLANE_1_BIT)),
     /* FFmpeg's image of P010's chroma plane (libclmem-av: one image per plane) */
-    {VK_FORMAT_R16G16_UNORM, "VK_FORMAT_R16G16_UNORM", 1, ALL, COMPONENT_UNORM16, 2,
-     {{{CL_RG, CL_UNORM_INT16}, "CL_RG, CL_UNORM_INT16", 4, 2, 0, 0, COLOR}}},
+    ONE_PLANE(VK_FORMAT_R16G16_UNORM, ALL, COMPONENT_UNORM16, 2, PLANE(CL_RG, CL_UNORM_INT16, 4, 2, 0, 0, COLOR)),
 };
 
 const struct image_format *clmem__format_find(VkFormat f)

@@ -65,21 +65,12 @@ static clmem_status check_semaphores(const clmem_bridge *b, const clmem_bridge_r
 
 static clmem_status check_queue(const clmem_bridge *b, cl_command_queue queue)
 {
-    bool in_order;
     clmem_status s = clmem__bridge_check_queue(b, queue);
-    cl_int err;
 
     if (s != CLMEM_OK)
         return s;
-    err = clmem__cl_queue_in_order(queue, &in_order);
-    if (err != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)", err,
-                               "Asking the queue's properties failed.");
-    if (!in_order)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "The ring's queue is out of order; the ring orders its wait, acquire, the kernels, "
-                           "release and signal by enqueueing them in order: give it an in-order queue.");
-    return CLMEM_OK;
+    return clmem__cl_require_in_order(queue, "the ring orders its wait, acquire, the kernels, release and signal "
+                                             "by enqueueing them in order.");
 }
 
 static bool claim(atomic_bool *flag)

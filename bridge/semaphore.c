@@ -211,6 +211,17 @@ static clmem_status wait_on_host(cl_uint num_events, const cl_event *wait_list)
     return CLMEM_OK;
 }
 
+/* The end of a host-ordered wait or signal: the Vulkan call's result r,
+ * recorded with `sentence` when it failed, else the caller's event, made
+ * complete. */
+static clmem_status host_ordered_end(VkResult r, const char *call, const char *sentence, cl_command_queue queue,
+                                     cl_event *event_out)
+{
+    if (r != VK_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, call, r, "%s", sentence);
+    return complete_event(queue, event_out);
+}
+
 static clmem_status check_call(const clmem_bridge *b, const clmem_bridge_semaphore *sem, cl_command_queue queue,
                                cl_event *event_out, const char *call)
 {
@@ -258,10 +269,8 @@ clmem_status clmem__semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem,
         if (r == VK_SUCCESS)
             r = reset;
     }
-    if (r != VK_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkQueueSubmit/vkWaitForFences", r,
-                               "Waiting for the semaphore on the host failed.");
-    return complete_event(queue, event_out);
+    return host_ordered_end(r, "vkQueueSubmit/vkWaitForFences", "Waiting for the semaphore on the host failed.", queue,
+                            event_out);
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem,
@@ -297,10 +306,7 @@ clmem_status clmem__semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *se
                                "Finishing the queue before the host-ordered signal failed.");
     si.pSignalSemaphores = &sem->vk_sem;
     r = b->vk.QueueSubmit(sem->vk_queue, 1, &si, VK_NULL_HANDLE);
-    if (r != VK_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkQueueSubmit", r,
-                               "Submitting the semaphore signal failed.");
-    return complete_event(queue, event_out);
+    return host_ordered_end(r, "vkQueueSubmit", "Submitting the semaphore signal failed.", queue, event_out);
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem,

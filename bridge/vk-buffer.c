@@ -63,6 +63,40 @@ VkResult clmem__vk_allocate_memory(const clmem_bridge *b, VkDeviceSize size, uin
     return b->vk.AllocateMemory(b->device, &alloc, NULL, memory_out);
 }
 
+VkMemoryRequirements clmem__vk_memory_requirements(const clmem_bridge *b, VkBuffer buffer, VkImage image,
+                                                  bool *dedicated_out)
+{
+    VkMemoryDedicatedRequirements dedicated = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    VkMemoryRequirements2 req = {.sType = VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, .pNext = &dedicated};
+
+    if (buffer != VK_NULL_HANDLE) {
+        VkBufferMemoryRequirementsInfo2 info = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2,
+                                                .buffer = buffer};
+        b->vk.GetBufferMemoryRequirements2(b->device, &info, &req);
+    } else {
+        VkImageMemoryRequirementsInfo2 info = {.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2,
+                                               .image = image};
+        b->vk.GetImageMemoryRequirements2(b->device, &info, &req);
+    }
+    *dedicated_out = dedicated.requiresDedicatedAllocation || dedicated.prefersDedicatedAllocation;
+    return req.memoryRequirements;
+}
+
+void clmem__vk_memory_own(clmem_bridge *b, VkDeviceMemory memory, VkDeviceSize size, uint32_t type_index,
+                          VkExternalMemoryHandleTypeFlags export_types, bool dedicated, clmem_bridge_vk_memory *out)
+{
+    VkPhysicalDeviceMemoryProperties mp;
+
+    b->vk.GetPhysicalDeviceMemoryProperties(b->physical_device, &mp);
+    out->device = b->device;
+    out->memory = memory;
+    out->allocation_size = size;
+    out->property_flags = mp.memoryTypes[type_index].propertyFlags;
+    out->export_types = export_types;
+    out->dedicated = dedicated ? VK_TRUE : VK_FALSE;
+    clmem__own_memory_note(&b->own, memory, size); /* imports of it are checked against this */
+}
+
 clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,
                                      VkMemoryPropertyFlags property_flags,
                                      VkExternalMemoryHandleTypeFlags export_types, VkBuffer *buffer_out,
@@ -75,13 +109,11 @@ clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBuffe
                                  .size = size,
                                  .usage = usage,
                                  .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-    VkMemoryDedicatedRequirements dedicated_req = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
-    VkMemoryRequirements2 req = {.sType = VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, .pNext = &dedicated_req};
-    VkBufferMemoryRequirementsInfo2 req_info = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2};
+    VkMemoryRequirements req;
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceMemory memory = VK_NULL_HANDLE;
     uint32_t type_index;
-    bool use_dedicated;
+    bool vulkan_wants_dedicated, use_dedicated;
     VkResult r;
 
     if (buffer_out)
@@ -101,24 +133,23 @@ clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBuffe
     if (r != VK_SUCCESS)
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkCreateBuffer", r,
                                "Creating a %llu-byte buffer failed.", (unsigned long long)size);
-    req_info.buffer = buffer;
-    vk->GetBufferMemoryRequirements2(device, &req_info, &req);
-    type_index = clmem__vk_find_memory_type(vk, physical_device, req.memoryRequirements.memoryTypeBits, property_flags);
+    req = clmem__vk_memory_requirements(b, buffer, VK_NULL_HANDLE, &vulkan_wants_dedicated);
+    type_index = clmem__vk_find_memory_type(vk, physical_device, req.memoryTypeBits, property_flags);
     if (type_index == UINT32_MAX) {
         vk->DestroyBuffer(device, buffer, NULL);
         return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                            "No memory type with property flags 0x%x can hold this buffer (allowed types 0x%x).",
-                           (unsigned)property_flags, (unsigned)req.memoryRequirements.memoryTypeBits);
+                           (unsigned)property_flags, (unsigned)req.memoryTypeBits);
     }
-    use_dedicated = dedicated_req.requiresDedicatedAllocation || dedicated_req.prefersDedicatedAllocation ||
+    use_dedicated = vulkan_wants_dedicated ||
                     (export_types && export_needs_dedicated(vk, physical_device, usage, export_types));
-    r = clmem__vk_allocate_memory(b, req.memoryRequirements.size, type_index, export_types, use_dedicated, buffer,
+    r = clmem__vk_allocate_memory(b, req.size, type_index, export_types, use_dedicated, buffer,
                                   VK_NULL_HANDLE, &memory);
     if (r != VK_SUCCESS) {
         vk->DestroyBuffer(device, buffer, NULL);
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkAllocateMemory", r,
                                "Allocating %llu bytes of memory type %u failed.",
-                               (unsigned long long)req.memoryRequirements.size, type_index);
+                               (unsigned long long)req.size, type_index);
     }
     r = FAULT("vkBindBufferMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vk->BindBufferMemory(device, buffer, memory, 0);
     if (r != VK_SUCCESS) {
@@ -127,17 +158,7 @@ clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBuffe
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkBindBufferMemory", r,
                                "Binding the buffer to its memory failed.");
     }
-    {
-        VkPhysicalDeviceMemoryProperties mp;
-        vk->GetPhysicalDeviceMemoryProperties(physical_device, &mp);
-        memory_out->property_flags = mp.memoryTypes[type_index].propertyFlags;
-    }
-    memory_out->device = device;
-    memory_out->memory = memory;
-    memory_out->allocation_size = req.memoryRequirements.size;
-    memory_out->export_types = export_types;
-    memory_out->dedicated = use_dedicated ? VK_TRUE : VK_FALSE;
-    clmem__own_memory_note(&b->own, memory, req.memoryRequirements.size); /* imports of it are checked against this */
+    clmem__vk_memory_own(b, memory, req.size, type_index, export_types, use_dedicated, memory_out);
     *buffer_out = buffer;
     return CLMEM_OK;
 }

@@ -18,6 +18,17 @@ VkResult clmem__vk_allocate_memory(const clmem_bridge *b, VkDeviceSize size, uin
                                    VkExternalMemoryHandleTypeFlags export_types, bool dedicated, VkBuffer buffer,
                                    VkImage image, VkDeviceMemory *memory_out);
 
+/* The memory requirements of a new buffer or image (the other one
+ * VK_NULL_HANDLE); *dedicated_out: Vulkan requires or prefers a dedicated
+ * allocation for it. */
+VkMemoryRequirements clmem__vk_memory_requirements(const clmem_bridge *b, VkBuffer buffer, VkImage image,
+                                                  bool *dedicated_out);
+
+/* Describe memory the bridge allocated and bound, `size` bytes of memory
+ * type `type_index`, in *out, and note it as the bridge's own. */
+void clmem__vk_memory_own(clmem_bridge *b, VkDeviceMemory memory, VkDeviceSize size, uint32_t type_index,
+                          VkExternalMemoryHandleTypeFlags export_types, bool dedicated, clmem_bridge_vk_memory *out);
+
 /* clmem_bridge_vk_buffer_create(), for the image live check: its sentence
  * is the calling public function's (lib/error-private.h). */
 clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,

@@ -107,14 +107,11 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
                                 .usage = usage,
                                 .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
                                 .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED};
-    VkMemoryDedicatedRequirements dedicated_req = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
-    VkMemoryRequirements2 req = {.sType = VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, .pNext = &dedicated_req};
-    VkImageMemoryRequirementsInfo2 req_info = {.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2};
-    VkPhysicalDeviceMemoryProperties mp;
+    VkMemoryRequirements req;
     VkImage image = VK_NULL_HANDLE;
     VkDeviceMemory memory = VK_NULL_HANDLE;
     uint32_t type_index;
-    bool dedicated_only = false, use_dedicated;
+    bool dedicated_only = false, vulkan_wants_dedicated, use_dedicated;
     clmem_status s;
     VkResult r;
 
@@ -140,17 +137,15 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkCreateImage", r,
                                "Creating a %ux%u %s image with %s tiling failed.", extent.width, extent.height,
                                f->name, tiling_name(tiling));
-    req_info.image = image;
-    vk->GetImageMemoryRequirements2(b->device, &req_info, &req);
-    type_index = clmem__vk_find_memory_type(vk, b->physical_device, req.memoryRequirements.memoryTypeBits,
-                                                       property_flags);
+    req = clmem__vk_memory_requirements(b, VK_NULL_HANDLE, image, &vulkan_wants_dedicated);
+    type_index = clmem__vk_find_memory_type(vk, b->physical_device, req.memoryTypeBits, property_flags);
     if (type_index == UINT32_MAX) {
         vk->DestroyImage(b->device, image, NULL);
         return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                            "No memory type with property flags 0x%x can hold this %s image with %s tiling "
                            "(allowed types 0x%x).",
                            (unsigned)property_flags, f->name, tiling_name(tiling),
-                           (unsigned)req.memoryRequirements.memoryTypeBits);
+                           (unsigned)req.memoryTypeBits);
     }
     /* Exported images always get a dedicated allocation. On NVIDIA 580 a
      * linear RGBA8 or BGRA8 image in non-dedicated exported memory, written
@@ -159,15 +154,14 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
      * while OpenCL read its own writes right; with a dedicated allocation it
      * read back exact every time (docs/probes/img-diff-probe.c,
      * docs/driver-notes.md). Vulkan said neither "requires" nor "prefers". */
-    use_dedicated = dedicated_req.requiresDedicatedAllocation || dedicated_req.prefersDedicatedAllocation ||
-                    dedicated_only || export_types != 0;
-    r = clmem__vk_allocate_memory(b, req.memoryRequirements.size, type_index, export_types, use_dedicated,
+    use_dedicated = vulkan_wants_dedicated || dedicated_only || export_types != 0;
+    r = clmem__vk_allocate_memory(b, req.size, type_index, export_types, use_dedicated,
                                   VK_NULL_HANDLE, image, &memory);
     if (r != VK_SUCCESS) {
         vk->DestroyImage(b->device, image, NULL);
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkAllocateMemory", r,
                                "Allocating %llu bytes of memory type %u for the image failed.",
-                               (unsigned long long)req.memoryRequirements.size, type_index);
+                               (unsigned long long)req.size, type_index);
     }
     r = FAULT("vkBindImageMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vk->BindImageMemory(b->device, image, memory, 0);
     if (r != VK_SUCCESS) {
@@ -176,17 +170,11 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkBindImageMemory", r,
                                "Binding the image to its memory failed.");
     }
-    vk->GetPhysicalDeviceMemoryProperties(b->physical_device, &mp);
     image_out->image = image;
-    image_out->memory.device = b->device;
-    image_out->memory.memory = memory;
-    image_out->memory.allocation_size = req.memoryRequirements.size;
-    image_out->memory.property_flags = mp.memoryTypes[type_index].propertyFlags;
-    image_out->memory.export_types = export_types;
-    image_out->memory.dedicated = use_dedicated ? VK_TRUE : VK_FALSE;
-    clmem__own_memory_note(&b->own, memory, req.memoryRequirements.size); /* imports of it are checked against this */
+    clmem__vk_memory_own(b, memory, req.size, type_index, export_types, use_dedicated,
+                         &image_out->memory);
     image_out->memory_offset = 0;
-    image_out->size = req.memoryRequirements.size;
+    image_out->size = req.size;
     image_out->format = format;
     image_out->extent = extent;
     image_out->tiling = tiling;

@@ -30,21 +30,13 @@ static clmem_ipc_state state_of(const struct clmem_ipc_consumer *c)
 static clmem_status check_queue(const clmem_ipc_consumer_info *in)
 {
     cl_context ctx = NULL;
-    bool in_order;
     cl_int err = clGetCommandQueueInfo(in->queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
     if (err != CL_SUCCESS)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)", err,
                                "the queue cannot be queried.");
     if (ctx != clmem_bridge_context(in->bridge))
         return clmem__fail(CLMEM_ERR_CONTEXT_MISMATCH, "the queue is not in the bridge's context.");
-    err = clmem__cl_queue_in_order(in->queue, &in_order);
-    if (err != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)", err,
-                               "the queue's properties cannot be queried.");
-    if (!in_order)
-        return clmem__invalid("the queue is out of order; a frame's release must follow the work "
-                              "enqueued on it, so the queue must be in order.");
-    return CLMEM_OK;
+    return clmem__cl_require_in_order(in->queue, "a frame's release must follow the work enqueued on it.");
 }
 
 static clmem_status check_info(const clmem_ipc_consumer_info *info, clmem_ipc_consumer_info *in)
@@ -175,32 +167,42 @@ static clmem_status bye_in_handshake(struct clmem_ipc_consumer *c)
 }
 
 /* One message of the handshake, accepted by proto.c, until the deadline. */
+/* One message from the producer, which the protocol takes (RECV_BAD,
+ * recorded, when it does not). */
+static enum recv_result receive(struct clmem_ipc_consumer *c, uint64_t deadline, struct ipc_msg *m)
+{
+    int fd;
+    pid_t pid;
+    enum recv_result r = clmem__ipc_recv(c->sock, deadline, "producer", m, &fd, &pid);
+    if (r == RECV_MESSAGE && clmem__ipc_proto_receive(&c->proto, m, fd) != CLMEM_OK)
+        return RECV_BAD;
+    return r;
+}
+
+/* How the handshake ends when the producer said or did `r`. */
+static clmem_status handshake_ending(struct clmem_ipc_consumer *c, enum peer_result r, const struct ipc_msg *m)
+{
+    switch (r) {
+    case PEER_MESSAGE: return CLMEM_OK;
+    case PEER_ERROR: return peer_error(c, &m->u.error);
+    case PEER_BYE: return bye_in_handshake(c);
+    case PEER_BAD: return drop(c, clmem_error_status());
+    case PEER_GONE:
+    case PEER_WAITING: break;
+    }
+    return gone_in_handshake(c);
+}
+
+/* Wait for one message of the handshake, until the deadline. */
 static clmem_status handshake_receive(struct clmem_ipc_consumer *c, uint64_t timeout_ns, uint64_t deadline,
                                       struct ipc_msg *m)
 {
-    for (;;) {
-        int fd;
-        pid_t pid;
-        enum recv_result r = clmem__ipc_recv(c->sock, deadline, "producer", m, &fd, &pid);
-        if (r == RECV_MESSAGE) {
-            if (clmem__ipc_proto_receive(&c->proto, m, fd) != CLMEM_OK)
-                return drop(c, clmem_error_status());
-            if (m->type == IPC_ERROR)
-                return peer_error(c, &m->u.error);
-            if (m->type == IPC_BYE)
-                return bye_in_handshake(c);
-            return CLMEM_OK;
-        }
-        if (r == RECV_EOF)
-            return gone_in_handshake(c);
-        if (r == RECV_BAD)
-            return drop(c, clmem_error_status());
-        if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
-            clmem__fail(CLMEM_ERR_TIMEOUT, "The producer did not complete the handshake within %s.",
-                        clmem__duration(timeout_ns).text);
-            return drop(c, CLMEM_ERR_TIMEOUT);
-        }
-    }
+    enum peer_result r;
+
+    do
+        r = clmem__ipc_handshake_result(receive(c, deadline, m), m, "producer", timeout_ns, deadline);
+    while (r == PEER_WAITING);
+    return handshake_ending(c, r, m);
 }
 
 /* A send found the producer's end closed: why, from what it sent before. */
@@ -208,13 +210,7 @@ static clmem_status closed_during_handshake(struct clmem_ipc_consumer *c)
 {
     struct ipc_msg m;
 
-    switch (clmem__ipc_recv_after_close(c->sock, "producer", &m)) {
-    case CLOSED_BAD: return drop(c, clmem_error_status());
-    case CLOSED_ERROR: return peer_error(c, &m.u.error);
-    case CLOSED_BYE: return bye_in_handshake(c);
-    case CLOSED_GONE: break;
-    }
-    return gone_in_handshake(c);
+    return handshake_ending(c, clmem__ipc_recv_after_close(c->sock, "producer", &m), &m);
 }
 
 static clmem_status send_or_drop(struct clmem_ipc_consumer *c, const struct ipc_msg *m, uint64_t deadline)

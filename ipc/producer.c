@@ -344,18 +344,26 @@ static clmem_status bye_in_handshake(clmem_ipc_producer *p)
     return clmem__invalid("The consumer said BYE during the handshake.");
 }
 
+/* How the handshake ends when the consumer said or did `r`. */
+static clmem_status handshake_ending(clmem_ipc_producer *p, enum peer_result r, const struct ipc_msg *m)
+{
+    switch (r) {
+    case PEER_MESSAGE: return CLMEM_OK;
+    case PEER_ERROR: return refused(p, &m->u.error);
+    case PEER_BYE: return bye_in_handshake(p);
+    case PEER_BAD: return drop(p, clmem_error_status());
+    case PEER_GONE:
+    case PEER_WAITING: break;
+    }
+    return gone_in_handshake(p);
+}
+
 /* A send found the consumer's end closed: why, from what it sent before. */
 static clmem_status closed_during_handshake(clmem_ipc_producer *p)
 {
     struct ipc_msg m;
 
-    switch (clmem__ipc_recv_after_close(p->sock, "consumer", &m)) {
-    case CLOSED_BAD: return drop(p, clmem_error_status());
-    case CLOSED_ERROR: return refused(p, &m.u.error);
-    case CLOSED_BYE: return bye_in_handshake(p);
-    case CLOSED_GONE: break;
-    }
-    return gone_in_handshake(p);
+    return handshake_ending(p, clmem__ipc_recv_after_close(p->sock, "consumer", &m), &m);
 }
 
 static clmem_status send_or_drop(clmem_ipc_producer *p, const struct ipc_msg *m, int fd, uint64_t deadline)
@@ -406,25 +414,12 @@ static clmem_status send_frames(clmem_ipc_producer *p, uint64_t deadline)
 /* Wait for one message of the handshake, until the deadline. */
 static clmem_status handshake_receive(clmem_ipc_producer *p, uint64_t timeout_ns, uint64_t deadline, struct ipc_msg *m)
 {
-    for (;;) {
-        enum recv_result r = receive(p, deadline, m);
-        if (r == RECV_MESSAGE) {
-            if (m->type == IPC_ERROR)
-                return refused(p, &m->u.error);
-            if (m->type == IPC_BYE)
-                return bye_in_handshake(p);
-            return CLMEM_OK;
-        }
-        if (r == RECV_EOF)
-            return gone_in_handshake(p);
-        if (r == RECV_BAD)
-            return drop(p, clmem_error_status());
-        if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
-            clmem__fail(CLMEM_ERR_TIMEOUT, "The consumer did not complete the handshake within %s.",
-                        clmem__duration(timeout_ns).text);
-            return drop(p, CLMEM_ERR_TIMEOUT);
-        }
-    }
+    enum peer_result r;
+
+    do
+        r = clmem__ipc_handshake_result(receive(p, deadline, m), m, "consumer", timeout_ns, deadline);
+    while (r == PEER_WAITING);
+    return handshake_ending(p, r, m);
 }
 
 static clmem_status ipc_producer_start(clmem_ipc_producer *p, uint64_t timeout_ns)

@@ -189,22 +189,38 @@ enum recv_result clmem__ipc_recv(int sock, uint64_t deadline_ns, const char *who
     return RECV_MESSAGE;
 }
 
-enum closed_result clmem__ipc_recv_after_close(int sock, const char *who, struct ipc_msg *m)
+enum peer_result clmem__ipc_handshake_result(enum recv_result r, const struct ipc_msg *m, const char *who,
+                                             uint64_t timeout_ns, uint64_t deadline)
+{
+    if (r == RECV_MESSAGE)
+        return m->type == IPC_ERROR ? PEER_ERROR : m->type == IPC_BYE ? PEER_BYE : PEER_MESSAGE;
+    if (r == RECV_EOF)
+        return PEER_GONE;
+    if (r == RECV_BAD)
+        return PEER_BAD;
+    if (clock_ns(CLOCK_MONOTONIC) < deadline)
+        return PEER_WAITING;
+    clmem__fail(CLMEM_ERR_TIMEOUT, "The %s did not complete the handshake within %s.", who,
+                clmem__duration(timeout_ns).text);
+    return PEER_BAD;
+}
+
+enum peer_result clmem__ipc_recv_after_close(int sock, const char *who, struct ipc_msg *m)
 {
     for (;;) {
         int fd;
         pid_t pid;
         enum recv_result r = clmem__ipc_recv(sock, 0, who, m, &fd, &pid);
         if (r == RECV_BAD)
-            return CLOSED_BAD;
+            return PEER_BAD;
         if (r != RECV_MESSAGE)
-            return CLOSED_GONE;
+            return PEER_GONE;
         if (fd >= 0)
             close(fd); /* a message the handshake no longer takes: only ERROR and BYE matter now */
         if (m->type == IPC_ERROR)
-            return CLOSED_ERROR;
+            return PEER_ERROR;
         if (m->type == IPC_BYE)
-            return CLOSED_BYE;
+            return PEER_BYE;
     }
 }
 

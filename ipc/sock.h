@@ -49,18 +49,31 @@ enum recv_result {
 enum recv_result clmem__ipc_recv(int sock, uint64_t deadline_ns, const char *who, struct ipc_msg *m, int *fd_out,
                                  pid_t *pid_out);
 
-enum closed_result {
-    CLOSED_BAD,   /* the error is recorded (as RECV_BAD) */
-    CLOSED_ERROR, /* *m is the peer's ERROR */
-    CLOSED_BYE,   /* the peer said BYE */
-    CLOSED_GONE   /* the peer sent neither before it closed its end */
+/* What the peer said during the handshake, or before it closed its end:
+ * each side maps these to its own ending. */
+enum peer_result {
+    PEER_MESSAGE, /* *m is a message other than ERROR and BYE */
+    PEER_ERROR,   /* *m is the peer's ERROR */
+    PEER_BYE,     /* the peer said BYE */
+    PEER_GONE,    /* the peer closed its end without either */
+    PEER_BAD,     /* the error is recorded: as RECV_BAD, or the handshake's time ran out */
+    PEER_WAITING  /* nothing yet and the deadline not reached: receive again */
 };
+
+/* What one receive of a handshake message (r, and *m where r is
+ * RECV_MESSAGE) means for the handshake, which must be over by `deadline`,
+ * timeout_ns after it began. Past the deadline, PEER_BAD with
+ * CLMEM_ERR_TIMEOUT recorded: "The <who> did not complete the handshake
+ * within 2 s." */
+enum peer_result clmem__ipc_handshake_result(enum recv_result r, const struct ipc_msg *m, const char *who,
+                                             uint64_t timeout_ns, uint64_t deadline);
 
 /* A send found the peer's end closed. What the peer sent before closing is
  * still in the socket, and may say why (ERROR) or that it ended (BYE):
  * read it all before concluding that the peer is gone. Any other message
- * is passed over and its fd closed. */
-enum closed_result clmem__ipc_recv_after_close(int sock, const char *who, struct ipc_msg *m);
+ * is passed over and its fd closed. PEER_ERROR, PEER_BYE, PEER_GONE or
+ * PEER_BAD. */
+enum peer_result clmem__ipc_recv_after_close(int sock, const char *who, struct ipc_msg *m);
 
 enum send_result {
     SEND_OK,

@@ -97,11 +97,15 @@ void clmem__cl_device_names(cl_device_id device, char *device_name, size_t devic
     device_name[device_len - 1] = platform_name[platform_len - 1] = '\0';
 }
 
-cl_int clmem__cl_queue_in_order(cl_command_queue queue, bool *in_order)
+clmem_status clmem__cl_require_in_order(cl_command_queue queue, const char *why)
 {
     cl_command_queue_properties props = 0;
     cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
 
-    *in_order = err == CL_SUCCESS && !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
-    return err;
+    if (err != CL_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)", err,
+                               "the queue's properties cannot be queried: is it a command queue?");
+    if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_NONE, NULL, 0, "the queue is out of order: %s", why);
+    return CLMEM_OK;
 }

@@ -4,10 +4,12 @@
  * wrappers that turn the two-call size/data queries into one call each. No
  * Vulkan here: clmem-info links them (opencl/libclmem-opencl.la,
  * opencl/opencl.am) even when the bridge is not built; libclmem-av and
- * libclmem-ipc link them for the queue query. */
+ * libclmem-ipc link them for the queue query, which records its
+ * failure in libclmem's error record (clmem_error_set). */
 #ifndef CLMEM_QUERY_CL_H
 #define CLMEM_QUERY_CL_H
 #include "cl-compat.h"
+#include "clmem.h"
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -33,11 +35,13 @@ bool clmem__cl_device_uuid(cl_device_id device, unsigned char uuid[16]);
  * pointers are used in place, so host-mapped sharing copies nothing. */
 bool clmem__cl_device_uses_host_memory(cl_device_id device);
 
-/* Does the queue run its commands in order (its CL_QUEUE_PROPERTIES lack
- * CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)? The query's error, else
- * CL_SUCCESS with *in_order set; the caller says what an out-of-order
- * queue breaks. */
-cl_int clmem__cl_queue_in_order(cl_command_queue queue, bool *in_order);
+/* CLMEM_OK when the queue runs its commands in order (its
+ * CL_QUEUE_PROPERTIES lack CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE). Else
+ * records why and returns it: the query's failure as CLMEM_ERR_OPENCL with
+ * the native code, or CLMEM_ERR_INVALID_VALUE with "the queue is out of
+ * order: <why>", where `why` is the caller's sentence saying what an
+ * out-of-order queue would break. */
+clmem_status clmem__cl_require_in_order(cl_command_queue queue, const char *why);
 
 /* CL_DEVICE_NAME and the platform's CL_PLATFORM_NAME, for messages. */
 void clmem__cl_device_names(cl_device_id device, char *device_name, size_t device_len, char *platform_name,
