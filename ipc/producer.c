@@ -559,24 +559,17 @@ static bool nothing_lent(const clmem_ipc_producer *p)
     return clmem_ipc_producer_lent(p) == 0;
 }
 
+/* One frame: a batch of at most one (ipc_producer_next_many, below). */
+static clmem_status ipc_producer_next_many(clmem_ipc_producer *p, uint64_t timeout_ns, uint32_t max,
+                                           uint32_t *indices_out, uint32_t *count_out);
+
 static clmem_status ipc_producer_next(clmem_ipc_producer *p, uint64_t timeout_ns, uint32_t *index_out)
 {
+    uint32_t count;
+
     if (!p || !index_out)
         return clmem__null_arg(!p ? "p" : "index_out");
-    if (!p->proto.accepted_path) /* set by the consumer's ACCEPT, the handshake's end */
-        return clmem__ipc_not_started("producer", p->state);
-    clmem_status st = wait_until(p, deadline_after(timeout_ns), has_free_frame);
-    if (st == CLMEM_ERR_TIMEOUT)
-        return clmem__fail(CLMEM_ERR_TIMEOUT, "no frame came back within %s (%u lent, the connection is %s).",
-                           clmem__duration(timeout_ns).text, clmem_ipc_producer_lent(p),
-                           clmem_ipc_state_name(p->state));
-    if (st != CLMEM_OK)
-        return st;
-    *index_out = p->free_fifo[p->fifo_head];
-    p->fifo_head = (p->fifo_head + 1) % CLMEM_IPC_MAX_FRAMES;
-    p->fifo_count--;
-    p->handed_out[*index_out] = true;
-    return CLMEM_OK;
+    return ipc_producer_next_many(p, timeout_ns, 1, index_out, &count);
 }
 
 CLMEM_EXPORT clmem_status clmem_ipc_producer_next(clmem_ipc_producer *p, uint64_t timeout_ns, uint32_t *index_out)

@@ -113,19 +113,39 @@ static clmem_status receive_frame(struct proto *p, const struct ipc_frame *f)
     return CLMEM_OK;
 }
 
+/* The frames a READY (the consumer receiving) or a FREE (the producer
+ * receiving) names: each one the producer offered, and each where its
+ * sender may hand it over: with the producer for a READY, lent to the
+ * consumer under that READY's sequence for a FREE. */
+static clmem_status check_named_frames(const struct proto *p, const struct ipc_handoff *r, bool ready)
+{
+    for (uint32_t i = 0; i < r->count; i++) {
+        uint32_t f = r->index[i];
+        if (f >= p->frame_count)
+            return ready ? clmem__invalid("The producer sent READY for frame %u; it offered %u.", f, p->frame_count)
+                         : clmem__invalid("The consumer sent FREE for frame %u; the producer offered %u.", f,
+                                          p->frame_count);
+        if (ready && p->frames[f].state != FRAME_HELD)
+            return clmem__invalid("The producer sent READY for frame %u, which the consumer still holds (READY %llu).",
+                                  f, (unsigned long long)p->frames[f].sequence);
+        if (!ready && p->frames[f].state != FRAME_LENT)
+            return clmem__invalid("The consumer sent FREE for frame %u, which it does not hold.", f);
+        if (!ready && r->sequence[i] != p->frames[f].sequence)
+            return clmem__invalid("The consumer sent FREE %llu for frame %u, whose READY was %llu.",
+                                  (unsigned long long)r->sequence[i], f, (unsigned long long)p->frames[f].sequence);
+    }
+    return CLMEM_OK;
+}
+
 /* Consumer: READY for a batch of frames, each with the producer, the
  * batch's first sequence the one due. Checked whole before anything
  * changes. */
 static clmem_status receive_ready(struct proto *p, const struct ipc_handoff *r)
 {
-    for (uint32_t i = 0; i < r->count; i++) {
-        uint32_t f = r->index[i];
-        if (f >= p->frame_count)
-            return clmem__invalid("The producer sent READY for frame %u; it offered %u.", f, p->frame_count);
-        if (p->frames[f].state != FRAME_HELD)
-            return clmem__invalid("The producer sent READY for frame %u, which the consumer still holds (READY %llu).",
-                                  f, (unsigned long long)p->frames[f].sequence);
-    }
+    clmem_status st = check_named_frames(p, r, true);
+
+    if (st != CLMEM_OK)
+        return st;
     if (r->sequence[0] != p->next_sequence && r->count == 1)
         return clmem__invalid("The producer sent READY %llu for frame %u where READY %llu was due.",
                               (unsigned long long)r->sequence[0], r->index[0], (unsigned long long)p->next_sequence);
@@ -145,16 +165,10 @@ static clmem_status receive_ready(struct proto *p, const struct ipc_handoff *r)
  * READY. Checked whole before anything changes. */
 static clmem_status receive_free(struct proto *p, const struct ipc_handoff *r)
 {
-    for (uint32_t i = 0; i < r->count; i++) {
-        uint32_t f = r->index[i];
-        if (f >= p->frame_count)
-            return clmem__invalid("The consumer sent FREE for frame %u; the producer offered %u.", f, p->frame_count);
-        if (p->frames[f].state != FRAME_LENT)
-            return clmem__invalid("The consumer sent FREE for frame %u, which it does not hold.", f);
-        if (r->sequence[i] != p->frames[f].sequence)
-            return clmem__invalid("The consumer sent FREE %llu for frame %u, whose READY was %llu.",
-                                  (unsigned long long)r->sequence[i], f, (unsigned long long)p->frames[f].sequence);
-    }
+    clmem_status st = check_named_frames(p, r, false);
+
+    if (st != CLMEM_OK)
+        return st;
     for (uint32_t i = 0; i < r->count; i++)
         p->frames[r->index[i]].state = FRAME_HELD;
     return CLMEM_OK;
