@@ -36,6 +36,25 @@ static bool has_modifier_list(const void *chain)
     return false;
 }
 
+/* vkGetPhysicalDeviceImageFormatProperties2 for a 2D image of one plane's
+ * format made as FFmpeg makes its images (aliasable), with what the caller
+ * asks chained on the query (info_next) and on the answer (props_next). */
+static VkResult query_plane_image(PFN_vkGetPhysicalDeviceImageFormatProperties2 query, VkPhysicalDevice pd,
+                                  VkFormat format, VkImageTiling tiling, VkImageUsageFlags usage, void *info_next,
+                                  void *props_next)
+{
+    VkPhysicalDeviceImageFormatInfo2 info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
+                                             .pNext = info_next,
+                                             .format = format,
+                                             .type = VK_IMAGE_TYPE_2D,
+                                             .tiling = tiling,
+                                             .usage = usage,
+                                             .flags = VK_IMAGE_CREATE_ALIAS_BIT};
+    VkImageFormatProperties2 props = {.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2, .pNext = props_next};
+
+    return query(pd, &info, &props);
+}
+
 /* Can Vulkan make DRM-modifier-tiled images of every plane's format with
  * `modifier` and `usage`, shared as FFmpeg shares its images? */
 static bool modifier_supported(const AVVulkanDeviceContext *vk, PFN_vkGetPhysicalDeviceImageFormatProperties2 query,
@@ -51,15 +70,8 @@ static bool modifier_supported(const AVVulkanDeviceContext *vk, PFN_vkGetPhysica
             .sharingMode = nqf > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
             .queueFamilyIndexCount = nqf,
             .pQueueFamilyIndices = qfs};
-        VkPhysicalDeviceImageFormatInfo2 info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
-                                                 .pNext = &mod,
-                                                 .format = formats[p],
-                                                 .type = VK_IMAGE_TYPE_2D,
-                                                 .tiling = VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT,
-                                                 .usage = usage,
-                                                 .flags = VK_IMAGE_CREATE_ALIAS_BIT};
-        VkImageFormatProperties2 props = {.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2};
-        if (query(vk->phys_dev, &info, &props) != VK_SUCCESS)
+        if (query_plane_image(query, vk->phys_dev, formats[p], VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT, usage, &mod,
+                              NULL) != VK_SUCCESS)
             return false;
     }
     return true;
@@ -228,16 +240,9 @@ static clmem_status check_optimal_export(const AVVulkanDeviceContext *vk, enum A
         VkPhysicalDeviceExternalImageFormatInfo ext = {
             .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO,
             .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
-        VkPhysicalDeviceImageFormatInfo2 info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
-                                                 .pNext = &ext,
-                                                 .format = formats[p],
-                                                 .type = VK_IMAGE_TYPE_2D,
-                                                 .tiling = VK_IMAGE_TILING_OPTIMAL,
-                                                 .usage = usage,
-                                                 .flags = VK_IMAGE_CREATE_ALIAS_BIT};
         VkExternalImageFormatProperties eprops = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
-        VkImageFormatProperties2 props = {.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2, .pNext = &eprops};
-        VkResult r = query(vk->phys_dev, &info, &props);
+        VkResult r =
+            query_plane_image(query, vk->phys_dev, formats[p], VK_IMAGE_TILING_OPTIMAL, usage, &ext, &eprops);
 
         if (r != VK_SUCCESS ||
             !(eprops.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
