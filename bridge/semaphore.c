@@ -10,6 +10,7 @@
 #include "fd-numbers.h"
 #include "semaphore.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -238,24 +239,37 @@ static clmem_status check_call(const clmem_bridge *b, const clmem_bridge_semapho
     return CLMEM_OK;
 }
 
+/* The device-ordered wait or signal: OpenCL's own enqueue, a signal
+ * flushed so that Vulkan, waiting on it, sees it. */
+static clmem_status enqueue_on_device(clmem_bridge *b, clmem_bridge_semaphore *sem, bool signal,
+                                      cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
+                                      cl_event *event_out)
+{
+    cl_int err = signal ? b->cl.signal_semaphores(queue, 1, &sem->cl_sem, NULL, num_events, wait_list, event_out)
+                        : b->cl.wait_semaphores(queue, 1, &sem->cl_sem, NULL, num_events, wait_list, event_out);
+
+    if (err == CL_SUCCESS && signal)
+        err = clFlush(queue);
+    if (err != CL_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL,
+                               signal ? "clEnqueueSignalSemaphoresKHR" : "clEnqueueWaitSemaphoresKHR", err,
+                               signal ? "Enqueueing the semaphore signal failed."
+                                      : "Enqueueing the semaphore wait failed.");
+    return CLMEM_OK;
+}
+
 clmem_status clmem__semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
                                    cl_uint num_events, const cl_event *wait_list, cl_event *event_out)
 {
     clmem_status s = check_call(b, sem, queue, event_out, "clmem_bridge_semaphore_wait");
     VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .waitSemaphoreCount = 1, .pWaitDstStageMask = &stage};
-    cl_int err;
     VkResult r;
 
     if (s != CLMEM_OK)
         return s;
-    if (sem->mode != CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED) {
-        err = b->cl.wait_semaphores(queue, 1, &sem->cl_sem, NULL, num_events, wait_list, event_out);
-        if (err != CL_SUCCESS)
-            return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clEnqueueWaitSemaphoresKHR", err,
-                                   "Enqueueing the semaphore wait failed.");
-        return CLMEM_OK;
-    }
+    if (sem->mode != CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
+        return enqueue_on_device(b, sem, false, queue, num_events, wait_list, event_out);
     if ((s = wait_on_host(num_events, wait_list)) != CLMEM_OK)
         return s;
     /* The host learns that Vulkan signalled by having Vulkan consume the
@@ -290,15 +304,8 @@ clmem_status clmem__semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *se
 
     if (s != CLMEM_OK)
         return s;
-    if (sem->mode != CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED) {
-        err = b->cl.signal_semaphores(queue, 1, &sem->cl_sem, NULL, num_events, wait_list, event_out);
-        if (err == CL_SUCCESS)
-            err = clFlush(queue);
-        if (err != CL_SUCCESS)
-            return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clEnqueueSignalSemaphoresKHR", err,
-                                   "Enqueueing the semaphore signal failed.");
-        return CLMEM_OK;
-    }
+    if (sem->mode != CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
+        return enqueue_on_device(b, sem, true, queue, num_events, wait_list, event_out);
     if ((s = wait_on_host(num_events, wait_list)) != CLMEM_OK)
         return s;
     if ((err = clFinish(queue)) != CL_SUCCESS)
