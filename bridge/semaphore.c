@@ -258,24 +258,19 @@ static clmem_status enqueue_on_device(clmem_bridge *b, clmem_bridge_semaphore *s
     return CLMEM_OK;
 }
 
-clmem_status clmem__semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
-                                   cl_uint num_events, const cl_event *wait_list, cl_event *event_out)
+/* Host order's wait, once OpenCL's wait list is done: the host learns that
+ * Vulkan signalled by having Vulkan consume the signal in a submission
+ * with a fence. */
+static clmem_status host_wait(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
+                              cl_event *event_out)
 {
-    clmem_status s = check_call(b, sem, queue, event_out, "clmem_bridge_semaphore_wait");
     VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .waitSemaphoreCount = 1, .pWaitDstStageMask = &stage};
-    VkResult r;
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .waitSemaphoreCount = 1,
+                       .pWaitSemaphores = &sem->vk_sem,
+                       .pWaitDstStageMask = &stage};
+    VkResult r = b->vk.QueueSubmit(sem->vk_queue, 1, &si, sem->fence);
 
-    if (s != CLMEM_OK)
-        return s;
-    if (sem->mode != CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
-        return enqueue_on_device(b, sem, false, queue, num_events, wait_list, event_out);
-    if ((s = wait_on_host(num_events, wait_list)) != CLMEM_OK)
-        return s;
-    /* The host learns that Vulkan signalled by having Vulkan consume the
-     * signal in a submission with a fence. */
-    si.pWaitSemaphores = &sem->vk_sem;
-    r = b->vk.QueueSubmit(sem->vk_queue, 1, &si, sem->fence);
     if (r == VK_SUCCESS) {
         r = b->vk.WaitForFences(b->device, 1, &sem->fence, VK_TRUE, UINT64_MAX);
         /* Reset even after a failed wait, so the next wait's submit is valid. */
@@ -285,6 +280,46 @@ clmem_status clmem__semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem,
     }
     return host_ordered_end(r, "vkQueueSubmit/vkWaitForFences", "Waiting for the semaphore on the host failed.", queue,
                             event_out);
+}
+
+/* Host order's signal, once OpenCL's wait list is done: OpenCL's work
+ * finished first, then Vulkan signals. */
+static clmem_status host_signal(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
+                                cl_event *event_out)
+{
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .signalSemaphoreCount = 1, .pSignalSemaphores = &sem->vk_sem};
+    cl_int err = clFinish(queue);
+
+    if (err != CL_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clFinish", err,
+                               "Finishing the queue before the host-ordered signal failed.");
+    return host_ordered_end(b->vk.QueueSubmit(sem->vk_queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit",
+                            "Submitting the semaphore signal failed.", queue, event_out);
+}
+
+/* A wait or a signal: the checks, then OpenCL's own enqueue in device
+ * order, or in host order OpenCL's wait list waited for and Vulkan's side
+ * done from the host. */
+static clmem_status wait_or_signal(bool signal, clmem_bridge *b, clmem_bridge_semaphore *sem,
+                                   cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
+                                   cl_event *event_out)
+{
+    clmem_status s =
+        check_call(b, sem, queue, event_out, signal ? "clmem_bridge_semaphore_signal" : "clmem_bridge_semaphore_wait");
+
+    if (s != CLMEM_OK)
+        return s;
+    if (sem->mode != CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
+        return enqueue_on_device(b, sem, signal, queue, num_events, wait_list, event_out);
+    if ((s = wait_on_host(num_events, wait_list)) != CLMEM_OK)
+        return s;
+    return signal ? host_signal(b, sem, queue, event_out) : host_wait(b, sem, queue, event_out);
+}
+
+clmem_status clmem__semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
+                                   cl_uint num_events, const cl_event *wait_list, cl_event *event_out)
+{
+    return wait_or_signal(false, b, sem, queue, num_events, wait_list, event_out);
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem,
@@ -297,23 +332,7 @@ CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bri
 clmem_status clmem__semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
                                      cl_uint num_events, const cl_event *wait_list, cl_event *event_out)
 {
-    clmem_status s = check_call(b, sem, queue, event_out, "clmem_bridge_semaphore_signal");
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .signalSemaphoreCount = 1};
-    cl_int err;
-    VkResult r;
-
-    if (s != CLMEM_OK)
-        return s;
-    if (sem->mode != CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED)
-        return enqueue_on_device(b, sem, true, queue, num_events, wait_list, event_out);
-    if ((s = wait_on_host(num_events, wait_list)) != CLMEM_OK)
-        return s;
-    if ((err = clFinish(queue)) != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clFinish", err,
-                               "Finishing the queue before the host-ordered signal failed.");
-    si.pSignalSemaphores = &sem->vk_sem;
-    r = b->vk.QueueSubmit(sem->vk_queue, 1, &si, VK_NULL_HANDLE);
-    return host_ordered_end(r, "vkQueueSubmit", "Submitting the semaphore signal failed.", queue, event_out);
+    return wait_or_signal(true, b, sem, queue, num_events, wait_list, event_out);
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem,
