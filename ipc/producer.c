@@ -523,10 +523,14 @@ static uint64_t reclaim(clmem_ipc_producer *p, uint64_t now)
 /* Read messages and reclaim frames until done(p) holds or the deadline
  * passes, waiting on the socket, the consumer's exit and the reclaim's due
  * time. CLMEM_OK, CLMEM_ERR_TIMEOUT (not recorded: the caller says what it
- * waited for), or the consumer broke the protocol (recorded). */
+ * waited for), the producer has not started (recorded), or the consumer
+ * broke the protocol (recorded). */
 static clmem_status wait_until(clmem_ipc_producer *p, uint64_t deadline, bool (*done)(const clmem_ipc_producer *))
 {
     clmem_status st;
+
+    if (!p->proto.accepted_path) /* set by the consumer's ACCEPT, the handshake's end */
+        return clmem__ipc_not_started("producer", p->state);
     for (;;) {
         if ((st = pump(p, 0)) != CLMEM_OK)
             return st;
@@ -586,8 +590,6 @@ static clmem_status ipc_producer_next_many(clmem_ipc_producer *p, uint64_t timeo
         return clmem__null_arg(!p ? "p" : !indices_out ? "indices_out" : "count_out");
     if (max == 0)
         return clmem__invalid("max is 0; it is how many frames indices_out has room for.");
-    if (!p->proto.accepted_path)
-        return clmem__ipc_not_started("producer", p->state);
     clmem_status st = wait_until(p, deadline_after(timeout_ns), has_free_frame);
     if (st == CLMEM_ERR_TIMEOUT)
         return clmem__fail(CLMEM_ERR_TIMEOUT, "no frame came back within %s (%u lent, the connection is %s).",
@@ -615,8 +617,6 @@ static clmem_status ipc_producer_wait_all(clmem_ipc_producer *p, uint64_t timeou
 {
     if (!p)
         return clmem__null_arg("p");
-    if (!p->proto.accepted_path)
-        return clmem__ipc_not_started("producer", p->state);
     clmem_status st = wait_until(p, deadline_after(timeout_ns), nothing_lent);
     if (st == CLMEM_ERR_TIMEOUT)
         return clmem__fail(CLMEM_ERR_TIMEOUT, "%u frames were still lent after %s (the connection is %s).",
