@@ -65,7 +65,11 @@ static const struct cl_layout layouts[] = {
     {AV_PIX_FMT_P010, "p010le", 2, {{CL_R, CL_UNORM_INT16}, {CL_RG, CL_UNORM_INT16}}, {2, 4}},
     {AV_PIX_FMT_RGBA, "rgba", 1, {{CL_RGBA, CL_UNORM_INT8}}, {4}},
     {AV_PIX_FMT_BGRA, "bgra", 1, {{CL_BGRA, CL_UNORM_INT8}}, {4}},
-    {AV_PIX_FMT_YUV420P, "yuv420p", 3, {{CL_R, CL_UNORM_INT8}, {CL_R, CL_UNORM_INT8}, {CL_R, CL_UNORM_INT8}}, {1, 1, 1}},
+    {AV_PIX_FMT_YUV420P,
+     "yuv420p",
+     3,
+     {{CL_R, CL_UNORM_INT8}, {CL_R, CL_UNORM_INT8}, {CL_R, CL_UNORM_INT8}},
+     {1, 1, 1}},
 };
 
 static const char *order_name(cl_channel_order o)
@@ -127,8 +131,7 @@ static clmem_status check_image_formats(cl_context context, const struct cl_layo
 static const AVOpenCLDeviceContext *cl_device_of_frames(const AVBufferRef *frames_ref)
 {
     const AVHWFramesContext *frames = (const AVHWFramesContext *)frames_ref->data;
-    return frames->device_ctx && frames->device_ctx->type == AV_HWDEVICE_TYPE_OPENCL ? frames->device_ctx->hwctx
-                                                                                     : NULL;
+    return frames->device_ctx && frames->device_ctx->type == AV_HWDEVICE_TYPE_OPENCL ? frames->device_ctx->hwctx : NULL;
 }
 
 /* ---------------------------------------------------------------- the device */
@@ -180,8 +183,9 @@ static clmem_status cl_device_create(clmem_bridge *b, AVBufferRef **out)
     clReleaseCommandQueue(queue);
     if (r < 0) {
         av_buffer_unref(&ref);
-        return clmem__fail(CLMEM_ERR_OPENCL, "av_hwdevice_ctx_init of the OpenCL device over the bridge's context "
-                                             "returned %d.",
+        return clmem__fail(CLMEM_ERR_OPENCL,
+                           "av_hwdevice_ctx_init of the OpenCL device over the bridge's context "
+                           "returned %d.",
                            r);
     }
     *out = ref;
@@ -202,9 +206,9 @@ CLMEM_EXPORT clmem_status clmem_av_cl_device_create(clmem_bridge *b, AVBufferRef
  * again costs no import and no image; any other frame's entry is the
  * mapping's own. */
 struct cl_entry {
-    struct cl_entry *next;    /* the cache's list */
-    const AVVkFrame *vkf;     /* whose planes these are (alive while the imports hold its frames context) */
-    clmem_bridge *bridge;     /* a reference: the bridge that imported them */
+    struct cl_entry *next; /* the cache's list */
+    const AVVkFrame *vkf;  /* whose planes these are (alive while the imports hold its frames context) */
+    clmem_bridge *bridge;  /* a reference: the bridge that imported them */
     clmem_av_frame_planes planes;
     cl_mem images[CLMEM_AV_MAX_PLANES];
     clmem_av_cl_way way;
@@ -268,7 +272,9 @@ static clmem_status cl_frames_create(AVBufferRef *cl_device_ref, AVBufferRef *vk
         *out = NULL;
     if (!cl_device_ref || !vk_frames_ref || !out)
         return clmem__fail(CLMEM_ERR_NULL_POINTER, "%s is NULL.",
-                           !cl_device_ref ? "cl_device_ref" : !vk_frames_ref ? "vk_frames_ref" : "out");
+                           !cl_device_ref   ? "cl_device_ref"
+                           : !vk_frames_ref ? "vk_frames_ref"
+                                            : "out");
     cl_dev = (const AVHWDeviceContext *)cl_device_ref->data;
     vk_frames = (const AVHWFramesContext *)vk_frames_ref->data;
     if (cl_dev->type != AV_HWDEVICE_TYPE_OPENCL)
@@ -369,9 +375,9 @@ static cl_int host_ptr_sync(const struct cl_mapping *m, bool to_device)
 
     for (uint32_t p = 0; p < e->planes.count && err == CL_SUCCESS; p++) {
         size_t origin[3] = {0, 0, 0}, region[3] = {e->planes.widths[p], e->planes.heights[p], 1}, pitch = 0;
-        void *ptr = clEnqueueMapImage(m->queue, e->images[p], CL_TRUE,
-                                      to_device ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, origin, region,
-                                      &pitch, NULL, 0, NULL, NULL, &err);
+        void *ptr =
+            clEnqueueMapImage(m->queue, e->images[p], CL_TRUE, to_device ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ,
+                              origin, region, &pitch, NULL, 0, NULL, NULL, &err);
         if (ptr)
             err = clEnqueueUnmapMemObject(m->queue, e->images[p], ptr, 0, NULL, NULL);
     }
@@ -446,8 +452,8 @@ static clmem_status image_host_ptr(cl_context context, struct cl_entry *e, const
     if (err != CL_SUCCESS || !host)
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetMemObjectInfo", err,
                                "Plane %u's host-mapped buffer has no CL_MEM_HOST_PTR to make its image over.", p);
-    e->images[p] = clCreateImage(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, &layout->formats[p], &desc, host,
-                                 &err);
+    e->images[p] =
+        clCreateImage(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, &layout->formats[p], &desc, host, &err);
     if (!e->images[p])
         return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clCreateImage", err,
                                "Making plane %u's %s image (%ux%u, row pitch %zu, CL_MEM_USE_HOST_PTR over the "
@@ -528,8 +534,7 @@ static clmem_status choose_way(const struct cl_entry *e, cl_device_id device, cl
  * the map does not offer. CLMEM_ERR_UNSUPPORTED, naming that way and,
  * where the bridge would refuse a plane's import too, its answer for that
  * plane's format. */
-static clmem_status check_vk_image(clmem_bridge *b, const AVHWFramesContext *vk_frames,
-                                   const struct cl_layout *layout)
+static clmem_status check_vk_image(clmem_bridge *b, const AVHWFramesContext *vk_frames, const struct cl_layout *layout)
 {
     const VkFormat *formats = av_vkfmt_from_pixfmt(vk_frames->sw_format);
 
@@ -636,8 +641,8 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
                                                 "(clmem_av_cl_frames_create()).");
     if (src->format != AV_PIX_FMT_VULKAN || !src->hw_frames_ctx || !src->data[0]) {
         const char *name = av_get_pix_fmt_name((enum AVPixelFormat)src->format);
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "src is not a Vulkan frame (its pix_fmt is %s%s).", name ? name : "none",
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "src is not a Vulkan frame (its pix_fmt is %s%s).",
+                           name ? name : "none",
                            src->format == AV_PIX_FMT_VULKAN ? ", without its AVVkFrame or frames context" : "");
     }
     cl_frames = (const AVHWFramesContext *)dst->hw_frames_ctx->data;
@@ -652,8 +657,8 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
                            "dst's OpenCL frames context is %s %dx%d and src's Vulkan frames are %s %dx%d: make it "
                            "with clmem_av_cl_frames_create() from src's frames context.",
-                           av_get_pix_fmt_name(cl_frames->sw_format), cl_frames->width, cl_frames->height,
-                           layout->name, vk_frames->width, vk_frames->height);
+                           av_get_pix_fmt_name(cl_frames->sw_format), cl_frames->width, cl_frames->height, layout->name,
+                           vk_frames->width, vk_frames->height);
     if (oc->context != clmem_bridge_context(b))
         return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH, "dst's OpenCL device has another cl_context than the bridge's: "
                                                       "make it with clmem_av_cl_device_create() on this bridge.");

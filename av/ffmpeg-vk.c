@@ -10,11 +10,8 @@
 #include <string.h>
 
 static const struct av_format formats[] = {
-    {AV_PIX_FMT_NV12, "nv12", 2, true},
-    {AV_PIX_FMT_P010, "p010", 2, true},
-    {AV_PIX_FMT_RGBA, "rgba", 1, false},
-    {AV_PIX_FMT_BGRA, "bgra", 1, false},
-    {AV_PIX_FMT_YUV420P, "yuv420p", 3, true},
+    {AV_PIX_FMT_NV12, "nv12", 2, true},  {AV_PIX_FMT_P010, "p010", 2, true},       {AV_PIX_FMT_RGBA, "rgba", 1, false},
+    {AV_PIX_FMT_BGRA, "bgra", 1, false}, {AV_PIX_FMT_YUV420P, "yuv420p", 3, true},
 };
 
 const struct av_format *clmem__av_format(enum AVPixelFormat sw_format)

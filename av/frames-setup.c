@@ -237,17 +237,16 @@ static clmem_status check_optimal_export(const AVVulkanDeviceContext *vk, enum A
     if (!query)
         return CLMEM_ERR_UNSUPPORTED;
     for (int p = 0; p < av_pix_fmt_count_planes(sw_format); p++) {
-        VkPhysicalDeviceExternalImageFormatInfo ext = {
-            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO,
-            .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
+        VkPhysicalDeviceExternalImageFormatInfo ext = {.sType =
+                                                           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO,
+                                                       .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
         VkExternalImageFormatProperties eprops = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
-        VkResult r =
-            query_plane_image(query, vk->phys_dev, formats[p], VK_IMAGE_TILING_OPTIMAL, usage, &ext, &eprops);
+        VkResult r = query_plane_image(query, vk->phys_dev, formats[p], VK_IMAGE_TILING_OPTIMAL, usage, &ext, &eprops);
 
         if (r != VK_SUCCESS ||
             !(eprops.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
-            return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_VULKAN,
-                                   "vkGetPhysicalDeviceImageFormatProperties2", r,
+            return clmem_error_set(CLMEM_ERR_UNSUPPORTED, CLMEM_API_VULKAN, "vkGetPhysicalDeviceImageFormatProperties2",
+                                   r,
                                    "Vulkan makes no optimal-tiling images of %s's plane %d format (%d) with usage "
                                    "0x%x exportable as an opaque fd.",
                                    av_get_pix_fmt_name(sw_format), p, (int)formats[p], (unsigned)usage);
@@ -276,7 +275,8 @@ static clmem_status av_frames_setup(AVBufferRef *frames_ref, VkImageTiling tilin
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
                            "The frames context already has a pool: call %s() before av_hwframe_ctx_init(), which "
                            "gives the context libclmem-av's own pool.",
-                           tiling == VK_IMAGE_TILING_OPTIMAL ? "clmem_av_frames_setup_optimal" : "clmem_av_frames_setup");
+                           tiling == VK_IMAGE_TILING_OPTIMAL ? "clmem_av_frames_setup_optimal"
+                                                             : "clmem_av_frames_setup");
     if (!clmem__av_format(frames->sw_format))
         return CLMEM_ERR_UNSUPPORTED;
     fc = frames->hwctx;

@@ -394,7 +394,7 @@ clmem_status clmem__av_device_acquire_locked(clmem_av_sync *sync, const struct a
     /* Asked at every acquire: a queue remembered by its address could be
      * released and another made at the same address. */
     s = clmem__cl_require_in_order(queue, "device order enqueues the semaphore wait before the acquire, and the "
-                                           "release before the signal, and needs them run in that order.");
+                                          "release before the signal, and needs them run in that order.");
     if (s != CLMEM_OK || (s = take_slot(sync, timeout_ns, &slot)) != CLMEM_OK)
         return s;
     if (av_frame_ref(slot->frame, frame) < 0)

@@ -153,9 +153,8 @@ CLMEM_EXPORT clmem_status clmem_av_sync_finish(clmem_av_sync *sync, uint64_t tim
 
 /* The arguments of an acquire or release: the sync given, then the frame,
  * its planes and the queue read against the sync's bridge. */
-static clmem_status read_frame_call(const clmem_av_sync *sync, AVFrame *frame,
-                                    const clmem_av_frame_planes *planes, cl_command_queue queue,
-                                    struct av_frame_call *c)
+static clmem_status read_frame_call(const clmem_av_sync *sync, AVFrame *frame, const clmem_av_frame_planes *planes,
+                                    cl_command_queue queue, struct av_frame_call *c)
 {
     if (!sync)
         return clmem__null_arg("sync");

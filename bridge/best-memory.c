@@ -81,7 +81,8 @@ static clmem_status best_memory(const clmem_bridge *b, clmem_bridge_path *path_o
     static const struct memory_choice none = {CLMEM_BRIDGE_PATH_BEST, 0, 0};
     static const struct memory_choice choices[] = {
         /* device memory, exported: zero-copy on a GPU */
-        {CLMEM_BRIDGE_PATH_OPAQUE_FD, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT},
+        {CLMEM_BRIDGE_PATH_OPAQUE_FD, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+         VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT},
         {CLMEM_BRIDGE_PATH_DMA_BUF, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
          VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT},
         /* host-visible memory wrapped by OpenCL: zero-copy on CPU and

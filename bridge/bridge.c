@@ -130,8 +130,8 @@ static clmem_status choose_cl_device(const struct vkfn *vk, VkPhysicalDevice pd,
                 *out = wanted;
                 return CLMEM_OK;
             }
-        return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
-                           "info->cl_device %p is not one of the context's %u devices.", (void *)wanted, n);
+        return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH, "info->cl_device %p is not one of the context's %u devices.",
+                           (void *)wanted, n);
     }
     clmem__vk_device_identity(vk, pd, vk_uuid, vk_name);
     for (cl_uint i = 0; i < n; i++) {
@@ -336,8 +336,8 @@ clmem_status clmem__bridge_check_queue(const clmem_bridge *b, cl_command_queue q
                                "queue is not a valid command queue.");
     if (queue_context != b->context)
         return clmem__fail(CLMEM_ERR_CONTEXT_MISMATCH,
-                           "The queue belongs to context %p, not to the bridge's context %p.",
-                           (void *)queue_context, (void *)b->context);
+                           "The queue belongs to context %p, not to the bridge's context %p.", (void *)queue_context,
+                           (void *)b->context);
     return CLMEM_OK;
 }
 

@@ -61,8 +61,8 @@ struct clmem_bridge {
 
 /* Bookkeeping called by the import record and the semaphores. */
 void clmem__bridge_import_born(clmem_bridge *b);
-void clmem__bridge_import_dying(clmem_bridge *b); /* last handle gone */
-void clmem__bridge_import_gone(clmem_bridge *b);  /* record freed */
+void clmem__bridge_import_dying(clmem_bridge *b);                           /* last handle gone */
+void clmem__bridge_import_gone(clmem_bridge *b);                            /* record freed */
 void clmem__bridge_import_failed(clmem_bridge *b);                          /* never had a handle */
 void clmem__bridge_semaphore_count(clmem_bridge *b, int delta);
 

@@ -40,7 +40,7 @@ struct bridge_caps {
 
 /* The index in bridge_caps.path of a concrete path: opaque fd 0, dma-buf
  * 1, host-mapped 2. */
-#define CAPS_PATH(p) ((p) - CLMEM_BRIDGE_PATH_OPAQUE_FD)
+#define CAPS_PATH(p) ((p)-CLMEM_BRIDGE_PATH_OPAQUE_FD)
 
 #define VK_VENDOR_NVIDIA 0x10deu
 

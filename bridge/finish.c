@@ -44,9 +44,8 @@ clmem_status clmem__bridge_finish(clmem_bridge *b, uint64_t timeout_ns)
     pthread_mutex_unlock(&b->lock);
     if (live || sems)
         return clmem__fail(CLMEM_ERR_IN_USE,
-                           "%u import%s still %s handles and %u semaphore%s still alive; nothing was released.",
-                           live, live == 1 ? "" : "s", live == 1 ? "has" : "have", sems,
-                           sems == 1 ? " is" : "s are");
+                           "%u import%s still %s handles and %u semaphore%s still alive; nothing was released.", live,
+                           live == 1 ? "" : "s", live == 1 ? "has" : "have", sems, sems == 1 ? " is" : "s are");
     clmem_bridge_ref(b); /* see clmem__bridge_import_gone */
     for (;;) {
         uint64_t left;
@@ -67,8 +66,7 @@ clmem_status clmem__bridge_finish(clmem_bridge *b, uint64_t timeout_ns)
             s = clmem__fail(CLMEM_ERR_TIMEOUT,
                             "%u dropped import%s still wait%s for device work after %s; their Vulkan "
                             "keepalives are held.",
-                            pending, pending == 1 ? "" : "s", pending == 1 ? "s" : "",
-                            duration_text(timeout_ns).s);
+                            pending, pending == 1 ? "" : "s", pending == 1 ? "s" : "", duration_text(timeout_ns).s);
             break;
         }
     }
@@ -98,8 +96,7 @@ static clmem_status device_finish(VkDevice device, uint64_t timeout_ns)
             /* Say which call it was, and keep the bridge's reason. */
             char why[1024];
             snprintf(why, sizeof why, "%s", clmem_error_message());
-            s = clmem__fail(s, "A bridge of VkDevice %p is not done with it: %s%s",
-                            (void *)device, why,
+            s = clmem__fail(s, "A bridge of VkDevice %p is not done with it: %s%s", (void *)device, why,
                             s == CLMEM_ERR_IN_USE ? " Drop them before vkDestroyDevice." : "");
         }
     }

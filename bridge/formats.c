@@ -29,12 +29,24 @@
  * PLANE: the OpenCL channel order and type, texel bytes, components, width
  * and height shifts, aspect. A format: its VkFormat, what it offers, its
  * component kind and bytes, then its planes. */
-#define PLANE(order, type, texel_bytes, components, wshift, hshift, aspect)                                        \
-    {{order, type}, #order ", " #type, texel_bytes, components, wshift, hshift, aspect}
-#define ONE_PLANE(vk, offers, component, component_bytes, plane)                                                    \
-    {vk, #vk, 1, offers, component, component_bytes, {plane}}
-#define TWO_PLANES(vk, offers, component, component_bytes, plane0, plane1)                                          \
-    {vk, #vk, 2, offers, component, component_bytes, {plane0, plane1}}
+#define PLANE(order, type, texel_bytes, components, wshift, hshift, aspect)               \
+    {                                                                                     \
+        {order, type}, #order ", " #type, texel_bytes, components, wshift, hshift, aspect \
+    }
+#define ONE_PLANE(vk, offers, component, component_bytes, plane) \
+    {                                                            \
+        vk, #vk, 1, offers, component, component_bytes,          \
+        {                                                        \
+            plane                                                \
+        }                                                        \
+    }
+#define TWO_PLANES(vk, offers, component, component_bytes, plane0, plane1) \
+    {                                                                      \
+        vk, #vk, 2, offers, component, component_bytes,                    \
+        {                                                                  \
+            plane0, plane1                                                 \
+        }                                                                  \
+    }
 
 static const struct image_format table[FORMAT_COUNT] = {
     ONE_PLANE(VK_FORMAT_R8_UNORM, ALL, COMPONENT_UNORM8, 1, PLANE(CL_R, CL_UNORM_INT8, 1, 1, 0, 0, COLOR)),
@@ -188,8 +200,7 @@ static clmem_status image_plane_format(VkFormat format, uint32_t plane, cl_image
     if (!f)
         return clmem__format_unknown(format);
     if (plane >= f->plane_count)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "Plane %u is past the %u plane%s of %s.", plane, f->plane_count,
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Plane %u is past the %u plane%s of %s.", plane, f->plane_count,
                            f->plane_count == 1 ? "" : "s", f->name);
     if (cl_format_out)
         *cl_format_out = f->planes[plane].cl;

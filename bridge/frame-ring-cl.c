@@ -46,8 +46,8 @@ static clmem_status ring_cl_next(clmem_bridge_ring *ring, uint64_t timeout_ns, c
     while (ring->submitted_batches <= batch)
         if (!clmem__ring_wait_changed(ring, deadline)) {
             pthread_mutex_unlock(&ring->lock);
-            return clmem__fail(CLMEM_ERR_TIMEOUT,
-                               "Vulkan had not submitted batch %llu in time.", (unsigned long long)batch);
+            return clmem__fail(CLMEM_ERR_TIMEOUT, "Vulkan had not submitted batch %llu in time.",
+                               (unsigned long long)batch);
         }
     pthread_mutex_unlock(&ring->lock);
 
@@ -55,8 +55,7 @@ static clmem_status ring_cl_next(clmem_bridge_ring *ring, uint64_t timeout_ns, c
         uint64_t left = time_left(deadline);
         VkResult r = b->vk.WaitForFences(b->device, 1, &slot->fence, VK_TRUE, left);
         if (r == VK_TIMEOUT)
-            return clmem__fail(CLMEM_ERR_TIMEOUT,
-                               "Vulkan's writes of batch %llu had not completed in time.",
+            return clmem__fail(CLMEM_ERR_TIMEOUT, "Vulkan's writes of batch %llu had not completed in time.",
                                (unsigned long long)batch);
         if (r == VK_SUCCESS)
             r = b->vk.ResetFences(b->device, 1, &slot->fence);
@@ -144,8 +143,7 @@ static clmem_status ring_cl_done(clmem_bridge_ring *ring, const clmem_bridge_rin
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_ring_cl_done(clmem_bridge_ring *ring, const clmem_bridge_ring_batch *batch,
-                                                    cl_uint num_events, const cl_event *wait_list,
-                                                    cl_event *event_out)
+                                                    cl_uint num_events, const cl_event *wait_list, cl_event *event_out)
 {
     return clmem__error_in(__func__, ring_cl_done(ring, batch, num_events, wait_list, event_out));
 }

@@ -26,8 +26,7 @@ static clmem_status ring_vk_next(clmem_bridge_ring *ring, uint32_t flags, uint64
         return fail_null(!ring ? "ring" : "frame_out");
     LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_vk_next", ring);
     if (flags & ~(uint32_t)CLMEM_BRIDGE_RING_END_BATCH)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Unknown vk_next flags 0x%x.",
-                           (unsigned)flags);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Unknown vk_next flags 0x%x.", (unsigned)flags);
     if (ring->drained)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
                            "The ring was drained (clmem_bridge_ring_vk_drain): it hands out no more frames.");
@@ -56,8 +55,7 @@ static clmem_status ring_vk_next(clmem_bridge_ring *ring, uint32_t flags, uint64
                                    "Frame slot %u is still OpenCL's: batch %llu is not handed back yet "
                                    "(%llu of the %llu batches taken so far are).",
                                    (unsigned)s, (unsigned long long)(ring->vk_batch - ring->depth),
-                                   (unsigned long long)done,
-                                   (unsigned long long)(ring->vk_batch - ring->depth + 1));
+                                   (unsigned long long)done, (unsigned long long)(ring->vk_batch - ring->depth + 1));
             }
         pending = slot->done_pending;
         released = slot->released;
@@ -122,8 +120,7 @@ static clmem_status ring_vk_submitted(clmem_bridge_ring *ring, const clmem_bridg
         return fail_null(!ring ? "ring" : "frame");
     LIVE_CHECK(ring->live, MARK_RING, "clmem_bridge_ring_vk_submitted", ring);
     if (frame->sequence >= ring->vk_frames)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "Frame %llu was not handed out yet (%llu were).",
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Frame %llu was not handed out yet (%llu were).",
                            (unsigned long long)frame->sequence, (unsigned long long)ring->vk_frames);
     /* A frame reported again is only a retry of a failed host-ordered
      * submission below. */
@@ -192,8 +189,7 @@ static clmem_status ring_vk_drain(clmem_bridge_ring *ring, uint64_t timeout_ns, 
                            "CLMEM_BRIDGE_RING_END_BATCH before draining.",
                            (unsigned long long)ring->vk_batch, (unsigned)ring->vk_pos);
     if (ring->vk_published != ring->vk_batch)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "Batch %llu was not reported submitted (vk_submitted) yet.",
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Batch %llu was not reported submitted (vk_submitted) yet.",
                            (unsigned long long)ring->vk_published);
     deadline = deadline_after(timeout_ns);
     pthread_mutex_lock(&ring->lock);
@@ -201,8 +197,7 @@ static clmem_status ring_vk_drain(clmem_bridge_ring *ring, uint64_t timeout_ns, 
         if (!clmem__ring_wait_changed(ring, deadline)) {
             uint64_t done = ring->done_batches;
             pthread_mutex_unlock(&ring->lock);
-            return clmem__fail(CLMEM_ERR_TIMEOUT,
-                               "OpenCL had handed back %llu of the %llu batches in time.",
+            return clmem__fail(CLMEM_ERR_TIMEOUT, "OpenCL had handed back %llu of the %llu batches in time.",
                                (unsigned long long)done, (unsigned long long)ring->vk_batch);
         }
     for (uint32_t sl = 0; sl < ring->depth; sl++)

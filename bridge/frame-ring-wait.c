@@ -67,8 +67,7 @@ clmem_status clmem__ring_wait_event(cl_event ev, uint64_t deadline, const char *
             continue;
         }
         if (left == 0)
-            return clmem__fail(CLMEM_ERR_TIMEOUT, "%s had not completed in time.",
-                               what);
+            return clmem__fail(CLMEM_ERR_TIMEOUT, "%s had not completed in time.", what);
         if (clock_ns(CLOCK_MONOTONIC) < spin_until) {
             sched_yield();
             continue;

@@ -29,12 +29,10 @@ static clmem_status check_semaphores(const clmem_bridge *b, const clmem_bridge_r
         if (!sem)
             return clmem__fail(CLMEM_ERR_NULL_POINTER, "%s[%u] is NULL.", list, (unsigned)at);
         if (sem->bridge != b)
-            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                               "%s[%u] belongs to bridge %p, not to bridge %p.", list, (unsigned)at,
-                               (void *)sem->bridge, (void *)b);
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE, "%s[%u] belongs to bridge %p, not to bridge %p.", list,
+                               (unsigned)at, (void *)sem->bridge, (void *)b);
         if (atomic_load(&sem->in_ring))
-            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                               "%s[%u] belongs to another ring.", list, (unsigned)at);
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE, "%s[%u] belongs to another ring.", list, (unsigned)at);
         if (sem->mode == CLMEM_BRIDGE_SEMAPHORE_SYNC_FD)
             return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                                "%s[%u] was imported as a sync fd, which carries one signal per import; the "
@@ -44,11 +42,10 @@ static clmem_status check_semaphores(const clmem_bridge *b, const clmem_bridge_r
         if (i == 0)
             mode = sem->mode;
         else if (sem->mode != mode)
-            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                               "%s[%u] is %s, ready[0] is %s: all of a ring's semaphores must have one mode.",
-                               list, (unsigned)at,
-                               sem->mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED ? "host-ordered" : "opaque fd",
-                               mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED ? "host-ordered" : "opaque fd");
+            return clmem__fail(
+                CLMEM_ERR_INVALID_VALUE, "%s[%u] is %s, ready[0] is %s: all of a ring's semaphores must have one mode.",
+                list, (unsigned)at, sem->mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED ? "host-ordered" : "opaque fd",
+                mode == CLMEM_BRIDGE_SEMAPHORE_HOST_ORDERED ? "host-ordered" : "opaque fd");
         for (uint32_t j = 0; j < i; j++) {
             const clmem_bridge_semaphore *other = j < depth ? info->ready[j] : info->done[j - depth];
             if (other == sem || other->vk_sem == sem->vk_sem)
@@ -168,8 +165,7 @@ static clmem_status ring_create(clmem_bridge *b, const clmem_bridge_ring_info *i
     if (info->flags)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Unknown ring flags 0x%x.", (unsigned)info->flags);
     if (info->frame_count == 0 || info->batch_size == 0 || info->frame_count % info->batch_size)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "frame_count (%u) must be a non-zero multiple of batch_size (%u).",
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "frame_count (%u) must be a non-zero multiple of batch_size (%u).",
                            (unsigned)info->frame_count, (unsigned)info->batch_size);
     depth = info->frame_count / info->batch_size;
     if ((s = check_queue(b, info->queue)) != CLMEM_OK ||
@@ -189,8 +185,7 @@ static clmem_status ring_create(clmem_bridge *b, const clmem_bridge_ring_info *i
             free(ring->slots);
         }
         free(ring);
-        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating a ring of %u frames failed.",
-                           (unsigned)info->frame_count);
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating a ring of %u frames failed.", (unsigned)info->frame_count);
     }
     /* The frames: acquire_many's own checks, and none held by OpenCL. */
     s = clmem__handoff_check(b, info->frame_count, (const clmem_handle *const *)info->frames, info->queue,
@@ -198,8 +193,7 @@ static clmem_status ring_create(clmem_bridge *b, const clmem_bridge_ring_info *i
     for (uint32_t i = 0; s == CLMEM_OK && i < info->frame_count; i++)
         if (atomic_load(&ring->recs[i]->acquired))
             s = clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                            "Frame %u is acquired by OpenCL; a ring starts with every frame Vulkan's.",
-                            (unsigned)i);
+                            "Frame %u is acquired by OpenCL; a ring starts with every frame Vulkan's.", (unsigned)i);
     if (s != CLMEM_OK) {
         free(ring->frames);
         free(ring->recs);

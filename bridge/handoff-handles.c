@@ -103,14 +103,13 @@ clmem_status clmem__handoff_check(const clmem_bridge *b, cl_uint count, const cl
                                "%s did not come from clmem-bridge, so there is nothing to hand over.",
                                clmem__handoff_entry_label(count, i, label, sizeof label));
         if (rec->bridge != b)
-            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                               "%s belongs to bridge %p, not to bridge %p.",
-                               clmem__handoff_entry_label(count, i, label, sizeof label), (void *)rec->bridge, (void *)b);
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE, "%s belongs to bridge %p, not to bridge %p.",
+                               clmem__handoff_entry_label(count, i, label, sizeof label), (void *)rec->bridge,
+                               (void *)b);
         if (!queue)
             return fail_null("queue");
         if (atomic_load(&rec->in_ring))
-            return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                               "%s is a frame of a frame ring, which alone hands it over.",
+            return clmem__fail(CLMEM_ERR_INVALID_VALUE, "%s is a frame of a frame ring, which alone hands it over.",
                                clmem__handoff_entry_label(count, i, label, sizeof label));
         /* The teardown hands an import left acquired back on its acquire's
          * queue and waits for the queues in its list: an acquire on a queue
@@ -165,11 +164,10 @@ static clmem_status handoff_many(bool to_opencl, clmem_bridge *b, cl_uint count,
         return CLMEM_OK;
     }
     if (!handles)
-        return clmem__fail(CLMEM_ERR_NULL_POINTER,
-                           "The handle list is NULL, with a count of %u.", (unsigned)count);
+        return clmem__fail(CLMEM_ERR_NULL_POINTER, "The handle list is NULL, with a count of %u.", (unsigned)count);
     if (count > HANDOFF_STACK && !(recs = FAULT("handoff_alloc") ? NULL : malloc(count * sizeof *recs)))
-        return clmem__fail(CLMEM_ERR_NO_MEMORY,
-                           "Allocating the list for a handoff of %u buffers failed.", (unsigned)count);
+        return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the list for a handoff of %u buffers failed.",
+                           (unsigned)count);
     s = clmem__handoff_check(b, count, handles, queue, recs);
     if (s == CLMEM_OK)
         s = clmem__import_handoff(to_opencl, recs, count, queue, num_events, wait_list, event_out);

@@ -110,8 +110,8 @@ clmem_status clmem__import_handoff(bool to_opencl, struct bridge_import *const *
         scratch = FAULT("handoff_alloc") ? NULL
                                          : malloc(count * (sizeof *order + sizeof *cmds + sizeof *events));
         if (!scratch)
-            return clmem__fail(CLMEM_ERR_NO_MEMORY,
-                               "Allocating the lists for a handoff of %u buffers failed.", (unsigned)count);
+            return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the lists for a handoff of %u buffers failed.",
+                               (unsigned)count);
         cmds = scratch;
         order = (struct bridge_import **)(cmds + count);
         events = (cl_event *)(order + count);

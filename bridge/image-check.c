@@ -187,9 +187,9 @@ struct staging {
 
 static clmem_status staging_open(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage, struct staging *st)
 {
-    clmem_status s = clmem__vk_buffer_create(
-        b, size, usage, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0, &st->buffer,
-        &st->memory);
+    clmem_status s = clmem__vk_buffer_create(b, size, usage,
+                                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                             0, &st->buffer, &st->memory);
     VkResult r;
 
     st->data = NULL;
@@ -285,13 +285,12 @@ static clmem_status run_check(clmem_bridge *b, const struct image_format *f, clm
         return clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the live check failed.");
     }
     owned->bridge = b;
-    s = clmem__vk_image_create(b, f->vk, (VkExtent2D){CHECK_WIDTH, CHECK_HEIGHT}, VK_IMAGE_TILING_OPTIMAL,
-                               usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+    s = clmem__vk_image_create(b, f->vk, (VkExtent2D){CHECK_WIDTH, CHECK_HEIGHT}, VK_IMAGE_TILING_OPTIMAL, usage,
+                               VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
                                (VkExternalMemoryHandleTypeFlags)clmem__path_handle_type(path), &owned->image);
     if (s == CLMEM_ERR_UNSUPPORTED) /* no device-local type for it (a CPU device): any type */
-        s = clmem__vk_image_create(b, f->vk, (VkExtent2D){CHECK_WIDTH, CHECK_HEIGHT}, VK_IMAGE_TILING_OPTIMAL,
-                                   usage, 0, (VkExternalMemoryHandleTypeFlags)clmem__path_handle_type(path),
-                                   &owned->image);
+        s = clmem__vk_image_create(b, f->vk, (VkExtent2D){CHECK_WIDTH, CHECK_HEIGHT}, VK_IMAGE_TILING_OPTIMAL, usage, 0,
+                                   (VkExternalMemoryHandleTypeFlags)clmem__path_handle_type(path), &owned->image);
     if (s != CLMEM_OK) {
         free(owned);
         free(host);

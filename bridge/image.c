@@ -94,8 +94,8 @@ static clmem_status view_possible(const clmem_bridge *b, const struct image_form
                            "of CL_DEVICE_IMAGE_PITCH_ALIGNMENT (%u texels of %u bytes = %llu bytes on %s); the "
                            "plane's row pitch is %llu bytes. Its buffer handle (no CLMEM_BRIDGE_IMAGE_AS_IMAGE) "
                            "works at any pitch.",
-                           plane, f->name, b->caps.image_pitch_align, fp->texel_bytes,
-                           (unsigned long long)align_bytes, b->caps.cl_device_name, (unsigned long long)pitch);
+                           plane, f->name, b->caps.image_pitch_align, fp->texel_bytes, (unsigned long long)align_bytes,
+                           b->caps.cl_device_name, (unsigned long long)pitch);
     return CLMEM_OK;
 }
 
@@ -159,13 +159,11 @@ static clmem_status check_description(const clmem_bridge_vk_image *image, uint32
     if (!(f = clmem__format_find(image->format)))
         return unknown_format(image->format);
     if (plane >= f->plane_count)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "Plane %u is past the %u plane%s of %s (planes 0 to %u).", plane, f->plane_count,
-                           f->plane_count == 1 ? "" : "s", f->name, f->plane_count - 1u);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Plane %u is past the %u plane%s of %s (planes 0 to %u).", plane,
+                           f->plane_count, f->plane_count == 1 ? "" : "s", f->name, f->plane_count - 1u);
     if (image->plane_count != f->plane_count)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "image->plane_count is %u; %s has %u plane%s.", image->plane_count, f->name,
-                           f->plane_count, f->plane_count == 1 ? "" : "s");
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "image->plane_count is %u; %s has %u plane%s.", image->plane_count,
+                           f->name, f->plane_count, f->plane_count == 1 ? "" : "s");
     if (image->extent.width == 0 || image->extent.height == 0)
         return fail_empty_extent(CLMEM_ERR_INVALID_VALUE, image->extent);
     if (f->plane_count > 1 && (image->extent.width % 2 || image->extent.height % 2))
@@ -222,10 +220,9 @@ static clmem_status import_linear(clmem_bridge *b, const clmem_bridge_vk_image *
     image_request_of(f, plane, image, false, &im);
     row_bytes = (uint64_t)im.width * im.texel_bytes;
     if (pl->width != im.width || pl->height != im.height)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "Plane %u of a %ux%u %s image is %ux%u texels; its description says %ux%u.", plane,
-                           image->extent.width, image->extent.height, f->name, im.width, im.height, pl->width,
-                           pl->height);
+        return clmem__fail(
+            CLMEM_ERR_INVALID_VALUE, "Plane %u of a %ux%u %s image is %ux%u texels; its description says %ux%u.", plane,
+            image->extent.width, image->extent.height, f->name, im.width, im.height, pl->width, pl->height);
     if (pl->row_pitch < row_bytes || pl->row_pitch % im.texel_bytes != 0 || pl->row_pitch > UINT32_MAX)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
                            "The row pitch %llu of plane %u must hold a row of %u texels of %u bytes (%llu), be a "
@@ -235,8 +232,8 @@ static clmem_status import_linear(clmem_bridge *b, const clmem_bridge_vk_image *
     span = (uint64_t)(im.height - 1) * pl->row_pitch + row_bytes;
     if (pl->size < span)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "Plane %u is %llu bytes, less than the %llu bytes its %u rows of pitch %llu span.",
-                           plane, (unsigned long long)pl->size, (unsigned long long)span, im.height,
+                           "Plane %u is %llu bytes, less than the %llu bytes its %u rows of pitch %llu span.", plane,
+                           (unsigned long long)pl->size, (unsigned long long)span, im.height,
                            (unsigned long long)pl->row_pitch);
     /* Then the request's own checks and whether it fits the bridge, before
      * what the device can do (clmem-bridge.h, "Which error wins"). */
@@ -284,14 +281,12 @@ static unsigned path_slot(clmem_bridge_path path)
     return path == CLMEM_BRIDGE_PATH_DMA_BUF ? 1u : 0u;
 }
 
-struct image_check *clmem__image_check_slot(clmem_bridge *b, const struct image_format *format,
-                                            clmem_bridge_path path)
+struct image_check *clmem__image_check_slot(clmem_bridge *b, const struct image_format *format, clmem_bridge_path path)
 {
     return &b->image_checks[clmem__format_index(format)][path_slot(path)];
 }
 
-struct image_check clmem__image_check_kept(clmem_bridge *b, const struct image_format *format,
-                                           clmem_bridge_path path)
+struct image_check clmem__image_check_kept(clmem_bridge *b, const struct image_format *format, clmem_bridge_path path)
 {
     struct image_check c;
     pthread_mutex_lock(&b->check_lock);
@@ -389,8 +384,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_import_vk_image(clmem_bridge *b, const cl
                                                        clmem_keepalive *vk_keepalive, cl_command_queue queue,
                                                        cl_mem_flags flags, uint32_t image_flags, clmem_handle **out)
 {
-    return clmem__error_in(__func__, import_vk_image(b, image, plane, path, vk_keepalive, queue, flags, image_flags,
-                                                     out));
+    return clmem__error_in(__func__,
+                           import_vk_image(b, image, plane, path, vk_keepalive, queue, flags, image_flags, out));
 }
 
 /* ------------------------------------------------------------ the check */

@@ -12,10 +12,8 @@
 /* The kept live-check result of `format` on fd path `path`
  * (b->image_checks): image_check_slot is the slot itself, for a caller
  * holding b->check_lock; image_check_kept, a copy taken under it. */
-struct image_check *clmem__image_check_slot(clmem_bridge *b, const struct image_format *format,
-                                            clmem_bridge_path path);
-struct image_check clmem__image_check_kept(clmem_bridge *b, const struct image_format *format,
-                                           clmem_bridge_path path);
+struct image_check *clmem__image_check_slot(clmem_bridge *b, const struct image_format *format, clmem_bridge_path path);
+struct image_check clmem__image_check_kept(clmem_bridge *b, const struct image_format *format, clmem_bridge_path path);
 
 /* The handle type of an fd path. */
 VkExternalMemoryHandleTypeFlagBits clmem__path_handle_type(clmem_bridge_path path);

@@ -20,8 +20,7 @@ clmem_status clmem__import_add_queue(struct bridge_import *rec, cl_command_queue
         listed = rec->queues[i] == queue;
     if (!listed) {
         cl_command_queue *grown =
-            FAULT("import_queue_list") ? NULL
-                                       : realloc(rec->queues, (rec->queue_count + 1) * sizeof *rec->queues);
+            FAULT("import_queue_list") ? NULL : realloc(rec->queues, (rec->queue_count + 1) * sizeof *rec->queues);
         cl_int err = grown ? clRetainCommandQueue(queue) : CL_SUCCESS;
         if (grown)
             rec->queues = grown;

@@ -27,8 +27,8 @@ struct image_request {
     unsigned plane;
     cl_image_format cl_format; /* the plane's */
     uint32_t texel_bytes;
-    uint32_t width, height;    /* the plane's */
-    bool optimal;              /* the image is imported from the fd (fd paths); else a view of the range */
+    uint32_t width, height; /* the plane's */
+    bool optimal;           /* the image is imported from the fd (fd paths); else a view of the range */
 };
 
 /* The validated request an import function works from. */
@@ -40,8 +40,8 @@ struct import_request {
     uint64_t size;
     cl_command_queue queue;
     cl_mem_flags flags;
-    uint32_t row_pitch;                 /* the handles' row_pitch: a plane's rowPitch; 0 for plain buffers */
-    const struct image_request *image;  /* NULL unless the handles carry an OpenCL image */
+    uint32_t row_pitch;                /* the handles' row_pitch: a plane's rowPitch; 0 for plain buffers */
+    const struct image_request *image; /* NULL unless the handles carry an OpenCL image */
 };
 
 struct import_ops {
@@ -84,23 +84,23 @@ extern const struct import_ops clmem__host_mapped_ops;
 struct bridge_import {
     clmem_bridge *bridge; /* one reference, dropped when the record is freed */
     const struct import_ops *ops;
-    cl_mem parent;        /* the imported allocation (host-mapped: the range) */
+    cl_mem parent; /* the imported allocation (host-mapped: the range) */
     size_t parent_size;
-    cl_mem view;          /* sub-buffer for the range, or NULL when parent is the range */
-    cl_mem image;         /* image2d view of the range (image.c), or NULL; parent itself is the image for
+    cl_mem view;                  /* sub-buffer for the range, or NULL when parent is the range */
+    cl_mem image;                 /* image2d view of the range (image.c), or NULL; parent itself is the image for
                              optimal tiling */
-    uint32_t row_pitch;   /* every handle's row_pitch: the plane's pitch; 0 for images and plain buffers */
-    cl_command_queue home_queue; /* the queue the import was made on (in queues[] too); set once it is listed,
+    uint32_t row_pitch;           /* every handle's row_pitch: the plane's pitch; 0 for images and plain buffers */
+    cl_command_queue home_queue;  /* the queue the import was made on (in queues[] too); set once it is listed,
                                     never written after the import is handed out */
-    clmem_keepalive *first_vk;   /* the import's own Vulkan keepalive (in vk_anchors too), or NULL; the same */
-    atomic_bool acquired;        /* OpenCL owns the memory (between acquire and release) */
+    clmem_keepalive *first_vk;    /* the import's own Vulkan keepalive (in vk_anchors too), or NULL; the same */
+    atomic_bool acquired;         /* OpenCL owns the memory (between acquire and release) */
     cl_command_queue acquired_on; /* the queue of that acquire (one of queues[]) */
     atomic_bool in_ring;          /* a frame of a ring (frame-ring.c), which alone hands it over */
 
-    pthread_mutex_t lock;          /* guards the queue list and the anchor set below */
-    cl_command_queue *queues;      /* retained: every queue a handle was made for */
+    pthread_mutex_t lock;     /* guards the queue list and the anchor set below */
+    cl_command_queue *queues; /* retained: every queue a handle was made for */
     unsigned queue_count;
-    struct anchor_set vk_anchors;  /* each distinct Vulkan keepalive once, held until OpenCL destroyed the cl_mem */
+    struct anchor_set vk_anchors; /* each distinct Vulkan keepalive once, held until OpenCL destroyed the cl_mem */
 
     /* path state */
     int caller_fd;             /* import_fd: the caller's fd, closed after destruction; else -1 */
@@ -114,18 +114,18 @@ struct bridge_import {
     atomic_uint destroy_pending; /* registered destructor callbacks that have not run yet */
     cl_event *markers;           /* one per queue, enqueued after the last handle went */
     unsigned marker_count;
-    atomic_uint markers_pending; /* markers not yet seen complete */
-    atomic_bool cl_released;     /* the cl_mem release was claimed (exactly once) */
-    bool hand_back;              /* left acquired at the last unref: (b) is due */
-    cl_event acquired_marker;    /* the acquiring queue's marker, which starts the hand-back */
-    atomic_bool hand_back_claimed; /* the hand-back was started (exactly once) */
-    atomic_bool hand_back_done;    /* ...and enqueued: release_event is set */
-    cl_event release_event;      /* the hand-back's release, or NULL */
-    bool handed_out;             /* a handle of it was returned: it did not fail in the call that made it */
-    atomic_bool teardown_claimed; /* the start (the markers) was claimed (exactly once) */
-    atomic_bool markers_ready;   /* ...and done: markers and marker_count are written */
+    atomic_uint markers_pending;      /* markers not yet seen complete */
+    atomic_bool cl_released;          /* the cl_mem release was claimed (exactly once) */
+    bool hand_back;                   /* left acquired at the last unref: (b) is due */
+    cl_event acquired_marker;         /* the acquiring queue's marker, which starts the hand-back */
+    atomic_bool hand_back_claimed;    /* the hand-back was started (exactly once) */
+    atomic_bool hand_back_done;       /* ...and enqueued: release_event is set */
+    cl_event release_event;           /* the hand-back's release, or NULL */
+    bool handed_out;                  /* a handle of it was returned: it did not fail in the call that made it */
+    atomic_bool teardown_claimed;     /* the start (the markers) was claimed (exactly once) */
+    atomic_bool markers_ready;        /* ...and done: markers and marker_count are written */
     struct bridge_import *next_start; /* the teardown thread's queue, under its lock */
-    atomic_uint refs;            /* the teardown's, plus one per marker callback still due (and the start's) */
+    atomic_uint refs;                 /* the teardown's, plus one per marker callback still due (and the start's) */
     bool listed_dying;                /* on the bridge's list of teardowns */
     struct bridge_import *next_dying; /* the bridge's list, under its lock */
     struct cache_entry *cache_entry;  /* set while the bridge's cache lists this import */

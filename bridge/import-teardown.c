@@ -83,8 +83,7 @@ static void record_free(struct bridge_import *rec)
     if (listed) { /* off the list; then the count drops, with the record's bridge reference */
         unlist_dying(rec);
         clmem__bridge_import_gone(b);
-    }
-    else
+    } else
         clmem_bridge_unref(b);
     free(rec);
 }

@@ -527,9 +527,8 @@ static clmem_status import_vk_pitched(clmem_bridge *b, const clmem_bridge_vk_mem
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
                            "row_pitch is 0; a packed range needs no pitch: use clmem_bridge_import_vk().");
     if (row_pitch > size)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "row_pitch %u is larger than the range's %llu bytes.", (unsigned)row_pitch,
-                           (unsigned long long)size);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "row_pitch %u is larger than the range's %llu bytes.",
+                           (unsigned)row_pitch, (unsigned long long)size);
     if (element_size != 0 && row_pitch % element_size != 0)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
                            "row_pitch %u is not a multiple of the %u-byte element, so no leading dimension in "
@@ -578,11 +577,11 @@ static clmem_status import_fd(clmem_bridge *b, int fd, clmem_bridge_path path, u
 
 CLMEM_EXPORT clmem_status clmem_bridge_import_fd(clmem_bridge *b, int fd, clmem_bridge_path path,
                                                  uint64_t allocation_size, uint64_t offset, uint64_t size,
-                                                 clmem_keepalive *keepalive, cl_command_queue queue,
-                                                 cl_mem_flags flags, clmem_handle **out)
+                                                 clmem_keepalive *keepalive, cl_command_queue queue, cl_mem_flags flags,
+                                                 clmem_handle **out)
 {
-    return clmem__error_in(__func__, import_fd(b, fd, path, allocation_size, offset, size, keepalive, queue, flags,
-                                               out));
+    return clmem__error_in(__func__,
+                           import_fd(b, fd, path, allocation_size, offset, size, keepalive, queue, flags, out));
 }
 
 static clmem_status handle_for_queue(const clmem_handle *h, cl_command_queue queue, clmem_handle **out)

@@ -71,8 +71,7 @@ static clmem_status pair(VkInstance instance, PFN_vkGetInstanceProcAddr get_inst
                            "No OpenCL device offers cl_khr_device_uuid, so none can be matched to Vulkan "
                            "device %s.",
                            vk_name);
-    return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH,
-                       "No OpenCL device has the deviceUUID of Vulkan device %s.", vk_name);
+    return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH, "No OpenCL device has the deviceUUID of Vulkan device %s.", vk_name);
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_pair(VkInstance instance, PFN_vkGetInstanceProcAddr get_instance_proc_addr,

@@ -200,8 +200,7 @@ static clmem_status exportable_as(const clmem_bridge_vk_memory *m, VkExternalMem
 {
     if (m->export_types & bit)
         return CLMEM_OK;
-    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
-                       "The memory was not allocated exportable as %s (export_types 0x%x).",
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED, "The memory was not allocated exportable as %s (export_types 0x%x).",
                        clmem_bridge_path_name(path), (unsigned)m->export_types);
 }
 

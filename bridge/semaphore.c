@@ -139,8 +139,8 @@ static clmem_status semaphore_import(clmem_bridge *b, VkQueue vk_queue, VkSemaph
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_semaphore_import(clmem_bridge *b, VkQueue vk_queue, VkSemaphore semaphore,
-                                                        clmem_bridge_semaphore_mode mode,
-                                                        clmem_keepalive *vk_keepalive, clmem_bridge_semaphore **out)
+                                                        clmem_bridge_semaphore_mode mode, clmem_keepalive *vk_keepalive,
+                                                        clmem_bridge_semaphore **out)
 {
     return clmem__error_in(__func__, semaphore_import(b, vk_queue, semaphore, mode, vk_keepalive, out));
 }
@@ -233,17 +233,15 @@ static clmem_status check_call(const clmem_bridge *b, const clmem_bridge_semapho
     BRIDGE_LIVE(b, call);
     LIVE_CHECK(sem->live, MARK_SEMAPHORE, call, sem);
     if (sem->bridge != b)
-        return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "The semaphore belongs to bridge %p, not to bridge %p.", (void *)sem->bridge,
-                           (void *)b);
+        return clmem__fail(CLMEM_ERR_INVALID_VALUE, "The semaphore belongs to bridge %p, not to bridge %p.",
+                           (void *)sem->bridge, (void *)b);
     return CLMEM_OK;
 }
 
 /* The device-ordered wait or signal: OpenCL's own enqueue, a signal
  * flushed so that Vulkan, waiting on it, sees it. */
-static clmem_status enqueue_on_device(clmem_bridge *b, clmem_bridge_semaphore *sem, bool signal,
-                                      cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
-                                      cl_event *event_out)
+static clmem_status enqueue_on_device(clmem_bridge *b, clmem_bridge_semaphore *sem, bool signal, cl_command_queue queue,
+                                      cl_uint num_events, const cl_event *wait_list, cl_event *event_out)
 {
     cl_int err = signal ? b->cl.signal_semaphores(queue, 1, &sem->cl_sem, NULL, num_events, wait_list, event_out)
                         : b->cl.wait_semaphores(queue, 1, &sem->cl_sem, NULL, num_events, wait_list, event_out);
@@ -251,18 +249,16 @@ static clmem_status enqueue_on_device(clmem_bridge *b, clmem_bridge_semaphore *s
     if (err == CL_SUCCESS && signal)
         err = clFlush(queue);
     if (err != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL,
-                               signal ? "clEnqueueSignalSemaphoresKHR" : "clEnqueueWaitSemaphoresKHR", err,
-                               signal ? "Enqueueing the semaphore signal failed."
-                                      : "Enqueueing the semaphore wait failed.");
+        return clmem_error_set(
+            CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, signal ? "clEnqueueSignalSemaphoresKHR" : "clEnqueueWaitSemaphoresKHR",
+            err, signal ? "Enqueueing the semaphore signal failed." : "Enqueueing the semaphore wait failed.");
     return CLMEM_OK;
 }
 
 /* Host order's wait, once OpenCL's wait list is done: the host learns that
  * Vulkan signalled by having Vulkan consume the signal in a submission
  * with a fence. */
-static clmem_status host_wait(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
-                              cl_event *event_out)
+static clmem_status host_wait(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue, cl_event *event_out)
 {
     VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
@@ -287,7 +283,8 @@ static clmem_status host_wait(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_c
 static clmem_status host_signal(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
                                 cl_event *event_out)
 {
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .signalSemaphoreCount = 1, .pSignalSemaphores = &sem->vk_sem};
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .signalSemaphoreCount = 1, .pSignalSemaphores = &sem->vk_sem};
     cl_int err = clFinish(queue);
 
     if (err != CL_SUCCESS)
@@ -300,9 +297,8 @@ static clmem_status host_signal(clmem_bridge *b, clmem_bridge_semaphore *sem, cl
 /* A wait or a signal: the checks, then OpenCL's own enqueue in device
  * order, or in host order OpenCL's wait list waited for and Vulkan's side
  * done from the host. */
-static clmem_status wait_or_signal(bool signal, clmem_bridge *b, clmem_bridge_semaphore *sem,
-                                   cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
-                                   cl_event *event_out)
+static clmem_status wait_or_signal(bool signal, clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
+                                   cl_uint num_events, const cl_event *wait_list, cl_event *event_out)
 {
     clmem_status s =
         check_call(b, sem, queue, event_out, signal ? "clmem_bridge_semaphore_signal" : "clmem_bridge_semaphore_wait");

@@ -23,8 +23,8 @@ clmem_status clmem__versioned_size_check(const void *info, size_t size, size_t f
                            size, type, first_version, type, known);
     if (size > VERSIONED_MAX_SIZE)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE,
-                           "info->size is %zu, larger than any %s can be (%u): set it to sizeof(%s).", size,
-                           type, VERSIONED_MAX_SIZE, type);
+                           "info->size is %zu, larger than any %s can be (%u): set it to sizeof(%s).", size, type,
+                           VERSIONED_MAX_SIZE, type);
     /* A newer header's fields start at or past this library's sizeof (the
      * header promises never to use the tail padding), so only bytes past it
      * ask for what this library does not know. */

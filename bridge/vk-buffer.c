@@ -43,14 +43,12 @@ VkResult clmem__vk_allocate_memory(const clmem_bridge *b, VkDeviceSize size, uin
                                    VkExternalMemoryHandleTypeFlags export_types, bool dedicated, VkBuffer buffer,
                                    VkImage image, VkDeviceMemory *memory_out)
 {
-    VkMemoryDedicatedAllocateInfo dedicated_info = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
-                                                    .image = image,
-                                                    .buffer = buffer};
+    VkMemoryDedicatedAllocateInfo dedicated_info = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO, .image = image, .buffer = buffer};
     VkExportMemoryAllocateInfo export_info = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
                                               .handleTypes = export_types};
-    VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                  .allocationSize = size,
-                                  .memoryTypeIndex = type_index};
+    VkMemoryAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = size, .memoryTypeIndex = type_index};
 
     if (export_types)
         alloc.pNext = &export_info;
@@ -64,7 +62,7 @@ VkResult clmem__vk_allocate_memory(const clmem_bridge *b, VkDeviceSize size, uin
 }
 
 VkMemoryRequirements clmem__vk_memory_requirements(const clmem_bridge *b, VkBuffer buffer, VkImage image,
-                                                  bool *dedicated_out)
+                                                   bool *dedicated_out)
 {
     VkMemoryDedicatedRequirements dedicated = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
     VkMemoryRequirements2 req = {.sType = VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, .pNext = &dedicated};
@@ -98,9 +96,8 @@ void clmem__vk_memory_own(clmem_bridge *b, VkDeviceMemory memory, VkDeviceSize s
 }
 
 clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,
-                                     VkMemoryPropertyFlags property_flags,
-                                     VkExternalMemoryHandleTypeFlags export_types, VkBuffer *buffer_out,
-                                     clmem_bridge_vk_memory *memory_out)
+                                     VkMemoryPropertyFlags property_flags, VkExternalMemoryHandleTypeFlags export_types,
+                                     VkBuffer *buffer_out, clmem_bridge_vk_memory *memory_out)
 {
     VkExternalMemoryBufferCreateInfo external = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
                                                  .handleTypes = export_types};
@@ -141,15 +138,15 @@ clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBuffe
                            "No memory type with property flags 0x%x can hold this buffer (allowed types 0x%x).",
                            (unsigned)property_flags, (unsigned)req.memoryTypeBits);
     }
-    use_dedicated = vulkan_wants_dedicated ||
-                    (export_types && export_needs_dedicated(vk, physical_device, usage, export_types));
-    r = clmem__vk_allocate_memory(b, req.size, type_index, export_types, use_dedicated, buffer,
-                                  VK_NULL_HANDLE, &memory);
+    use_dedicated =
+        vulkan_wants_dedicated || (export_types && export_needs_dedicated(vk, physical_device, usage, export_types));
+    r = clmem__vk_allocate_memory(b, req.size, type_index, export_types, use_dedicated, buffer, VK_NULL_HANDLE,
+                                  &memory);
     if (r != VK_SUCCESS) {
         vk->DestroyBuffer(device, buffer, NULL);
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkAllocateMemory", r,
-                               "Allocating %llu bytes of memory type %u failed.",
-                               (unsigned long long)req.size, type_index);
+                               "Allocating %llu bytes of memory type %u failed.", (unsigned long long)req.size,
+                               type_index);
     }
     r = FAULT("vkBindBufferMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vk->BindBufferMemory(device, buffer, memory, 0);
     if (r != VK_SUCCESS) {
@@ -163,14 +160,13 @@ clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBuffe
     return CLMEM_OK;
 }
 
-CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDeviceSize size,
-                                                        VkBufferUsageFlags usage,
+CLMEM_EXPORT clmem_status clmem_bridge_vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,
                                                         VkMemoryPropertyFlags property_flags,
                                                         VkExternalMemoryHandleTypeFlags export_types,
                                                         VkBuffer *buffer_out, clmem_bridge_vk_memory *memory_out)
 {
-    return clmem__error_in(__func__, clmem__vk_buffer_create(b, size, usage, property_flags, export_types,
-                                                             buffer_out, memory_out));
+    return clmem__error_in(
+        __func__, clmem__vk_buffer_create(b, size, usage, property_flags, export_types, buffer_out, memory_out));
 }
 
 CLMEM_EXPORT void clmem_bridge_vk_buffer_destroy(clmem_bridge *b, VkBuffer buffer,

@@ -22,7 +22,7 @@ VkResult clmem__vk_allocate_memory(const clmem_bridge *b, VkDeviceSize size, uin
  * VK_NULL_HANDLE); *dedicated_out: Vulkan requires or prefers a dedicated
  * allocation for it. */
 VkMemoryRequirements clmem__vk_memory_requirements(const clmem_bridge *b, VkBuffer buffer, VkImage image,
-                                                  bool *dedicated_out);
+                                                   bool *dedicated_out);
 
 /* Describe memory the bridge allocated and bound, `size` bytes of memory
  * type `type_index`, in *out, and note it as the bridge's own. */
@@ -32,7 +32,6 @@ void clmem__vk_memory_own(clmem_bridge *b, VkDeviceMemory memory, VkDeviceSize s
 /* clmem_bridge_vk_buffer_create(), for the image live check: its sentence
  * is the calling public function's (lib/error-private.h). */
 clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,
-                                     VkMemoryPropertyFlags property_flags,
-                                     VkExternalMemoryHandleTypeFlags export_types, VkBuffer *buffer_out,
-                                     clmem_bridge_vk_memory *memory_out);
+                                     VkMemoryPropertyFlags property_flags, VkExternalMemoryHandleTypeFlags export_types,
+                                     VkBuffer *buffer_out, clmem_bridge_vk_memory *memory_out);
 #endif

@@ -42,11 +42,10 @@ clmem_status clmem__vk_image_supported(clmem_bridge *b, const struct image_forma
                                f->name, tiling_name(tiling), (unsigned)usage);
     if (extent && (extent->width > props.imageFormatProperties.maxExtent.width ||
                    extent->height > props.imageFormatProperties.maxExtent.height))
-        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
-                           "%s makes %s images with %s tiling of at most %ux%u, not %ux%u.",
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED, "%s makes %s images with %s tiling of at most %ux%u, not %ux%u.",
                            b->caps.vk_device_name, f->name, tiling_name(tiling),
-                           props.imageFormatProperties.maxExtent.width,
-                           props.imageFormatProperties.maxExtent.height, extent->width, extent->height);
+                           props.imageFormatProperties.maxExtent.width, props.imageFormatProperties.maxExtent.height,
+                           extent->width, extent->height);
     for (uint32_t bit = 1; bit && bit <= export_types; bit <<= 1) {
         VkPhysicalDeviceExternalImageFormatInfo ext = {
             .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO,
@@ -144,8 +143,7 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
         return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                            "No memory type with property flags 0x%x can hold this %s image with %s tiling "
                            "(allowed types 0x%x).",
-                           (unsigned)property_flags, f->name, tiling_name(tiling),
-                           (unsigned)req.memoryTypeBits);
+                           (unsigned)property_flags, f->name, tiling_name(tiling), (unsigned)req.memoryTypeBits);
     }
     /* Exported images always get a dedicated allocation. On NVIDIA 580 a
      * linear RGBA8 or BGRA8 image in non-dedicated exported memory, written
@@ -155,8 +153,7 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
      * read back exact every time (docs/probes/img-diff-probe.c,
      * docs/driver-notes.md). Vulkan said neither "requires" nor "prefers". */
     use_dedicated = vulkan_wants_dedicated || dedicated_only || export_types != 0;
-    r = clmem__vk_allocate_memory(b, req.size, type_index, export_types, use_dedicated,
-                                  VK_NULL_HANDLE, image, &memory);
+    r = clmem__vk_allocate_memory(b, req.size, type_index, export_types, use_dedicated, VK_NULL_HANDLE, image, &memory);
     if (r != VK_SUCCESS) {
         vk->DestroyImage(b->device, image, NULL);
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkAllocateMemory", r,
@@ -171,8 +168,7 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
                                "Binding the image to its memory failed.");
     }
     image_out->image = image;
-    clmem__vk_memory_own(b, memory, req.size, type_index, export_types, use_dedicated,
-                         &image_out->memory);
+    clmem__vk_memory_own(b, memory, req.size, type_index, export_types, use_dedicated, &image_out->memory);
     image_out->memory_offset = 0;
     image_out->size = req.size;
     image_out->format = format;
@@ -191,8 +187,8 @@ CLMEM_EXPORT clmem_status clmem_bridge_vk_image_create(clmem_bridge *b, VkFormat
                                                        VkExternalMemoryHandleTypeFlags export_types,
                                                        clmem_bridge_vk_image *image_out)
 {
-    return clmem__error_in(__func__, clmem__vk_image_create(b, format, extent, tiling, usage, property_flags,
-                                                            export_types, image_out));
+    return clmem__error_in(
+        __func__, clmem__vk_image_create(b, format, extent, tiling, usage, property_flags, export_types, image_out));
 }
 
 CLMEM_EXPORT void clmem_bridge_vk_image_destroy(clmem_bridge *b, const clmem_bridge_vk_image *image)

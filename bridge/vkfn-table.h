@@ -13,50 +13,50 @@
 #include <vulkan/vulkan.h>
 
 /* Instance level. */
-#define VKFN_INSTANCE(X) \
-    X(GetDeviceProcAddr) \
-    X(GetPhysicalDeviceProperties2) \
-    X(GetPhysicalDeviceMemoryProperties) \
-    X(EnumerateDeviceExtensionProperties) \
-    X(GetPhysicalDeviceExternalBufferProperties) \
+#define VKFN_INSTANCE(X)                            \
+    X(GetDeviceProcAddr)                            \
+    X(GetPhysicalDeviceProperties2)                 \
+    X(GetPhysicalDeviceMemoryProperties)            \
+    X(EnumerateDeviceExtensionProperties)           \
+    X(GetPhysicalDeviceExternalBufferProperties)    \
     X(GetPhysicalDeviceExternalSemaphoreProperties) \
-    X(GetPhysicalDeviceFormatProperties) \
+    X(GetPhysicalDeviceFormatProperties)            \
     X(GetPhysicalDeviceImageFormatProperties2)
 
 /* Device level, core 1.0/1.1 (images and command buffers: vk-image.c and
  * the optimal-tiling live check). */
-#define VKFN_DEVICE(X) \
-    X(CreateBuffer) \
-    X(DestroyBuffer) \
+#define VKFN_DEVICE(X)              \
+    X(CreateBuffer)                 \
+    X(DestroyBuffer)                \
     X(GetBufferMemoryRequirements2) \
-    X(AllocateMemory) \
-    X(FreeMemory) \
-    X(BindBufferMemory) \
-    X(MapMemory) \
-    X(UnmapMemory) \
-    X(CreateFence) \
-    X(DestroyFence) \
-    X(QueueSubmit) \
-    X(WaitForFences) \
-    X(ResetFences) \
-    X(CreateImage) \
-    X(DestroyImage) \
-    X(GetImageMemoryRequirements2) \
-    X(BindImageMemory) \
-    X(GetImageSubresourceLayout) \
-    X(CreateCommandPool) \
-    X(DestroyCommandPool) \
-    X(AllocateCommandBuffers) \
-    X(FreeCommandBuffers) \
-    X(BeginCommandBuffer) \
-    X(EndCommandBuffer) \
-    X(CmdPipelineBarrier) \
-    X(CmdCopyBufferToImage) \
+    X(AllocateMemory)               \
+    X(FreeMemory)                   \
+    X(BindBufferMemory)             \
+    X(MapMemory)                    \
+    X(UnmapMemory)                  \
+    X(CreateFence)                  \
+    X(DestroyFence)                 \
+    X(QueueSubmit)                  \
+    X(WaitForFences)                \
+    X(ResetFences)                  \
+    X(CreateImage)                  \
+    X(DestroyImage)                 \
+    X(GetImageMemoryRequirements2)  \
+    X(BindImageMemory)              \
+    X(GetImageSubresourceLayout)    \
+    X(CreateCommandPool)            \
+    X(DestroyCommandPool)           \
+    X(AllocateCommandBuffers)       \
+    X(FreeCommandBuffers)           \
+    X(BeginCommandBuffer)           \
+    X(EndCommandBuffer)             \
+    X(CmdPipelineBarrier)           \
+    X(CmdCopyBufferToImage)         \
     X(CmdCopyImageToBuffer)
 
 /* Device extensions. */
 #define VKFN_DEVICE_EXT(X) \
-    X(GetMemoryFdKHR) \
+    X(GetMemoryFdKHR)      \
     X(GetSemaphoreFdKHR)
 
 #define VKFN_FIELD(name) PFN_vk##name name;
@@ -70,13 +70,12 @@ struct vkfn {
 /* The instance-level functions through gipa (NULL: the loader's
  * vkGetInstanceProcAddr). NULL when all are there, else the name of the
  * first missing one, for the caller's error. */
-static inline const char *vkfn_table_load_instance(struct vkfn *f, PFN_vkGetInstanceProcAddr gipa,
-                                                   VkInstance instance)
+static inline const char *vkfn_table_load_instance(struct vkfn *f, PFN_vkGetInstanceProcAddr gipa, VkInstance instance)
 {
     if (!gipa)
         gipa = vkGetInstanceProcAddr;
-#define VKFN_LOAD(name)                                          \
-    if (!(f->name = (PFN_vk##name)gipa(instance, "vk" #name)))  \
+#define VKFN_LOAD(name)                                        \
+    if (!(f->name = (PFN_vk##name)gipa(instance, "vk" #name))) \
         return "vk" #name;
     VKFN_INSTANCE(VKFN_LOAD)
 #undef VKFN_LOAD
@@ -88,8 +87,8 @@ static inline const char *vkfn_table_load_instance(struct vkfn *f, PFN_vkGetInst
  * one. An extension's stays NULL where it is not enabled. */
 static inline const char *vkfn_table_load_device(struct vkfn *f, VkDevice device)
 {
-#define VKFN_LOAD(name)                                                       \
-    if (!(f->name = (PFN_vk##name)f->GetDeviceProcAddr(device, "vk" #name)))  \
+#define VKFN_LOAD(name)                                                      \
+    if (!(f->name = (PFN_vk##name)f->GetDeviceProcAddr(device, "vk" #name))) \
         return "vk" #name;
     VKFN_DEVICE(VKFN_LOAD)
 #undef VKFN_LOAD

@@ -12,8 +12,8 @@
 static clmem_status missing(const char *level, const char *name)
 {
     return clmem__fail(CLMEM_ERR_UNSUPPORTED,
-                       "The %s-level Vulkan function %s is not available (clmem-bridge needs Vulkan 1.1).",
-                       level, name);
+                       "The %s-level Vulkan function %s is not available (clmem-bridge needs Vulkan 1.1).", level,
+                       name);
 }
 
 clmem_status clmem__vkfn_load_instance(struct vkfn *f, PFN_vkGetInstanceProcAddr gipa, VkInstance instance)

@@ -71,8 +71,7 @@ static int listened_on(const char *path)
         if (n + 1 + strlen(path) < sizeof absolute) {
             absolute[n] = '/';
             memcpy(absolute + n + 1, path, strlen(path) + 1);
-        }
-        else
+        } else
             absolute[0] = '\0';
     }
     while (!found && fgets(line, sizeof line, f)) {
@@ -151,7 +150,8 @@ static clmem_status ipc_listen(const char *path, int *fd_out)
     if (!bound) {
         int err = errno;
         close(fd);
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "bind", err, "\"%s\": %s.", path, strerror(err));
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_SYSTEM, "bind", err, "\"%s\": %s.", path,
+                               strerror(err));
     }
     if (listen(fd, 4) != 0) {
         int err = errno;

@@ -313,8 +313,8 @@ static void release_event(cl_event *event_out)
 /* Hand out the n frames fs as one batch: acquire all their planes with one
  * call, wrap each plane in a handle of its own, all of them holding one
  * anchor whose callback (the batch's last unref) is the release point. */
-static clmem_status deliver(struct clmem_ipc_consumer *c, struct consumer_frame **fs, uint32_t n,
-                            clmem_ipc_frame *out, cl_event *event_out)
+static clmem_status deliver(struct clmem_ipc_consumer *c, struct consumer_frame **fs, uint32_t n, clmem_ipc_frame *out,
+                            cl_event *event_out)
 {
     clmem_handle *planes[CLMEM_IPC_MAX_FRAMES * IPC_MAX_PLANES] = {NULL};
     cl_uint count = 0;

@@ -640,8 +640,7 @@ static clmem_status hand_over(clmem_ipc_producer *p, uint32_t count, const uint3
         VkResult vr = p->vk.fn.WaitForFences(p->vk.device, 1, &fence, VK_TRUE, timeout_ns);
         if (vr == VK_TIMEOUT)
             return clmem_error_set(CLMEM_ERR_TIMEOUT, CLMEM_API_VULKAN, "vkWaitForFences", vr,
-                                   "the fence of %s did not signal within %s.", what,
-                                   clmem__duration(timeout_ns).text);
+                                   "the fence of %s did not signal within %s.", what, clmem__duration(timeout_ns).text);
         if (vr != VK_SUCCESS)
             return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkWaitForFences", vr,
                                    "waiting for the fence of %s failed.", what);
@@ -722,8 +721,8 @@ static clmem_status ipc_producer_ready_many(clmem_ipc_producer *p, uint32_t coun
     return hand_over(p, count, indices, fence, timeout_ns, what);
 }
 
-CLMEM_EXPORT clmem_status clmem_ipc_producer_ready_many(clmem_ipc_producer *p, uint32_t count,
-                                                        const uint32_t *indices, VkFence fence, uint64_t timeout_ns)
+CLMEM_EXPORT clmem_status clmem_ipc_producer_ready_many(clmem_ipc_producer *p, uint32_t count, const uint32_t *indices,
+                                                        VkFence fence, uint64_t timeout_ns)
 {
     return clmem__error_in(__func__, ipc_producer_ready_many(p, count, indices, fence, timeout_ns));
 }

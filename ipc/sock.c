@@ -64,7 +64,10 @@ clmem_status clmem__ipc_check_info_size(const void *info, size_t size, size_t kn
     return CLMEM_OK;
 }
 
-clmem_status clmem__ipc_no_flags(uint32_t flags) { return clmem__invalid("flags 0x%x; none are defined.", flags); }
+clmem_status clmem__ipc_no_flags(uint32_t flags)
+{
+    return clmem__invalid("flags 0x%x; none are defined.", flags);
+}
 
 clmem_status clmem__ipc_started_twice(clmem_ipc_state state)
 {

@@ -414,8 +414,8 @@ clmem_status clmem__ipc_parse(const uint8_t *buf, size_t len, unsigned fds_recei
                                   clmem__ipc_type_name(type), len, count, CLMEM_IPC_MAX_FRAMES);
         want = expected_length(type, count);
         if (length != len || len != want)
-            return clmem__invalid("The %s sent a %s of %u frame%s in %zu bytes that says it has %u; it has %zu.",
-                                  who, clmem__ipc_type_name(type), count, count == 1 ? "" : "s", len, length, want);
+            return clmem__invalid("The %s sent a %s of %u frame%s in %zu bytes that says it has %u; it has %zu.", who,
+                                  clmem__ipc_type_name(type), count, count == 1 ? "" : "s", len, length, want);
     } else if (length != len || len != want) {
         return clmem__invalid("The %s sent a %s of %zu bytes that says it has %u; a %s has %zu.", who,
                               clmem__ipc_type_name(type), len, length, clmem__ipc_type_name(type), want);
@@ -447,8 +447,7 @@ clmem_status clmem__ipc_parse(const uint8_t *buf, size_t len, unsigned fds_recei
                                   get32(b + 4));
         return CLMEM_OK;
     case IPC_READY:
-    case IPC_FREE:
-        return parse_handoff(b, type, who, &out->u.handoff);
+    case IPC_FREE: return parse_handoff(b, type, who, &out->u.handoff);
     case IPC_BYE:
         return CLMEM_OK;
     case IPC_ERROR: {

@@ -26,7 +26,7 @@
 #define IPC_UUID_BYTES 16
 #define IPC_ERROR_TEXT_MAX 200          /* bytes of an ERROR's sentence */
 #define IPC_MAX_ALLOCATION_SIZE (UINT64_C(1) << 48) /* 256 TiB: no device has more */
-#define IPC_MAX_MESSAGE_BYTES 1048      /* the largest message: a FREE of CLMEM_IPC_MAX_FRAMES frames */
+#define IPC_MAX_MESSAGE_BYTES 1048                  /* the largest message: a FREE of CLMEM_IPC_MAX_FRAMES frames */
 #define IPC_MAX_PLANES CLMEM_BRIDGE_IMAGE_MAX_PLANES
 
 enum ipc_type {

@@ -445,8 +445,8 @@ void print_consumer(void)
         printf("  skipped: %s\n", not_run);
         return;
     }
-    printf("%-8s %26s %26s %26s %26s %11s %24s %12s  %s\n", "size", "staged", "zero-copy", "raw", "floor",
-           "zero/floor", "zero-raw", "staged/zero", "zero-raw reads");
+    printf("%-8s %26s %26s %26s %26s %11s %24s %12s  %s\n", "size", "staged", "zero-copy", "raw", "floor", "zero/floor",
+           "zero-raw", "staged/zero", "zero-raw reads");
     for (int i = 0; i < nresults; i++) {
         const struct consumer_result *c = &results[i];
         char name[32];
@@ -466,7 +466,8 @@ void print_consumer(void)
     }
     printf("  floor: the SGEMM on plain OpenCL buffers, no Vulkan; zero/floor: zero-copy over the floor, in %%;\n"
            "  staged/zero: staged over zero-copy (> 1: sharing wins); zero-raw reads: can't tell when its interval\n"
-           "  holds 0, few samples under %d pairs\n", MIN_VERDICT_SAMPLES);
+           "  holds 0, few samples under %d pairs\n",
+           MIN_VERDICT_SAMPLES);
     if (target)
         print_target_line(target);
     for (int i = 0; i < nresults; i++)

@@ -675,8 +675,8 @@ void print_ffmpeg_frames(void)
         printf("  skipped: %s\n", not_run);
         return;
     }
-    printf("%-10s %-12s %11s %9s %9s %9s %20s %9s %9s %9s  %s\n", "frame", "path", "staged", "(g)", "by hand",
-           "host", "lib", "host-(g)", "staged/h", "device", "lib reads");
+    printf("%-10s %-12s %11s %9s %9s %9s %20s %9s %9s %9s  %s\n", "frame", "path", "staged", "(g)", "by hand", "host",
+           "lib", "host-(g)", "staged/h", "device", "lib reads");
     for (int i = 0; i < nresults; i++) {
         const struct ffmpeg_result *x = &results[i];
         char name[32], dev[32] = "-", lib[48];
@@ -690,7 +690,8 @@ void print_ffmpeg_frames(void)
                paired_reads(&x->lib));
     }
     printf("    host-(g): host order minus (g)'s handoff; staged/h: staged over host order (> 1: sharing wins);\n"
-           "    lib reads: can't tell when lib's interval holds 0, few samples under %d reps\n", MIN_VERDICT_SAMPLES);
+           "    lib reads: can't tell when lib's interval holds 0, few samples under %d reps\n",
+           MIN_VERDICT_SAMPLES);
     printf("    host, min..max:");
     for (int i = 0; i < nresults; i++)
         printf(" %dx%d %.1f..%.1f;", results[i].width, results[i].height, results[i].s[J_ZERO].min,

@@ -250,7 +250,8 @@ static void record_size(struct bench *b, struct size_result *res)
                  {"c", M_CACHED, V_CLMEM}, {"d", M_WAIT, V_CLMEM},  {"f", M_WAIT, V_RAW},
                  {"e", M_SEM, V_CLMEM},    {"f", M_SEM, V_RAW}};
     const struct paired *p = &res->import_overhead;
-    struct target_spec spec = {"f", "import_overhead", res->size, "clmem - raw at most 1 us or 2 % of the raw import", true};
+    struct target_spec spec = {"f", "import_overhead", res->size, "clmem - raw at most 1 us or 2 % of the raw import",
+                               true};
 
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
         record_row(order[i].section, res->size, measure_name[order[i].m], variant_name[order[i].v],

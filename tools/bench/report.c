@@ -40,8 +40,9 @@ void print_tables(const struct size_result *res, int n)
             print_times(res[i].s[cols[c].m][cols[c].v].median, res[i].s[cols[c].m][cols[c].v].have);
         printf("\n");
     }
-    printf("  a:staged (a) staged copy; b:import (b) first import, cache off; c:cached (c) cached import;\n"
-           "  d:wait (d) handoff with host waits; e:sem (e) handoff with semaphores; :raw the same through raw calls\n");
+    printf(
+        "  a:staged (a) staged copy; b:import (b) first import, cache off; c:cached (c) cached import;\n"
+        "  d:wait (d) handoff with host waits; e:sem (e) handoff with semaphores; :raw the same through raw calls\n");
 
     printf("\nRatios: a/d and a/e = staged copy time over clmem handoff time per frame (> 1: sharing wins);\n"
            "clmem vs raw = the library's overhead over the same raw calls (median to median)\n");
@@ -92,7 +93,8 @@ void print_import_overhead(const struct size_result *res, int n)
     }
     printf("  pairs: reps, each importing both ways; raw us: the raw import's median; clmem-raw us: the median of\n"
            "  the differences; 95%% interval: of that median; %%: of the raw import; reads: can't tell when the\n"
-           "  interval holds 0, few samples under %d pairs; verdict: against the target\n", MIN_VERDICT_SAMPLES);
+           "  interval holds 0, few samples under %d pairs; verdict: against the target\n",
+           MIN_VERDICT_SAMPLES);
 }
 
 void print_batch_table(const struct batch_results *r)
@@ -119,7 +121,8 @@ void print_batch_table(const struct batch_results *r)
         }
     printf("  ring: batches in flight; batch: frames per semaphore signal and wait; clmem us/fr, raw us/fr: the\n"
            "  median time a frame through the library and through the raw calls; frames/s: the library's;\n"
-           "  few samples: under %d\n", MIN_VERDICT_SAMPLES);
+           "  few samples: under %d\n",
+           MIN_VERDICT_SAMPLES);
 }
 
 void print_header(const struct bench *b, const struct options *o, const uint64_t *sizes, int n)
@@ -155,8 +158,8 @@ void print_header(const struct bench *b, const struct options *o, const uint64_t
     if (b->cpu_device)
         printf("here none: %s\n", cpu_device_not_judged);
     else
-        printf("%s\n", on_target_machine(b) ? "this is an H200: all of them"
-                                            : "this is not an H200: the \"any GPU\" ones");
+        printf("%s\n",
+               on_target_machine(b) ? "this is an H200: all of them" : "this is not an H200: the \"any GPU\" ones");
     printf("# (a) = pre-recorded vkCmdCopyBuffer into persistently mapped staging + vkQueueWaitIdle +\n"
            "#       clEnqueueWriteBuffer(blocking) into a plain cl buffer\n"
            "# (d),(e) Vulkan's write: one pre-recorded command buffer per frame value (vkCmdFillBuffer of\n"

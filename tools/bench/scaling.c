@@ -45,9 +45,9 @@
 /* What a row's target asks of the point x = at. */
 enum scale_goal {
     GOAL_NONE,
-    GOAL_MEDIAN_AT_MOST,     /* microseconds per operation at most `bound` */
+    GOAL_MEDIAN_AT_MOST,      /* microseconds per operation at most `bound` */
     GOAL_THROUGHPUT_AT_LEAST, /* throughput at least `bound` times that of x = 1 */
-    GOAL_SLOPE_AT_MOST,      /* The shape up to x = at: slope at most `bound` (flat 0.15, linear 1.2) */
+    GOAL_SLOPE_AT_MOST,       /* The shape up to x = at: slope at most `bound` (flat 0.15, linear 1.2) */
 };
 
 struct scale_row {

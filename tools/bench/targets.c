@@ -80,8 +80,8 @@ const struct target *target_at(int i)
 /* The JSON's word for a verdict. */
 const char *verdict_key(enum verdict v)
 {
-    static const char *const key[] = {"met", "missed", "cant_tell", "too_few_samples", "not_applicable",
-                                      "not_judged_here", "not_judged_cpu_device"};
+    static const char *const key[] = {
+        "met", "missed", "cant_tell", "too_few_samples", "not_applicable", "not_judged_here", "not_judged_cpu_device"};
     return key[v];
 }
 
@@ -89,8 +89,8 @@ const char *verdict_key(enum verdict v)
  * on a CPU device only "not judged": the header says why, once. */
 const char *verdict_text(const struct target *t, char *buf, size_t len)
 {
-    static const char *const word[] = {"met", "missed", "can't tell", "too few samples", "not applicable",
-                                       "not judged here", "not judged"};
+    static const char *const word[] = {
+        "met", "missed", "can't tell", "too few samples", "not applicable", "not judged here", "not judged"};
     if (t->why[0] && t->verdict != VERDICT_CPU_DEVICE)
         snprintf(buf, len, "%s (%s)", word[t->verdict], t->why);
     else

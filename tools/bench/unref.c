@@ -131,7 +131,8 @@ void print_unref(void)
     char v[2][512];
     if (!unref_last.have)
         return;
-    printf("%-26s %10s %10s %10s  %s\n", "unref, microseconds", "median", "min", "max", "target (H200 only): each under 1000 us");
+    printf("%-26s %10s %10s %10s  %s\n", "unref, microseconds", "median", "min", "max",
+           "target (H200 only): each under 1000 us");
     printf("%-26s %10.1f %10.1f %10.1f  %s\n", "first (import's handle)", unref_first.median, unref_first.min,
            unref_first.max, verdict_text(unref_target[0], v[0], sizeof v[0]));
     printf("%-26s %10.1f %10.1f %10.1f  %s\n", "last (starts the teardown)", unref_last.median, unref_last.min,

@@ -13,8 +13,8 @@ int xproc_child_main(int argc, char **argv)
 {
     struct consumer_devices c = {0};
     int sock = argc == 4 ? atoi(argv[3]) : -1;
-    if (sock < 0 || (strcmp(argv[2], "ipc") && strcmp(argv[2], "ipc-batch") && strcmp(argv[2], "shm") &&
-                     strcmp(argv[2], "raw"))) {
+    if (sock < 0 ||
+        (strcmp(argv[2], "ipc") && strcmp(argv[2], "ipc-batch") && strcmp(argv[2], "shm") && strcmp(argv[2], "raw"))) {
         fprintf(stderr, "clmem-bench: %s is for clmem-bench's own use\n", XPROC_CHILD_OPTION);
         return 2;
     }

@@ -8,8 +8,8 @@
 
 #include <time.h>
 
-const char *const xmeasure_label[XM_COUNT] = {"in-process (e)", "xproc D=1", "raw D=1", "in-proc ring D=4",
-                                              "xproc D=4", "xproc batch D=4", "/dev/shm D=1", "/dev/shm D=4"};
+const char *const xmeasure_label[XM_COUNT] = {"in-process (e)", "xproc D=1",       "raw D=1",      "in-proc ring D=4",
+                                              "xproc D=4",      "xproc batch D=4", "/dev/shm D=1", "/dev/shm D=4"};
 
 /* ------------------------------------------------------------ the frames */
 
@@ -48,10 +48,11 @@ void xproc_frames_setup(struct xrun *r)
         end_commands(f->zero);
         check_vk(vkCreateFence(b->vk.device, &fi, NULL, &f->fence), "vkCreateFence");
     }
-    check_clmem(clmem_bridge_vk_buffer_create(b->bridge, 8 * XPROC_SLOTS, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                              VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                              0, &r->readback.buffer, &r->readback.mem),
-                "clmem_bridge_vk_buffer_create(readback)");
+    check_clmem(
+        clmem_bridge_vk_buffer_create(b->bridge, 8 * XPROC_SLOTS, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0,
+                                      &r->readback.buffer, &r->readback.mem),
+        "clmem_bridge_vk_buffer_create(readback)");
     check_vk(vkMapMemory(b->vk.device, r->readback.mem.memory, 0, VK_WHOLE_SIZE, 0, (void **)&r->readback_ptr),
              "vkMapMemory(readback)");
 }
@@ -118,8 +119,8 @@ void xproc_fence_reset(struct bench *b, VkFence f)
 
 void xproc_submit_fill(struct xrun *r, int s)
 {
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                       .pCommandBuffers = &r->f[s].fill};
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &r->f[s].fill};
     xproc_fence_reset(r->b, r->f[s].fence);
     check_vk(vkQueueSubmit(r->b->vk.queue, 1, &si, r->f[s].fence), "vkQueueSubmit(fill)");
 }

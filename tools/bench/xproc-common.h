@@ -33,14 +33,14 @@
 
 /* The measures, in the report's order. */
 enum xmeasure {
-    XM_INPROC_HANDOFF,  /* one process: the bridge's one-frame handoff with the bench's two semaphores */
-    XM_IPC_D1,          /* across processes through libclmem-ipc, one frame at a time */
-    XM_RAW_D1,          /* across processes with the raw calls, one frame at a time */
-    XM_INPROC_RING_D4,  /* one process: clmem_bridge_ring of four frames */
-    XM_IPC_D4,          /* across processes through libclmem-ipc, four frames in flight, handed over one by one */
-    XM_IPC_BATCH_D4,    /* the same, the frames handed over in batches: one READY, one FREE a batch */
-    XM_SHM_D1,          /* a copy through /dev/shm, one frame at a time */
-    XM_SHM_D4,          /* a copy through /dev/shm, four frames in flight */
+    XM_INPROC_HANDOFF, /* one process: the bridge's one-frame handoff with the bench's two semaphores */
+    XM_IPC_D1,         /* across processes through libclmem-ipc, one frame at a time */
+    XM_RAW_D1,         /* across processes with the raw calls, one frame at a time */
+    XM_INPROC_RING_D4, /* one process: clmem_bridge_ring of four frames */
+    XM_IPC_D4,         /* across processes through libclmem-ipc, four frames in flight, handed over one by one */
+    XM_IPC_BATCH_D4,   /* the same, the frames handed over in batches: one READY, one FREE a batch */
+    XM_SHM_D1,         /* a copy through /dev/shm, one frame at a time */
+    XM_SHM_D4,         /* a copy through /dev/shm, four frames in flight */
     XM_COUNT
 };
 /* Their names in the report's tables. */
@@ -62,15 +62,15 @@ struct xresult {
     bool ran[XM_COUNT];
     char why[XM_COUNT][NOTE_MAX + 64]; /* a note of the bench's after a prefix */
     struct summary s[XM_COUNT];
-    double cpu[XM_COUNT]; /* CPU time of both processes a frame, us (mean over the timed frames) */
-    struct paired lib1;   /* libclmem-ipc D=1 minus raw D=1, paired frame by frame */
+    double cpu[XM_COUNT];  /* CPU time of both processes a frame, us (mean over the timed frames) */
+    struct paired lib1;    /* libclmem-ipc D=1 minus raw D=1, paired frame by frame */
     const char *peer_path; /* the path the libclmem-ipc consumer imports through; NULL until it said */
 };
 
 struct xframe {
     struct anchored_buf *owner; /* the memory, freed by its anchor once every import of it let go */
     clmem_keepalive *anchor;
-    struct vk_buf buf;          /* owner->buf: exportable as an opaque fd */
+    struct vk_buf buf; /* owner->buf: exportable as an opaque fd */
     uint32_t memory_type;
     VkCommandBuffer fill; /* word 0 = XPROC_VALUE(slot) */
     VkCommandBuffer zero; /* words 0 and 1 = 0 */

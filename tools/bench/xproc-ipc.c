@@ -120,7 +120,8 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
                 uint32_t room = (uint32_t)(n - f < slots ? n - f : slots);
                 ok = clmem_ipc_producer_next_many(p, XPROC_TIMEOUT_NS, room, idx, &got) == CLMEM_OK;
                 for (uint32_t k = 0; ok && k < got; k++) {
-                    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
+                    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                                       .commandBufferCount = 1,
                                        .pCommandBuffers = &r->f[idx[k]].fill};
                     VkFence fence = k + 1 == got ? r->f[idx[k]].fence : VK_NULL_HANDLE;
                     if (fence)
@@ -128,8 +129,8 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
                     check_vk(vkQueueSubmit(b->vk.queue, 1, &si, fence), "vkQueueSubmit(fill)");
                     r->f[idx[k]].uses++;
                 }
-                ok = ok && clmem_ipc_producer_ready_many(p, got, idx, r->f[idx[got - 1]].fence, XPROC_TIMEOUT_NS) ==
-                               CLMEM_OK;
+                ok = ok &&
+                     clmem_ipc_producer_ready_many(p, got, idx, r->f[idx[got - 1]].fence, XPROC_TIMEOUT_NS) == CLMEM_OK;
                 f += (int)got;
             }
             ok = ok && clmem_ipc_producer_wait_all(p, XPROC_TIMEOUT_NS) == CLMEM_OK;
@@ -210,16 +211,24 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
  * socket. */
 int xproc_consume_ipc(struct consumer_devices *c, int sock, bool batched)
 {
-    clmem_bridge_info bi = {.size = sizeof bi, .instance = c->vk.instance, .physical_device = c->vk.physical_device,
-                            .device = c->vk.device, .get_instance_proc_addr = c->vk.get_instance_proc_addr,
-                            .context = c->context, .cl_device = c->device};
+    clmem_bridge_info bi = {.size = sizeof bi,
+                            .instance = c->vk.instance,
+                            .physical_device = c->vk.physical_device,
+                            .device = c->vk.device,
+                            .get_instance_proc_addr = c->vk.get_instance_proc_addr,
+                            .context = c->context,
+                            .cl_device = c->device};
     clmem_bridge *bridge;
     clmem_ipc_consumer *consumer;
     if (clmem_bridge_create(&bi, &bridge) != CLMEM_OK)
         return xproc_consumer_fail("clmem_bridge_create");
-    clmem_ipc_consumer_info ci = {.size = sizeof ci, .bridge = bridge, .instance = c->vk.instance,
+    clmem_ipc_consumer_info ci = {.size = sizeof ci,
+                                  .bridge = bridge,
+                                  .instance = c->vk.instance,
                                   .get_instance_proc_addr = c->vk.get_instance_proc_addr,
-                                  .physical_device = c->vk.physical_device, .queue = c->queue, .socket_fd = sock};
+                                  .physical_device = c->vk.physical_device,
+                                  .queue = c->queue,
+                                  .socket_fd = sock};
     if (clmem_ipc_consumer_create(&ci, &consumer) != CLMEM_OK)
         return xproc_consumer_fail("clmem_ipc_consumer_create");
     if (clmem_ipc_consumer_start(consumer, XPROC_TIMEOUT_NS) != CLMEM_OK)

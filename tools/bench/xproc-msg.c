@@ -37,8 +37,8 @@ int xproc_msg_recv(int sock, struct xproc_msg *m, int *fds, int max)
         struct cmsghdr align;
     } control;
     struct iovec iov = {m, sizeof *m};
-    struct msghdr h = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.space,
-                       .msg_controllen = sizeof control.space};
+    struct msghdr h = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.space, .msg_controllen = sizeof control.space};
     ssize_t n = recvmsg(sock, &h, MSG_CMSG_CLOEXEC);
     int got = 0;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&h); n > 0 && c; c = CMSG_NXTHDR(&h, c))

@@ -39,8 +39,12 @@ bool xproc_raw_open(struct xrun *r, struct raw_producer *x, int slot, char *why,
     VkMemoryGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
                                  .memory = m->memory,
                                  .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
-    struct xproc_msg hello = {.type = XMSG_HELLO, .bytes = m->allocation_size, .slots = 1, .path = (uint32_t)b->path,
-                            .memory_type = memory_type_of(b, m->property_flags), .dedicated = m->dedicated};
+    struct xproc_msg hello = {.type = XMSG_HELLO,
+                              .bytes = m->allocation_size,
+                              .slots = 1,
+                              .path = (uint32_t)b->path,
+                              .memory_type = memory_type_of(b, m->property_flags),
+                              .dedicated = m->dedicated};
     struct xproc_msg accept;
     int fd = -1;
     bool sent;
@@ -111,12 +115,9 @@ static int raw_consumer_import(struct consumer_devices *c, const struct xproc_ms
 {
     cl_int err = CL_SUCCESS;
     if (h->path == CLMEM_BRIDGE_PATH_OPAQUE_FD) {
-        cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR,
-                                     (cl_mem_properties)fd,
-                                     CLMEM_CL_MEM_DEVICE_HANDLE_LIST,
-                                     (cl_mem_properties)(uintptr_t)c->device,
-                                     CLMEM_CL_DEVICE_HANDLE_LIST_END,
-                                     0};
+        cl_mem_properties props[] = {CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR, (cl_mem_properties)fd,
+                                     CLMEM_CL_MEM_DEVICE_HANDLE_LIST,         (cl_mem_properties)(uintptr_t)c->device,
+                                     CLMEM_CL_DEVICE_HANDLE_LIST_END,         0};
         rc->acquire = (clEnqueueAcquireExternalMemObjectsKHR_fn)clGetExtensionFunctionAddressForPlatform(
             c->platform, "clEnqueueAcquireExternalMemObjectsKHR");
         rc->release = (clEnqueueReleaseExternalMemObjectsKHR_fn)clGetExtensionFunctionAddressForPlatform(
@@ -133,15 +134,20 @@ static int raw_consumer_import(struct consumer_devices *c, const struct xproc_ms
         return 0;
     }
     VkImportMemoryFdInfoKHR import = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
-                                      .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT, .fd = fd};
+                                      .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+                                      .fd = fd};
     VkMemoryDedicatedAllocateInfo dedicated = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
-    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &import,
-                               .allocationSize = h->bytes, .memoryTypeIndex = h->memory_type};
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .pNext = &import,
+                               .allocationSize = h->bytes,
+                               .memoryTypeIndex = h->memory_type};
     VkResult vr;
     if (h->dedicated) {
         VkExternalMemoryBufferCreateInfo ext = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
                                                 .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
-        VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .pNext = &ext, .size = h->bytes,
+        VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                                 .pNext = &ext,
+                                 .size = h->bytes,
                                  .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                                  .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
         vr = vkCreateBuffer(c->vk.device, &bi, NULL, &rc->dedicated_to);
@@ -163,8 +169,8 @@ static int raw_consumer_import(struct consumer_devices *c, const struct xproc_ms
     rc->mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, h->bytes, rc->vk_base, &err);
     if (err != CL_SUCCESS)
         return raw_fail("clCreateBuffer(CL_MEM_USE_HOST_PTR)", err);
-    rc->cl_map = clEnqueueMapBuffer(c->queue, rc->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, h->bytes, 0, NULL,
-                                    NULL, &err);
+    rc->cl_map =
+        clEnqueueMapBuffer(c->queue, rc->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, h->bytes, 0, NULL, NULL, &err);
     return err == CL_SUCCESS ? 0 : raw_fail("clEnqueueMapBuffer", err);
 }
 
@@ -187,8 +193,8 @@ static int raw_consume(struct consumer_devices *c, const struct xproc_msg *h, st
     if (h->path == CLMEM_BRIDGE_PATH_OPAQUE_FD)
         err = rc->release(c->queue, 1, &rc->mem, 0, NULL, &done);
     else
-        rc->cl_map = clEnqueueMapBuffer(c->queue, rc->mem, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, 0, h->bytes, 0,
-                                        NULL, &done, &err);
+        rc->cl_map = clEnqueueMapBuffer(c->queue, rc->mem, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, 0, h->bytes, 0, NULL,
+                                        &done, &err);
     if (err != CL_SUCCESS)
         return raw_fail("releasing the frame", err);
     err = clWaitForEvents(1, &done);

@@ -64,7 +64,7 @@ static bool xproc_ran;
 static const char *const xmeasure_name[XM_COUNT] = {"inproc_e", "ipc_d1",       "raw_d1", "inproc_ring_d4",
                                                     "ipc_d4",   "ipc_batch_d4", "shm_d1", "shm_d4"};
 static const char *const xmeasure_variant[XM_COUNT] = {"clmem", "clmem", "raw",      "clmem",
-                                                        "clmem", "clmem", "baseline", "baseline"};
+                                                       "clmem", "clmem", "baseline", "baseline"};
 /* The CSV's batch and ring columns: frames a handover, frames in flight. */
 static const int xmeasure_batch[XM_COUNT] = {1, 1, 1, 1, 1, 4, 1, 1};
 static const int xmeasure_ring[XM_COUNT] = {1, 1, 1, 4, 4, 4, 1, 4};
@@ -126,16 +126,18 @@ static void record_xproc(struct bench *b, const struct xkind *kinds)
         /* xproc D=1 minus raw D=1, paired frame by frame: min and max are
          * the bounds of the median's 95 % interval, reps the pairs. */
         snprintf(share_measure[i], sizeof share_measure[i], "xproc_%s_ipc_d1_overhead", slug);
-        snprintf(share_text[i], sizeof share_text[i], "the library's share at D=1 at most 10 us a frame, the whole "
-                 "interval (%s)", x->label);
+        snprintf(share_text[i], sizeof share_text[i],
+                 "the library's share at D=1 at most 10 us a frame, the whole "
+                 "interval (%s)",
+                 x->label);
         struct target_spec share = {"x", share_measure[i], kinds[i].bytes, share_text[i], true};
         if (x->ran[XM_RAW_D1] && x->lib1.have) {
             record_paired_row("x", kinds[i].bytes, share_measure[i], &x->lib1, 1);
             xtargets[n_xtargets++] = record_target(b, &share, true, NULL, x->lib1.pairs, x->lib1.median,
                                                    paired_verdict_within(&x->lib1, 10.0));
         } else {
-            xtargets[n_xtargets++] = record_target(b, &share, false, "raw D=1 did not run here", 0, 0,
-                                                   VERDICT_NOT_REACHED);
+            xtargets[n_xtargets++] =
+                record_target(b, &share, false, "raw D=1 did not run here", 0, 0, VERDICT_NOT_REACHED);
         }
         for (int t = 0; t < 3 && n_xtargets < XTARGETS; t++) {
             const struct summary *a = &x->s[judged[t]], *ref = &x->s[against[t]];
@@ -243,7 +245,8 @@ void print_xproc(const struct bench *b)
     if (peer_path)
         snprintf(path_note, sizeof path_note, "; the consumer process imports through the %s path", peer_path);
     printf("\n(x) across processes (libclmem-ipc; this process produces with Vulkan, a second clmem-bench process\n"
-           "    consumes with OpenCL%s). Per frame, microseconds:\n", path_note);
+           "    consumes with OpenCL%s). Per frame, microseconds:\n",
+           path_note);
     printf("%-16s %-17s %10s %21s %5s %12s\n", "frame", "measure", "median", "[min .. max]", "n", "cpu us/frame");
     for (int i = 0; i < n_xresults; i++) {
         const struct xresult *x = &xresults[i];
@@ -266,7 +269,8 @@ void print_xproc(const struct bench *b)
     printf("  median, [min .. max]: the time a frame over the samples (D=1 and /dev/shm D=1: one frame a sample;\n"
            "    the rest: blocks of K frames, the block's time / K); n: the samples;\n"
            "  cpu us/frame: CPU time of both processes (all their threads) over the timed frames / the frames:\n"
-           "    above the median, more than one core is busy; zero-copy's against the copy's is the copy's cost in cores;\n"
+           "    above the median, more than one core is busy; zero-copy's against the copy's is the copy's cost in "
+           "cores;\n"
            "  in-process (e): one process, the bridge's handoff with two semaphores; xproc D=1: libclmem-ipc, one\n"
            "    frame at a time; raw D=1: the same protocol with the raw calls, in turn with xproc D=1; in-proc ring\n"
            "    D=4: clmem_bridge_ring of 4 frames; xproc D=4: libclmem-ipc, 4 frames in flight, each handed over and\n"
@@ -274,11 +278,13 @@ void print_xproc(const struct bench *b)
            "    fence wait, one READY) and taken and given back as one (one acquire, one release, one FREE);\n"
            "    /dev/shm: a copy out of Vulkan into shared memory and into OpenCL, as programs do without sharing\n");
     if (b->cpu_device)
-        printf("  On a CPU OpenCL device one process can come out slower than two: Vulkan's and OpenCL's work are\n"
-               "    ordinary threads of this host, stalled whenever other work takes its cores; in-process (e) and the\n"
-               "    ring are timed in blocks of K frames, so a block's time / K takes in every stall, while D=1 is\n"
-               "    timed frame by frame and its median leaves the stalled frames out. A cpu us/frame far below the\n"
-               "    median is such a block: waiting, not working. Compare the minima: undisturbed, one process is faster.\n");
+        printf(
+            "  On a CPU OpenCL device one process can come out slower than two: Vulkan's and OpenCL's work are\n"
+            "    ordinary threads of this host, stalled whenever other work takes its cores; in-process (e) and the\n"
+            "    ring are timed in blocks of K frames, so a block's time / K takes in every stall, while D=1 is\n"
+            "    timed frame by frame and its median leaves the stalled frames out. A cpu us/frame far below the\n"
+            "    median is such a block: waiting, not working. Compare the minima: undisturbed, one process is "
+            "faster.\n");
     printf("\nThe library's share across processes: xproc D=1 minus raw D=1, frame by frame in turn (each going\n"
            "first every other frame), median and its 95%% interval, microseconds:\n");
     printf("%-16s %6s %10s %10s %22s  %s\n", "frame", "pairs", "raw D=1", "lib-raw", "95% interval", "reads");
@@ -291,7 +297,8 @@ void print_xproc(const struct bench *b)
     }
     printf("  pairs: frames of each; raw D=1: its median; lib-raw: the median of the differences; 95%% interval:\n"
            "    of that median (distribution-free); reads: can't tell when the interval holds 0, few samples\n"
-           "    under %d pairs\n", MIN_VERDICT_SAMPLES);
+           "    under %d pairs\n",
+           MIN_VERDICT_SAMPLES);
     for (int i = 0; i < n_xresults; i++)
         if (xresults[i].ran[XM_IPC_D4])
             printf("  %-16s %.0f frames/s across processes with D=4\n", xresults[i].label,

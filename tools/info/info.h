@@ -100,9 +100,9 @@ enum row_status { ROW_OK, ROW_FAILED, ROW_UNSUPPORTED };
  * itself broke. */
 static inline enum row_status check_status(clmem_status s)
 {
-    return s == CLMEM_OK ? ROW_OK
+    return s == CLMEM_OK                                                  ? ROW_OK
            : s == CLMEM_ERR_UNSUPPORTED || s == CLMEM_ERR_DEVICE_MISMATCH ? ROW_UNSUPPORTED
-                                                                         : ROW_FAILED;
+                                                                          : ROW_FAILED;
 }
 
 /* A semaphore mode as the pair's bridge answered it (not run live). */

@@ -46,8 +46,8 @@ static void barrier_after_transfer(VkCommandBuffer cb)
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                           .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_MEMORY_READ_BIT};
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                         0, 1, &mb, 0, NULL, 0, NULL);
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
 static void record_fill(VkCommandBuffer cb, const void *arg)
@@ -98,8 +98,8 @@ static void record_image_copy(VkCommandBuffer cb, const void *arg)
     const struct image_copy_args *a = arg;
     VkImageMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
                                    .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
-                                   .dstAccessMask = a->to_image ? VK_ACCESS_TRANSFER_WRITE_BIT
-                                                                : VK_ACCESS_TRANSFER_READ_BIT,
+                                   .dstAccessMask =
+                                       a->to_image ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT,
                                    .oldLayout = a->layout,
                                    .newLayout = VK_IMAGE_LAYOUT_GENERAL,
                                    .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,

@@ -62,9 +62,8 @@ static bool create_instance(struct vkctx *ctx)
     const char *layer = "VK_LAYER_KHRONOS_validation";
     const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
     const char *env = getenv("CLMEM_VALIDATION");
-    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                             .pApplicationName = "clmem",
-                             .apiVersion = VK_API_VERSION_1_1};
+    VkApplicationInfo app = {
+        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "clmem", .apiVersion = VK_API_VERSION_1_1};
     VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
     VkResult r;
 
@@ -84,12 +83,13 @@ static bool create_instance(struct vkctx *ctx)
     /* The loader's: every Vulkan call here goes through it. */
     ctx->get_instance_proc_addr = vkGetInstanceProcAddr;
     if (ctx->validation) {
-        VkDebugUtilsMessengerCreateInfoEXT mi = {
-            .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-            .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
-            .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                           VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-            .pfnUserCallback = on_message};
+        VkDebugUtilsMessengerCreateInfoEXT mi = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+                                                 .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                                                                    VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
+                                                 .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                                                                VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                                                                VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+                                                 .pfnUserCallback = on_message};
         PFN_vkCreateDebugUtilsMessengerEXT create =
             (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(ctx->instance, "vkCreateDebugUtilsMessengerEXT");
         if (!create || create(ctx->instance, &mi, NULL, &ctx->messenger) != VK_SUCCESS)
@@ -151,8 +151,8 @@ static uint32_t list_devices(struct vkctx *ctx, struct device_facts *out)
 
 void vkctx_format_uuid(const uint8_t u[VK_UUID_SIZE], char out[37])
 {
-    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
-             u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3],
+             u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
 /* "...; there is 1 Vulkan device: 0 = llvmpipe (...), UUID 6c6c...": what
@@ -160,14 +160,14 @@ void vkctx_format_uuid(const uint8_t u[VK_UUID_SIZE], char out[37])
 static void append_device_list(struct vkctx *ctx, const struct device_facts *d, uint32_t n)
 {
     size_t used = strlen(ctx->error);
-    int w = snprintf(ctx->error + used, sizeof ctx->error - used, "; there %s %u Vulkan device%s:",
-                     n == 1 ? "is" : "are", (unsigned)n, n == 1 ? "" : "s");
+    int w = snprintf(ctx->error + used, sizeof ctx->error - used,
+                     "; there %s %u Vulkan device%s:", n == 1 ? "is" : "are", (unsigned)n, n == 1 ? "" : "s");
     for (uint32_t i = 0; i < n && w >= 0 && (used += (size_t)w) < sizeof ctx->error; i++) {
         char uuid[37] = "unknown (Vulkan 1.0 device)";
         if (d[i].has_uuid)
             vkctx_format_uuid(d[i].uuid, uuid);
-        w = snprintf(ctx->error + used, sizeof ctx->error - used, "%s %u = %s, UUID %s", i ? ";" : "",
-                     (unsigned)i, d[i].props.deviceName, uuid);
+        w = snprintf(ctx->error + used, sizeof ctx->error - used, "%s %u = %s, UUID %s", i ? ";" : "", (unsigned)i,
+                     d[i].props.deviceName, uuid);
     }
 }
 
@@ -298,12 +298,11 @@ bool vkctx_open(struct vkctx *ctx, int index)
     uint32_t next = 0, nfam = 0;
     VkQueueFamilyProperties fams[16];
     float priority = 1.0f;
-    VkDeviceQueueCreateInfo qci[2] = {{.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueCount = 1,
-                                       .pQueuePriorities = &priority},
-                                      {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueCount = 1,
-                                       .pQueuePriorities = &priority}};
-    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1,
-                              .pQueueCreateInfos = qci};
+    VkDeviceQueueCreateInfo qci[2] = {
+        {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueCount = 1, .pQueuePriorities = &priority},
+        {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueCount = 1, .pQueuePriorities = &priority}};
+    VkDeviceCreateInfo dci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1, .pQueueCreateInfos = qci};
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     struct device_facts chosen;
     VkResult r;
@@ -384,13 +383,12 @@ bool vkctx_open(struct vkctx *ctx, int index)
         }
     }
     return true;
-fail:
-    {
-        char why[sizeof ctx->error];
-        memcpy(why, ctx->error, sizeof why);
-        vkctx_close(ctx);
-        memcpy(ctx->error, why, sizeof why);
-    }
+fail : {
+    char why[sizeof ctx->error];
+    memcpy(why, ctx->error, sizeof why);
+    vkctx_close(ctx);
+    memcpy(ctx->error, why, sizeof why);
+}
     return false;
 }
 

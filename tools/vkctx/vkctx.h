@@ -33,15 +33,15 @@ struct vkctx {
     uint32_t transfer_family;
     VkCommandPool transfer_pool; /* of transfer_family, resettable buffers */
     VkDebugUtilsMessengerEXT messenger;
-    bool validation;          /* the validation layer is on */
-    bool has_memory_fd;       /* VK_KHR_external_memory_fd enabled */
-    bool has_dma_buf;         /* VK_EXT_external_memory_dma_buf enabled */
-    bool has_semaphore_fd;    /* VK_KHR_external_semaphore_fd enabled */
-    int device_index;         /* of physical_device, in vkEnumeratePhysicalDevices order */
-    bool has_device_uuid;     /* device_uuid is known (the device offers Vulkan 1.1) */
+    bool validation;       /* the validation layer is on */
+    bool has_memory_fd;    /* VK_KHR_external_memory_fd enabled */
+    bool has_dma_buf;      /* VK_EXT_external_memory_dma_buf enabled */
+    bool has_semaphore_fd; /* VK_KHR_external_semaphore_fd enabled */
+    int device_index;      /* of physical_device, in vkEnumeratePhysicalDevices order */
+    bool has_device_uuid;  /* device_uuid is known (the device offers Vulkan 1.1) */
     uint8_t device_uuid[VK_UUID_SIZE];
     char device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
-    char error[512];          /* why vkctx_open failed */
+    char error[512]; /* why vkctx_open failed */
 };
 
 /* The number of validation errors reported so far (all contexts). */
