@@ -32,7 +32,7 @@ is_source() {
     esac
     return 1
 }
-if command -v git >/dev/null 2>&1 && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+if command -v git >/dev/null 2>&1 && git ls-files --error-unmatch configure.ac >/dev/null 2>&1; then
     list=$(git ls-files)
 else
     list=$(find . -type f | sed 's|^\./||')

@@ -21,7 +21,7 @@ export LC_ALL
 echo 1..3
 cd "$top_srcdir" || exit 99
 
-if command -v git >/dev/null 2>&1 && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+if command -v git >/dev/null 2>&1 && git ls-files --error-unmatch configure.ac >/dev/null 2>&1; then
     list=$(git ls-files)
 else
     list=$(find . -type f | sed 's|^\./||' | while read -r f; do
