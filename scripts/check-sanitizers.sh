@@ -76,6 +76,9 @@ run_asan() {
     # could only be suppressed by the driver's name, which would hide clmem
     # leaking a driver object too). abort_on_error=0 and exitcode: a report
     # is a non-zero exit, not a core dump.
+    # The tests that build a program as a user would, with plain cc
+    # (t/tools/docs-commands, t/tree/version-pin), skip those programs here:
+    # they cannot load the instrumented libraries.
     ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0:fast_unwind_on_malloc=0:halt_on_error=1:abort_on_error=0:exitcode=86:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1
     LSAN_OPTIONS=suppressions=$top/t/data/lsan.supp:print_suppressions=0:exitcode=87
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=88

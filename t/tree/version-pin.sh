@@ -123,7 +123,14 @@ run_with() {
 }
 refused() { grep -q "version \`$node' not found" "$tmp/out"; }
 
-if run_with "$libs" "$tmp/main" && grep -q '^started$' "$tmp/out"; then
+# Under AddressSanitizer the libraries are instrumented and the program
+# built here with plain cc is not: the ASan runtime cannot come first, and
+# such a program cannot start (the loader's refusal, below, comes before
+# it would matter).
+asan_why="a program built with plain cc cannot load AddressSanitizer-instrumented libraries"
+if [ "${CLMEM_TEST_INSTRUMENTED:-}" = asan ]; then
+    skip "$asan_why" "with this release's libclmem, the program starts"
+elif run_with "$libs" "$tmp/main" && grep -q '^started$' "$tmp/out"; then
     ok "with this release's libclmem, the program starts"
 else
     not_ok "with this release's libclmem, the program does not start:"
