@@ -359,6 +359,16 @@ static void reclaim_without_credentials(void)
     struct fd_snapshot before;
     uint32_t i;
 
+    /* Under memcheck the forked fake consumer runs under memcheck too (fork
+     * keeps it), which changes how long it takes and how it exits: the case
+     * is timed against a process of its own and cannot be judged there. */
+    const char *instrumented = getenv("CLMEM_TEST_INSTRUMENTED");
+    if (instrumented && strcmp(instrumented, "valgrind") == 0) {
+        for (int k = 0; k < 5; k++)
+            tap_skip("memcheck also runs the forked fake consumer, whose timing and exit this case judges",
+                     "the reclaim of a consumer without credentials, point %d of 5", k + 1);
+        return;
+    }
     fd_snapshot_take(&before);
     if (!mkdtemp(dir))
         tap_bail("mkdtemp: %s", strerror(errno));
