@@ -144,11 +144,14 @@ static void frames_in_flight(clmem_av_sync **syncp, int d)
 /* ------------------------------------------------------------ overlap */
 
 /* What holds OpenCL's work on a frame back: a kernel still running before
- * it on the queue (calibrated to at least HOLD_MS), or a user event that
- * another thread sets complete HOLD_MS later. Both are work the release
- * and FFmpeg must wait for, on the device. */
+ * it on the queue (calibrated to at least hold_ms), or a user event that
+ * another thread sets complete hold_ms later. Both are work the release
+ * and FFmpeg must wait for, on the device. The hold must outlast what the
+ * test does on the host meanwhile (three FFmpeg uploads, 3 frames taken):
+ * 600 ms, and 4 s under valgrind or a sanitizer (tap.h), where FFmpeg's
+ * uploads alone took longer than 600 ms. */
 enum hold_kind { HOLD_RUNNING, HOLD_GATE };
-#define HOLD_MS 600
+static double hold_ms;
 
 struct hold {
     enum hold_kind kind;
@@ -166,7 +169,7 @@ static bool release_waits_behind_user_event; /* this driver's, measured by drive
 static void *open_late(void *arg)
 {
     struct hold *h = arg;
-    sleep_ms(HOLD_MS);
+    sleep_ms((int)hold_ms);
     atomic_store(&h->opened, true);
     clSetUserEventStatus(h->user, CL_COMPLETE);
     return NULL;
@@ -178,7 +181,7 @@ static const char *hold_name(enum hold_kind kind)
 }
 
 /* The work held back: from now on, OpenCL's next command on the queue
- * waits for h (the gate's thread sets it complete HOLD_MS from now). */
+ * waits for h (the gate's thread sets it complete hold_ms from now). */
 static void hold_start(struct hold *h, enum hold_kind kind)
 {
     h->kind = kind;
@@ -657,9 +660,10 @@ int main(void)
 
     spin_k = spin_kernel(&f.cl);
     spin_mem = cl_fixture_buffer(&f.cl, 64);
-    spin_n = spin_calibrate(&f.cl, spin_k, HOLD_MS, &spin_ms);
-    tap_ok(spin_ms >= HOLD_MS, "the kernel that holds OpenCL's work runs at least %d ms: %u iterations took %.1f ms",
-           HOLD_MS, spin_n, spin_ms);
+    hold_ms = tap_time_bound_ms(600.0, 4000.0);
+    spin_n = spin_calibrate(&f.cl, spin_k, hold_ms, &spin_ms);
+    tap_ok(spin_ms >= hold_ms, "the kernel that holds OpenCL's work runs at least %.0f ms: %u iterations took %.1f ms",
+           hold_ms, spin_n, spin_ms);
     release_waits_behind_user_event = driver_release_behind_gate();
 
     bad_input();
