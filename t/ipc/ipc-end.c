@@ -19,6 +19,7 @@
 #include "clmem-ipc.h"
 #include "t/lib/fd-count.h"
 #include "t/lib/tap.h"
+#include "t/lib/wire-by-hand.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,49 +78,19 @@ static clmem_ipc_consumer *consumer_on(int fd)
 
 /* ------------------------------------------------------------ messages, by hand */
 
-static void put32(uint8_t *b, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        b[i] = (uint8_t)(v >> 8 * i);
-}
-
-/* The header: magic "CLMI", version 2, type, length, fds announced. */
-static void header(uint8_t *b, uint16_t type, uint32_t len)
-{
-    memset(b, 0, len);
-    memcpy(b, "CLMI", 4);
-    b[4] = 2;
-    b[6] = (uint8_t)type;
-    put32(b + 8, len);
-}
-
-enum { T_HELLO = 1, T_ALLOC, T_FRAME, T_ACCEPT, T_READY, T_FREE, T_BYE, T_ERROR };
-enum { ROLE_PRODUCER = 1, ROLE_CONSUMER = 2 };
-
-static size_t hello(uint8_t *b, uint32_t role, uint32_t allocs, uint32_t frames)
-{
-    header(b, T_HELLO, 64);
-    put32(b + 16, role);
-    memcpy(b + 24, device_uuid, 16);
-    memcpy(b + 40, driver_uuid, 16);
-    put32(b + 56, allocs);
-    put32(b + 60, frames);
-    return 64;
-}
-
 static size_t error_msg(uint8_t *b, int32_t status, const char *text)
 {
-    header(b, T_ERROR, 224);
-    put32(b + 16, (uint32_t)status);
-    put32(b + 20, (uint32_t)strlen(text));
+    wire_header(b, T_ERROR, 224, 0);
+    wire_put32(b + 16, (uint32_t)status);
+    wire_put32(b + 20, (uint32_t)strlen(text));
     memcpy(b + 24, text, strlen(text));
     return 224;
 }
 
 static size_t accept_host_mapped(uint8_t *b)
 {
-    header(b, T_ACCEPT, 24);
-    put32(b + 16, (uint32_t)CLMEM_BRIDGE_PATH_HOST_MAPPED);
+    wire_header(b, T_ACCEPT, 24, 0);
+    wire_put32(b + 16, (uint32_t)CLMEM_BRIDGE_PATH_HOST_MAPPED);
     return 24;
 }
 
@@ -271,8 +242,8 @@ static void start_on_peer_end(void)
 
     fd_snapshot_take(&before);
 
-    hello(h_producer, ROLE_PRODUCER, 1, 1);
-    hello(h_consumer, ROLE_CONSUMER, 0, 0);
+    wire_hello(h_producer, ROLE_PRODUCER, device_uuid, driver_uuid, 1, 1);
+    wire_hello(h_consumer, ROLE_CONSUMER, device_uuid, driver_uuid, 0, 0);
 
     consumer_start_after("closed without a word", msgs, lens, 0, CLMEM_ERR_INVALID_VALUE,
                          CLMEM_IPC_STATE_PEER_GONE, "closed the connection during the handshake");
@@ -300,20 +271,7 @@ static void start_on_peer_end(void)
 static int recv_type(int s)
 {
     uint8_t b[256];
-    char control[CMSG_SPACE(sizeof(int) * 4)];
-    struct iovec iov = {b, sizeof b};
-    struct msghdr h = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
-    struct pollfd pfd = {.fd = s, .events = POLLIN};
-    if (poll(&pfd, 1, TIMEOUT_MS) != 1)
-        return -1;
-    ssize_t n = recvmsg(s, &h, MSG_CMSG_CLOEXEC);
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&h); n >= 0 && c; c = CMSG_NXTHDR(&h, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-                int fd;
-                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-                close(fd);
-            }
+    ssize_t n = wire_recv(s, b, sizeof b, TIMEOUT_MS);
     return n >= 16 ? b[6] : -1;
 }
 
@@ -335,7 +293,7 @@ static void fake_consumer(const char *path, int told, int go)
      * anything sent to a socket not yet accepted. */
     if (read(go, &byte, 1) != 1)
         _exit(2);
-    if (!send_bytes(s, b, hello(b, ROLE_CONSUMER, 0, 0)) || !send_bytes(s, b, accept_host_mapped(b)))
+    if (!send_bytes(s, b, wire_hello(b, ROLE_CONSUMER, device_uuid, driver_uuid, 0, 0)) || !send_bytes(s, b, accept_host_mapped(b)))
         _exit(2);
     if (write(told, "s", 1) != 1) /* sent */
         _exit(2);

@@ -22,6 +22,7 @@
  * machine) makes the normal run fail unless it took that path. */
 #define _GNU_SOURCE
 #include "t/lib/tap.h"
+#include "t/lib/wire-by-hand.h"
 #include "vkctx.h"
 
 #include <errno.h>
@@ -252,62 +253,23 @@ static void producer_killed(const char *consumer)
 
 /* ------------------------------------------------------------ messages, by hand */
 
-static void put32(uint8_t *b, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        b[i] = (uint8_t)(v >> 8 * i);
-}
-static void put64(uint8_t *b, uint64_t v)
-{
-    put32(b, (uint32_t)v);
-    put32(b + 4, (uint32_t)(v >> 32));
-}
-static uint32_t get32(const uint8_t *b)
-{
-    return b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
-/* The header: magic "CLMI", version 2, type, length, fds announced. */
-static void header(uint8_t *b, uint16_t type, uint32_t len, uint32_t fds)
-{
-    memset(b, 0, len);
-    memcpy(b, "CLMI", 4);
-    b[4] = 2;
-    b[6] = (uint8_t)type;
-    put32(b + 8, len);
-    put32(b + 12, fds);
-}
-
-enum { T_HELLO = 1, T_ALLOC, T_FRAME, T_ACCEPT, T_READY, T_FREE, T_BYE, T_ERROR };
-
-static size_t hello(uint8_t *b, uint32_t role, const uint8_t *dev, const uint8_t *drv, uint32_t allocs, uint32_t frames)
-{
-    header(b, T_HELLO, 64, 0);
-    put32(b + 16, role);
-    memcpy(b + 24, dev, 16);
-    memcpy(b + 40, drv, 16);
-    put32(b + 56, allocs);
-    put32(b + 60, frames);
-    return 64;
-}
-
 static size_t alloc(uint8_t *b, uint32_t index, uint64_t size, uint32_t type)
 {
-    header(b, T_ALLOC, 40, 1);
-    put32(b + 16, index);
-    put32(b + 20, 1); /* opaque fd */
-    put64(b + 24, size);
-    put32(b + 32, type);
+    wire_header(b, T_ALLOC, 40, 1);
+    wire_put32(b + 16, index);
+    wire_put32(b + 20, 1); /* opaque fd */
+    wire_put64(b + 24, size);
+    wire_put32(b + 32, type);
     return 40;
 }
 
 static size_t buffer_frame(uint8_t *b, uint32_t index, uint64_t offset, uint64_t size)
 {
-    header(b, T_FRAME, 136, 0);
-    put32(b + 16, index);
-    put32(b + 36, 1); /* one plane; format 0: a buffer */
-    put64(b + 40, offset);
-    put64(b + 48, size);
+    wire_header(b, T_FRAME, 136, 0);
+    wire_put32(b + 16, index);
+    wire_put32(b + 36, 1); /* one plane; format 0: a buffer */
+    wire_put64(b + 40, offset);
+    wire_put64(b + 48, size);
     return 136;
 }
 
@@ -316,16 +278,16 @@ static size_t buffer_frame(uint8_t *b, uint32_t index, uint64_t offset, uint64_t
 static size_t handoff(uint8_t *b, uint16_t type, uint32_t index, uint64_t seq)
 {
     if (type == T_READY) {
-        header(b, type, 36, 0);
-        put32(b + 16, 1);
-        put64(b + 24, seq);
-        put32(b + 32, index);
+        wire_header(b, type, 36, 0);
+        wire_put32(b + 16, 1);
+        wire_put64(b + 24, seq);
+        wire_put32(b + 32, index);
         return 36;
     }
-    header(b, type, 40, 0);
-    put32(b + 16, 1);
-    put64(b + 24, seq);
-    put32(b + 32, index);
+    wire_header(b, type, 40, 0);
+    wire_put32(b + 16, 1);
+    wire_put64(b + 24, seq);
+    wire_put32(b + 32, index);
     return 40;
 }
 
@@ -346,26 +308,6 @@ static void send_msg(int s, const uint8_t *b, size_t len, const int *fds, int nf
     }
     if (sendmsg(s, &h, MSG_NOSIGNAL) < 0)
         tap_diag("  sendmsg: %s (the peer may have gone already)", strerror(errno));
-}
-
-/* One message from the peer, its fds closed; its length, or -1. */
-static ssize_t recv_msg(int s, uint8_t *b, size_t cap, int timeout_ms)
-{
-    char control[CMSG_SPACE(sizeof(int) * 8)];
-    struct iovec iov = {b, cap};
-    struct msghdr h = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
-    struct pollfd pfd = {.fd = s, .events = POLLIN};
-    if (poll(&pfd, 1, timeout_ms) != 1)
-        return -1;
-    ssize_t n = recvmsg(s, &h, MSG_CMSG_CLOEXEC);
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&h); n >= 0 && c; c = CMSG_NXTHDR(&h, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-                int fd;
-                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-                close(fd);
-            }
-    return n;
 }
 
 /* ------------------------------------------------------------ this test's memory */
@@ -440,7 +382,7 @@ struct consumer_case {
 static void c_magic(int s, const uint8_t *dev, const uint8_t *drv)
 {
     uint8_t b[64];
-    hello(b, 1, dev, drv, 1, 1);
+    wire_hello(b, 1, dev, drv, 1, 1);
     memcpy(b, "XXXX", 4);
     send_msg(s, b, 64, NULL, 0);
 }
@@ -448,7 +390,7 @@ static void c_magic(int s, const uint8_t *dev, const uint8_t *drv)
 static void c_version(int s, const uint8_t *dev, const uint8_t *drv)
 {
     uint8_t b[64];
-    hello(b, 1, dev, drv, 1, 1);
+    wire_hello(b, 1, dev, drv, 1, 1);
     b[4] = 3;
     send_msg(s, b, 64, NULL, 0);
 }
@@ -457,7 +399,7 @@ static void c_version(int s, const uint8_t *dev, const uint8_t *drv)
 static void c_version1(int s, const uint8_t *dev, const uint8_t *drv)
 {
     uint8_t b[64];
-    hello(b, 1, dev, drv, 1, 1);
+    wire_hello(b, 1, dev, drv, 1, 1);
     b[4] = 1;
     send_msg(s, b, 64, NULL, 0);
 }
@@ -467,19 +409,19 @@ static void c_uuid(int s, const uint8_t *dev, const uint8_t *drv)
     uint8_t b[64], other[16];
     memcpy(other, dev, 16);
     other[15] ^= 0xff;
-    send_msg(s, b, hello(b, 1, other, drv, 1, 1), NULL, 0);
+    send_msg(s, b, wire_hello(b, 1, other, drv, 1, 1), NULL, 0);
 }
 
 static void c_counts(int s, const uint8_t *dev, const uint8_t *drv)
 {
     uint8_t b[64];
-    send_msg(s, b, hello(b, 1, dev, drv, 1, 65), NULL, 0);
+    send_msg(s, b, wire_hello(b, 1, dev, drv, 1, 65), NULL, 0);
 }
 
 static void c_alloc_no_fd(int s, const uint8_t *dev, const uint8_t *drv)
 {
     uint8_t b[64];
-    send_msg(s, b, hello(b, 1, dev, drv, 1, 1), NULL, 0);
+    send_msg(s, b, wire_hello(b, 1, dev, drv, 1, 1), NULL, 0);
     send_msg(s, b, alloc(b, 0, TEST_ALLOC_SIZE, mem.type), NULL, 0);
 }
 
@@ -487,7 +429,7 @@ static void c_alloc_two_fds(int s, const uint8_t *dev, const uint8_t *drv)
 {
     uint8_t b[64];
     int fds[2] = {memory_fd(), marked(open("/dev/null", O_RDONLY | O_CLOEXEC))};
-    send_msg(s, b, hello(b, 1, dev, drv, 1, 1), NULL, 0);
+    send_msg(s, b, wire_hello(b, 1, dev, drv, 1, 1), NULL, 0);
     send_msg(s, b, alloc(b, 0, TEST_ALLOC_SIZE, mem.type), fds, 2);
     close_all(fds, 2);
 }
@@ -498,7 +440,7 @@ static void c_alloc_many_fds(int s, const uint8_t *dev, const uint8_t *drv)
     int fds[8];
     for (int i = 0; i < 8; i++)
         fds[i] = marked(open("/dev/null", O_RDONLY | O_CLOEXEC));
-    send_msg(s, b, hello(b, 1, dev, drv, 1, 1), NULL, 0);
+    send_msg(s, b, wire_hello(b, 1, dev, drv, 1, 1), NULL, 0);
     send_msg(s, b, alloc(b, 0, TEST_ALLOC_SIZE, mem.type), fds, 8);
     close_all(fds, 8);
 }
@@ -506,9 +448,9 @@ static void c_alloc_many_fds(int s, const uint8_t *dev, const uint8_t *drv)
 static void c_too_long(int s, const uint8_t *dev, const uint8_t *drv)
 {
     uint8_t b[1100];
-    hello(b, 1, dev, drv, 1, 1);
+    wire_hello(b, 1, dev, drv, 1, 1);
     memset(b + 64, 0, sizeof b - 64);
-    put32(b + 8, sizeof b);
+    wire_put32(b + 8, sizeof b);
     send_msg(s, b, sizeof b, NULL, 0);
 }
 
@@ -519,7 +461,7 @@ static void c_pipe_fd(int s, const uint8_t *dev, const uint8_t *drv)
     if (pipe2(p, O_CLOEXEC) != 0)
         tap_bail("pipe2");
     marked(p[0]);
-    send_msg(s, b, hello(b, 1, dev, drv, 1, 1), NULL, 0);
+    send_msg(s, b, wire_hello(b, 1, dev, drv, 1, 1), NULL, 0);
     send_msg(s, b, alloc(b, 0, 4096, mem.type), &p[0], 1);
     send_msg(s, b, buffer_frame(b, 0, 0, 4096), NULL, 0);
     close_all(p, 2);
@@ -531,7 +473,7 @@ static void c_short_memfd(int s, const uint8_t *dev, const uint8_t *drv)
     int fd = marked(memfd_create("short", MFD_CLOEXEC));
     if (fd < 0 || ftruncate(fd, 4096) != 0)
         tap_bail("memfd_create");
-    send_msg(s, b, hello(b, 1, dev, drv, 1, 1), NULL, 0);
+    send_msg(s, b, wire_hello(b, 1, dev, drv, 1, 1), NULL, 0);
     send_msg(s, b, alloc(b, 0, TEST_ALLOC_SIZE, mem.type), &fd, 1);
     send_msg(s, b, buffer_frame(b, 0, 0, 4096), NULL, 0);
     close(fd);
@@ -541,7 +483,7 @@ static void c_plane_past(int s, const uint8_t *dev, const uint8_t *drv)
 {
     uint8_t b[136];
     int fd = memory_fd();
-    send_msg(s, b, hello(b, 1, dev, drv, 1, 1), NULL, 0);
+    send_msg(s, b, wire_hello(b, 1, dev, drv, 1, 1), NULL, 0);
     send_msg(s, b, alloc(b, 0, TEST_ALLOC_SIZE, mem.type), &fd, 1);
     send_msg(s, b, buffer_frame(b, 0, TEST_ALLOC_SIZE - 4096, 8192), NULL, 0);
     close(fd);
@@ -552,11 +494,11 @@ static bool handshake(int s, const uint8_t *dev, const uint8_t *drv)
 {
     uint8_t b[136];
     int fd = memory_fd();
-    send_msg(s, b, hello(b, 1, dev, drv, 1, 1), NULL, 0);
+    send_msg(s, b, wire_hello(b, 1, dev, drv, 1, 1), NULL, 0);
     send_msg(s, b, alloc(b, 0, TEST_ALLOC_SIZE, mem.type), &fd, 1);
     send_msg(s, b, buffer_frame(b, 0, 0, 4096), NULL, 0);
     close(fd);
-    ssize_t n = recv_msg(s, b, sizeof b, TIMEOUT_MS);
+    ssize_t n = wire_recv(s, b, sizeof b, TIMEOUT_MS);
     if (n != 24 || b[6] != T_ACCEPT) {
         tap_diag("  the consumer did not ACCEPT the test's frame (%zd bytes, type %u)", n, n > 7 ? b[6] : 0);
         return false;
@@ -650,7 +592,7 @@ static void against_consumer(const struct consumer_case *k)
     int s = poll(&pfd, 1, TIMEOUT_MS) == 1 ? accept4(l, NULL, NULL, SOCK_CLOEXEC) : -1;
     close(l);
     unlink(path);
-    if (s >= 0 && recv_msg(s, b, sizeof b, TIMEOUT_MS) == 64 && get32(b + 16) == 2)
+    if (s >= 0 && wire_recv(s, b, sizeof b, TIMEOUT_MS) == 64 && wire_get32(b + 16) == 2)
         k->script(s, b + 24, b + 40);
     else
         tap_diag("  no HELLO from the consumer");
@@ -675,7 +617,7 @@ struct producer_case {
 static void p_role(int s, const uint8_t *dev, const uint8_t *drv)
 {
     uint8_t b[64];
-    send_msg(s, b, hello(b, 1, dev, drv, 0, 0), NULL, 0);
+    send_msg(s, b, wire_hello(b, 1, dev, drv, 0, 0), NULL, 0);
 }
 
 static void p_uuid(int s, const uint8_t *dev, const uint8_t *drv)
@@ -683,7 +625,7 @@ static void p_uuid(int s, const uint8_t *dev, const uint8_t *drv)
     uint8_t b[64], other[16];
     memcpy(other, dev, 16);
     other[0] ^= 0xff;
-    send_msg(s, b, hello(b, 2, other, drv, 0, 0), NULL, 0);
+    send_msg(s, b, wire_hello(b, 2, other, drv, 0, 0), NULL, 0);
 }
 
 static void p_garbage(int s, const uint8_t *dev, const uint8_t *drv)
@@ -696,9 +638,9 @@ static void p_garbage(int s, const uint8_t *dev, const uint8_t *drv)
 static bool described(int s, const uint8_t *dev, const uint8_t *drv)
 {
     uint8_t b[256];
-    send_msg(s, b, hello(b, 2, dev, drv, 0, 0), NULL, 0);
+    send_msg(s, b, wire_hello(b, 2, dev, drv, 0, 0), NULL, 0);
     for (int frames = 0; frames < 3;) {
-        ssize_t n = recv_msg(s, b, sizeof b, TIMEOUT_MS);
+        ssize_t n = wire_recv(s, b, sizeof b, TIMEOUT_MS);
         if (n < 16) {
             tap_diag("  the producer sent no description (%zd)", n);
             return false;
@@ -718,8 +660,8 @@ static void p_free_early(int s, const uint8_t *dev, const uint8_t *drv)
 static void accept_frames(int s)
 {
     uint8_t b[24];
-    header(b, T_ACCEPT, 24, 0);
-    put32(b + 16, 3); /* host-mapped */
+    wire_header(b, T_ACCEPT, 24, 0);
+    wire_put32(b + 16, 3); /* host-mapped */
     send_msg(s, b, 24, NULL, 0);
 }
 
@@ -738,11 +680,11 @@ static void p_free_sequence(int s, const uint8_t *dev, const uint8_t *drv)
     if (!described(s, dev, drv))
         return;
     accept_frames(s);
-    if (recv_msg(s, b, sizeof b, TIMEOUT_MS) != 36 || b[6] != T_READY) {
+    if (wire_recv(s, b, sizeof b, TIMEOUT_MS) != 36 || b[6] != T_READY) {
         tap_diag("  no READY of one frame from the producer");
         return;
     }
-    uint32_t index = get32(b + 32), seq = get32(b + 24);
+    uint32_t index = wire_get32(b + 32), seq = wire_get32(b + 24);
     send_msg(s, b, handoff(b, T_FREE, index, seq + 1), NULL, 0);
 }
 
@@ -751,8 +693,8 @@ static void p_accept_with_fd(int s, const uint8_t *dev, const uint8_t *drv)
     uint8_t b[24];
     int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (described(s, dev, drv)) {
-        header(b, T_ACCEPT, 24, 0);
-        put32(b + 16, 3);
+        wire_header(b, T_ACCEPT, 24, 0);
+        wire_put32(b + 16, 3);
         send_msg(s, b, 24, &fd, 1);
     }
     close(fd);
@@ -763,8 +705,8 @@ static void p_bad_path(int s, const uint8_t *dev, const uint8_t *drv)
     uint8_t b[24];
     if (!described(s, dev, drv))
         return;
-    header(b, T_ACCEPT, 24, 0);
-    put32(b + 16, 2); /* dma-buf: not a path the protocol takes */
+    wire_header(b, T_ACCEPT, 24, 0);
+    wire_put32(b + 16, 2); /* dma-buf: not a path the protocol takes */
     send_msg(s, b, 24, NULL, 0);
 }
 
@@ -806,7 +748,7 @@ static void against_producer(const struct producer_case *k)
     if (!spawn(&p, producer_prog, pargs))
         tap_bail("fork failed");
     int s = connect_to(path);
-    if (s >= 0 && recv_msg(s, b, sizeof b, TIMEOUT_MS) == 64 && get32(b + 16) == 1)
+    if (s >= 0 && wire_recv(s, b, sizeof b, TIMEOUT_MS) == 64 && wire_get32(b + 16) == 1)
         k->script(s, b + 24, b + 40);
     else
         tap_diag("  no HELLO from the producer");
