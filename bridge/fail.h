@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal: the sentences that more than one of libclmem-bridge's checks
- * write, each written here once, and durations as a user reads them.
- * lib/error-private.h says how a sentence gets the public call's name. */
+ * write, each written here once. Durations are lib/error-private.h's
+ * clmem__duration(); lib/error-private.h also says how a sentence gets the public call's name. */
 #ifndef CLMEM_BRIDGE_FAIL_H
 #define CLMEM_BRIDGE_FAIL_H
 #include "error-private.h"
@@ -9,7 +9,6 @@
 #include <vulkan/vulkan.h>
 
 #include <stdint.h>
-#include <stdio.h>
 
 /* A pointer argument the call needs is NULL; `argument` is its name. */
 static inline clmem_status fail_null(const char *argument)
@@ -87,30 +86,5 @@ static inline clmem_status fail_optimal_offset(uint64_t memory_offset)
                        "An optimal-tiling image is imported from the fd of its whole allocation, so it must be "
                        "bound at offset 0 (memory_offset is %llu).",
                        (unsigned long long)memory_offset);
-}
-
-/* A duration given in nanoseconds, as a sentence says it: "10 s",
- * "200 ms", "0.25 ms"; never a raw count of nanoseconds. */
-struct duration_text {
-    char s[40];
-};
-
-static inline struct duration_text duration_text(uint64_t ns)
-{
-    struct duration_text t;
-
-    if (ns % 1000000000u == 0)
-        snprintf(t.s, sizeof t.s, "%llu s", (unsigned long long)(ns / 1000000000u));
-    else if (ns % 1000000u == 0)
-        snprintf(t.s, sizeof t.s, "%llu ms", (unsigned long long)(ns / 1000000u));
-    else {
-        /* Milliseconds with the nanoseconds as decimals, zeros trimmed. */
-        size_t n = (size_t)snprintf(t.s, sizeof t.s, "%llu.%06llu", (unsigned long long)(ns / 1000000u),
-                                    (unsigned long long)(ns % 1000000u));
-        while (n > 0 && t.s[n - 1] == '0')
-            t.s[--n] = '\0';
-        snprintf(t.s + n, sizeof t.s - n, " ms");
-    }
-    return t;
 }
 #endif

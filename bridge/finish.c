@@ -66,7 +66,7 @@ clmem_status clmem__bridge_finish(clmem_bridge *b, uint64_t timeout_ns)
             s = clmem__fail(CLMEM_ERR_TIMEOUT,
                             "%u dropped import%s still wait%s for device work after %s; their Vulkan "
                             "keepalives are held.",
-                            pending, pending == 1 ? "" : "s", pending == 1 ? "s" : "", duration_text(timeout_ns).s);
+                            pending, pending == 1 ? "" : "s", pending == 1 ? "s" : "", clmem__duration(timeout_ns).text);
             break;
         }
     }
@@ -112,7 +112,7 @@ static clmem_status device_finish(VkDevice device, uint64_t timeout_ns)
     if (!clmem__bridges_wait_destroyed(device, deadline))
         return clmem__fail(CLMEM_ERR_TIMEOUT,
                            "A bridge of VkDevice %p was still being destroyed on another thread after %s.",
-                           (void *)device, duration_text(timeout_ns).s);
+                           (void *)device, clmem__duration(timeout_ns).text);
     return CLMEM_OK;
 }
 
