@@ -427,10 +427,15 @@ static clmem_status wait_pending(struct clmem_ipc_consumer *c, uint64_t timeout_
     }
 }
 
+static clmem_status ipc_consumer_next_many(clmem_ipc_consumer *c, uint64_t timeout_ns, uint32_t max,
+                                           clmem_ipc_frame *frames_out, uint32_t *count_out, cl_event *event_out);
+
+/* One frame: a batch of at most one (ipc_consumer_next_many, below); the
+ * end of the stream leaves *frame_out zeroed, plane_count 0. */
 static clmem_status ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns, clmem_ipc_frame *frame_out,
                                       cl_event *event_out)
 {
-    uint64_t deadline = deadline_after(timeout_ns);
+    uint32_t count;
 
     if (frame_out)
         memset(frame_out, 0, sizeof *frame_out);
@@ -438,13 +443,7 @@ static clmem_status ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns
         *event_out = NULL;
     if (!c || !frame_out)
         return clmem__null_arg(!c ? "c" : "frame_out");
-    if (c->path == CLMEM_BRIDGE_PATH_BEST)
-        return clmem__ipc_not_started("consumer", state_of(c));
-    clmem_status st = wait_pending(c, timeout_ns, deadline);
-    if (st != CLMEM_OK || c->pending_count == 0)
-        return st; /* an error, or the end of the stream: plane_count 0 */
-    struct consumer_frame *f = &c->frames[pending_pop(c)];
-    return deliver(c, &f, 1, frame_out, event_out);
+    return ipc_consumer_next_many(c, timeout_ns, 1, frame_out, &count, event_out);
 }
 
 CLMEM_EXPORT clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns,

@@ -630,12 +630,25 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_wait_all(clmem_ipc_producer *p, uin
     return clmem__error_in(__func__, ipc_producer_wait_all(p, timeout_ns));
 }
 
-/* Hand `count` frames to the consumer in one READY, once `fence` signalled
- * (their writes completed). `what` names them in sentences ("frame 3",
- * "4 frames"). Nothing changes unless the READY went. */
-static clmem_status hand_over(clmem_ipc_producer *p, uint32_t count, const uint32_t *indices, VkFence fence,
-                              uint64_t timeout_ns, const char *what)
+/* The connection is not open: the frames were not handed over. */
+static clmem_status still_the_producers(const clmem_ipc_producer *p, const char *what, uint32_t count)
 {
+    return clmem__invalid("the connection is %s; %s stay%s the producer's.", clmem_ipc_state_name(p->state), what,
+                              count == 1 ? "s" : "");
+}
+
+/* Hand `count` frames to the consumer in one READY, once `fence` signalled
+ * (their writes completed). The sentences name them ("frame 3", "4
+ * frames"). Nothing changes unless the READY went. */
+static clmem_status hand_over(clmem_ipc_producer *p, uint32_t count, const uint32_t *indices, VkFence fence,
+                              uint64_t timeout_ns)
+{
+    char what[32]; /* the frames, as the sentences name them */
+
+    if (count == 1)
+        snprintf(what, sizeof what, "frame %u", indices[0]);
+    else
+        snprintf(what, sizeof what, "%u frames", count);
     if (fence != VK_NULL_HANDLE) {
         VkResult vr = p->vk.fn.WaitForFences(p->vk.device, 1, &fence, VK_TRUE, timeout_ns);
         if (vr == VK_TIMEOUT)
@@ -650,8 +663,7 @@ static clmem_status hand_over(clmem_ipc_producer *p, uint32_t count, const uint3
     if (st != CLMEM_OK)
         return st;
     if (p->state != CLMEM_IPC_STATE_OPEN)
-        return clmem__invalid("the connection is %s; %s stay%s the producer's.", clmem_ipc_state_name(p->state), what,
-                              count == 1 ? "s" : "");
+        return still_the_producers(p, what, count);
 
     struct ipc_msg m = {.type = IPC_READY};
     m.u.handoff.count = count;
@@ -661,12 +673,13 @@ static clmem_status hand_over(clmem_ipc_producer *p, uint32_t count, const uint3
     }
     enum send_result r = clmem__ipc_send(p->sock, &m, -1, deadline_after(IPC_SEND_WAIT_NS));
     if (r == SEND_GONE) {
-        /* The consumer closed its end, maybe after a BYE still unread:
-         * what is left in the socket says how the connection ended. */
-        (void)pump(p, 0);
+        /* The consumer closed its end, maybe after a BYE or an ERROR still
+         * unread: what is left in the socket says how the connection
+         * ended, and an ERROR's reason is the one to report. */
+        if ((st = pump(p, 0)) != CLMEM_OK)
+            return st;
         connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
-        return clmem__invalid("the consumer is gone (the connection closed); %s stay%s the producer's.", what,
-                              count == 1 ? "s" : "");
+        return still_the_producers(p, what, count);
     }
     if (r == SEND_BAD)
         return drop(p, clmem_error_status());
@@ -680,14 +693,12 @@ static clmem_status hand_over(clmem_ipc_producer *p, uint32_t count, const uint3
 
 static clmem_status ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkFence fence, uint64_t timeout_ns)
 {
-    char what[32];
     if (!p)
         return clmem__null_arg("p");
     if (index >= p->nframes || !p->handed_out[index])
         return clmem__invalid("frame %u is not one clmem_ipc_producer_next() gave (the producer has %u frames).", index,
                               p->nframes);
-    snprintf(what, sizeof what, "frame %u", index);
-    return hand_over(p, 1, &index, fence, timeout_ns, what);
+    return hand_over(p, 1, &index, fence, timeout_ns);
 }
 
 CLMEM_EXPORT clmem_status clmem_ipc_producer_ready(clmem_ipc_producer *p, uint32_t index, VkFence fence,
@@ -699,7 +710,6 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_ready(clmem_ipc_producer *p, uint32
 static clmem_status ipc_producer_ready_many(clmem_ipc_producer *p, uint32_t count, const uint32_t *indices,
                                             VkFence fence, uint64_t timeout_ns)
 {
-    char what[32];
     if (!p || !indices)
         return clmem__null_arg(!p ? "p" : "indices");
     if (count < 1 || count > p->nframes)
@@ -714,11 +724,7 @@ static clmem_status ipc_producer_ready_many(clmem_ipc_producer *p, uint32_t coun
                 return clmem__invalid("indices[%u] and indices[%u] are both frame %u; a batch names each frame once.",
                                       k, i, indices[i]);
     }
-    if (count == 1)
-        snprintf(what, sizeof what, "frame %u", indices[0]);
-    else
-        snprintf(what, sizeof what, "%u frames", count);
-    return hand_over(p, count, indices, fence, timeout_ns, what);
+    return hand_over(p, count, indices, fence, timeout_ns);
 }
 
 CLMEM_EXPORT clmem_status clmem_ipc_producer_ready_many(clmem_ipc_producer *p, uint32_t count, const uint32_t *indices,

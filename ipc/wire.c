@@ -24,6 +24,9 @@
 #define FREE_BYTES(n) (IPC_HEADER_BYTES + 8 + FREE_ENTRY_BYTES * (size_t)(n))
 #define BYE_BYTES IPC_HEADER_BYTES
 #define ERROR_BYTES (IPC_HEADER_BYTES + 8 + IPC_ERROR_TEXT_MAX)
+_Static_assert(FREE_BYTES(CLMEM_IPC_MAX_FRAMES) <= IPC_MAX_MESSAGE_BYTES &&
+                   READY_BYTES(CLMEM_IPC_MAX_FRAMES) <= IPC_MAX_MESSAGE_BYTES && ERROR_BYTES <= IPC_MAX_MESSAGE_BYTES,
+               "IPC_MAX_MESSAGE_BYTES (wire.h) holds the largest message: the buffers are sized by it");
 
 const char *clmem__ipc_type_name(uint32_t type)
 {
