@@ -254,7 +254,7 @@ static void bridge_destroy(clmem_bridge *b)
     pthread_mutex_destroy(&b->check_lock);
     clReleaseContext(b->context);
     unlist_bridge(b); /* last: clmem_bridge_device_finish() returns once this ran */
-    live_free_by(b, &b->live, sizeof *b, "clmem_bridge_unref");
+    live_free(b, &b->live, sizeof *b);
 }
 
 CLMEM_EXPORT void clmem_bridge_unref(clmem_bridge *b)

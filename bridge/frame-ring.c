@@ -139,7 +139,7 @@ static void ring_free(clmem_bridge_ring *ring)
     free(ring->slots);
     free(ring->recs);
     free(ring->frames);
-    live_free_by(ring, &ring->live, sizeof *ring, "clmem_bridge_ring_unref");
+    live_free(ring, &ring->live, sizeof *ring);
     clmem_bridge_unref(b);
 }
 

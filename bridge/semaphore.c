@@ -173,7 +173,7 @@ CLMEM_EXPORT void clmem_bridge_semaphore_unref(clmem_bridge_semaphore *sem)
     if (sem->fence)
         b->vk.DestroyFence(b->device, sem->fence, NULL);
     vk_keepalive = sem->vk_keepalive;
-    live_free_by(sem, &sem->live, sizeof *sem, "clmem_bridge_semaphore_unref");
+    live_free(sem, &sem->live, sizeof *sem);
     clmem_keepalive_unref(vk_keepalive);
     clmem__bridge_semaphore_count(b, -1);
     clmem_bridge_unref(b);

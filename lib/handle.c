@@ -89,7 +89,7 @@ CLMEM_EXPORT clmem_handle *clmem_handle_ref(clmem_handle *h)
 static __attribute__((noinline)) void handle_destroy(clmem_handle *h)
 {
     clmem_keepalive *ka = h->keepalive;
-    live_free_by(h, &h->live, sizeof *h, "clmem_handle_unref");
+    live_free(h, &h->live, sizeof *h);
     clmem_keepalive_unref(ka);
 }
 

@@ -59,7 +59,7 @@ static __attribute__((noinline)) void anchor_destroy(clmem_keepalive *ka)
     if (ka->release)
         ka->release(ka->user);
     /* The header: anchors of any size end here. */
-    live_free_by(ka, &ka->live, sizeof *ka, "clmem_keepalive_unref");
+    live_free(ka, &ka->live, sizeof *ka);
 }
 
 CLMEM_EXPORT void clmem_keepalive_unref(clmem_keepalive *ka)

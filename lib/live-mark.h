@@ -63,12 +63,11 @@ static inline const char *live_mark_type(uint32_t mark)
     return NULL;
 }
 
-/* Checked mode's quarantine, one per translation unit (live_free_by()): the
- * blocks freed last, and the call that dropped each one's last reference
- * (NULL: not known). */
+/* Checked mode's quarantine, one per translation unit (live_free()): the
+ * blocks freed last. Each file frees only its own type's objects, through
+ * that type's unref, so a block found here was freed by "<type>_unref". */
 static struct {
     void *held[QUARANTINE_SLOTS];
-    const char *by[QUARANTINE_SLOTS];
     unsigned next;
     atomic_flag busy;
 } live_quarantine __attribute__((unused)) = {.busy = ATOMIC_FLAG_INIT};
@@ -84,18 +83,14 @@ static inline void live_quarantine_unlock(void)
     atomic_flag_clear_explicit(&live_quarantine.busy, memory_order_release);
 }
 
-/* Is obj held in this file's quarantine? *by gets the call that dropped
- * its last reference (NULL where not known). */
-static inline bool live_quarantined(const void *obj, const char **by)
+/* Is obj held in this file's quarantine (freed by this file's unref)? */
+static inline bool live_quarantined(const void *obj)
 {
     bool found = false;
 
     live_quarantine_lock();
     for (unsigned i = 0; i < QUARANTINE_SLOTS && !found; i++)
-        if (live_quarantine.held[i] == obj) {
-            *by = live_quarantine.by[i];
-            found = true;
-        }
+        found = live_quarantine.held[i] == obj;
     live_quarantine_unlock();
     return found;
 }
@@ -125,7 +120,6 @@ __attribute__((noinline, unused)) static void live_misuse(const char *call, cons
 {
     const char *type = live_mark_type(want), *other = live_mark_type(seen);
     const char *which = live_is_unref(call) ? "an unref too many" : "a use after the last unref";
-    const char *by = NULL;
     char line[512];
     int n;
 
@@ -133,10 +127,10 @@ __attribute__((noinline, unused)) static void live_misuse(const char *call, cons
         n = snprintf(line, sizeof line,
                      "clmem: %s(%p): this %s's reference count is already zero: an unref too many. Aborting.\n",
                      call, obj, type);
-    else if (seen == MARK_DEAD && live_checked_mode() && live_quarantined(obj, &by) && by)
+    else if (seen == MARK_DEAD && live_checked_mode() && live_quarantined(obj))
         n = snprintf(line, sizeof line,
-                     "clmem: %s(%p): this %s's last reference was already dropped by %s: %s. Aborting.\n", call, obj,
-                     type, by, which);
+                     "clmem: %s(%p): this %s's last reference was already dropped by %s_unref: %s. Aborting.\n", call,
+                     obj, type, type, which);
     else if (seen == MARK_DEAD && live_checked_mode())
         n = snprintf(line, sizeof line, "clmem: %s(%p): this %s's last reference was already dropped: %s. Aborting.\n",
                      call, obj, type, which);
@@ -250,13 +244,12 @@ static inline bool live_checked_mode(void)
     return s == 2;
 }
 
-/* The end of an object, whose last reference the public call `by` (a
- * string literal, "clmem_handle_unref"; or NULL) dropped: its mark becomes
- * MARK_DEAD (a store the compiler keeps: the allocator may leave the word
- * as it is), then the block goes back to the allocator; in checked mode
- * its first `bytes` bytes are poisoned first and it is held back, with
- * `by`, behind the last QUARANTINE_SLOTS blocks this file freed. */
-static inline void live_free_by(void *block, uint32_t *mark, size_t bytes, const char *by)
+/* The end of an object, whose last reference its type's unref dropped:
+ * its mark becomes MARK_DEAD (a store the compiler keeps: the allocator may
+ * leave the word as it is), then the block goes back to the allocator; in
+ * checked mode its first `bytes` bytes are poisoned first and it is held
+ * back behind the last QUARANTINE_SLOTS blocks this file freed. */
+static inline void live_free(void *block, uint32_t *mark, size_t bytes)
 {
     void *evicted;
 
@@ -270,7 +263,6 @@ static inline void live_free_by(void *block, uint32_t *mark, size_t bytes, const
     live_quarantine_lock();
     evicted = live_quarantine.held[live_quarantine.next];
     live_quarantine.held[live_quarantine.next] = block;
-    live_quarantine.by[live_quarantine.next] = by;
     live_quarantine.next = (live_quarantine.next + 1) % QUARANTINE_SLOTS;
     live_quarantine_unlock();
     free(evicted);
