@@ -558,18 +558,16 @@ static clmem_status check_vk_image(clmem_bridge *b, const AVHWFramesContext *vk_
 
 /* The mapping's entry: the cache's for a frame of libclmem-av's pool
  * mapped into a frames context of clmem_av_cl_frames_create() (made and
- * listed on its first map, marked mapped), else one of its own. Its
- * planes are imported and its way chosen unless the entry has them. */
-static clmem_status mapping_entry(struct cl_mapping *m, const AVFrame *src, cl_device_id device)
+ * listed on its first map, marked mapped), else one of its own (`ours`:
+ * src is a frame of libclmem-av's pool, as cl_map found). Its planes are
+ * imported and its way chosen unless the entry has them. */
+static clmem_status mapping_entry(struct cl_mapping *m, const AVFrame *src, cl_device_id device, bool ours)
 {
     struct cl_cache *cache = cache_of(m->cl_frames);
     const AVVkFrame *vkf = (const AVVkFrame *)src->data[0];
-    bool ours = false;
     clmem_keepalive *keepalive = NULL;
     clmem_status s;
 
-    if (cache && clmem__av_pool_check((const AVHWFramesContext *)src->hw_frames_ctx->data, &ours, NULL) != CLMEM_OK)
-        return CLMEM_ERR_INVALID_VALUE;
     if (cache && ours) {
         struct cl_entry *e;
         pthread_mutex_lock(&cache->lock);
@@ -662,7 +660,9 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
     if (oc->context != clmem_bridge_context(b))
         return clmem__fail(CLMEM_ERR_DEVICE_MISMATCH, "dst's OpenCL device has another cl_context than the bridge's: "
                                                       "make it with clmem_av_cl_device_create() on this bridge.");
-    if ((s = check_image_formats(oc->context, layout)) != CLMEM_OK)
+    /* A frames context of clmem_av_cl_frames_create() had its formats
+     * checked when it was made, on this context and for this sw_format. */
+    if (!cache_of(dst->hw_frames_ctx) && (s = check_image_formats(oc->context, layout)) != CLMEM_OK)
         return s;
     if ((s = clmem__av_pool_check(vk_frames, &ours, &facts)) != CLMEM_OK)
         return s;
@@ -684,7 +684,7 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
         mapping_free_parts(m, false);
         return clmem__fail(CLMEM_ERR_NO_MEMORY, "Taking a reference on src or on dst's frames context failed.");
     }
-    if ((s = mapping_entry(m, src, oc->device_id)) != CLMEM_OK) {
+    if ((s = mapping_entry(m, src, oc->device_id, ours)) != CLMEM_OK) {
         if (m->entry) /* a cached entry without planes is dropped; one with planes was in use: not touched */
             mapping_free_parts(m, !m->entry->planes.count);
         else
@@ -717,9 +717,12 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
         !(out->buf[0] = av_buffer_create((uint8_t *)m, sizeof *m, mapping_unmap, (void *)mapping_tag, 0)))
         s = clmem__fail(CLMEM_ERR_NO_MEMORY, "Allocating the mapped frame's buffer failed.");
     if (s != CLMEM_OK) {
-        /* The frame goes back as the unmap would hand it; the record keeps
-         * the first failure (a release that succeeds leaves it alone). */
-        mapping_release(m);
+        /* The frame goes back as the unmap would hand it. The first failure
+         * is the one to report: a release that fails too is added to it. */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", clmem_error_message());
+        if (mapping_release(m) != CLMEM_OK)
+            clmem__fail(s, "%s; handing the frame back to Vulkan failed too: %s", why, clmem_error_message());
         mapping_free_parts(m, false);
         av_frame_free(&out);
         return s;
