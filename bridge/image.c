@@ -31,11 +31,6 @@ VkExternalMemoryHandleTypeFlagBits clmem__path_handle_type(clmem_bridge_path pat
                                              : VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
 }
 
-static clmem_status unknown_format(VkFormat format)
-{
-    return clmem__format_unknown(format);
-}
-
 static bool concrete_path(clmem_bridge_path p)
 {
     return p == CLMEM_BRIDGE_PATH_OPAQUE_FD || p == CLMEM_BRIDGE_PATH_DMA_BUF || p == CLMEM_BRIDGE_PATH_HOST_MAPPED;
@@ -157,7 +152,7 @@ static clmem_status check_description(const clmem_bridge_vk_image *image, uint32
     if (image_flags & ~(uint32_t)CLMEM_BRIDGE_IMAGE_AS_IMAGE)
         return fail_unknown_bits("image_flags", image_flags, image_flags & ~(uint32_t)CLMEM_BRIDGE_IMAGE_AS_IMAGE);
     if (!(f = clmem__format_find(image->format)))
-        return unknown_format(image->format);
+        return clmem__format_unknown(image->format);
     if (plane >= f->plane_count)
         return clmem__fail(CLMEM_ERR_INVALID_VALUE, "Plane %u is past the %u plane%s of %s (planes 0 to %u).", plane,
                            f->plane_count, f->plane_count == 1 ? "" : "s", f->name, f->plane_count - 1u);
@@ -410,7 +405,7 @@ static clmem_status check_image(const clmem_bridge *cb, VkFormat format, VkImage
     if (tiling != VK_IMAGE_TILING_LINEAR && tiling != VK_IMAGE_TILING_OPTIMAL)
         return fail_unknown_tiling("tiling", (int)tiling);
     if (!(f = clmem__format_find(format)))
-        return unknown_format(format);
+        return clmem__format_unknown(format);
     if (tiling == VK_IMAGE_TILING_LINEAR) {
         VkExternalMemoryHandleTypeFlags export =
             path == CLMEM_BRIDGE_PATH_HOST_MAPPED ? 0 : (VkExternalMemoryHandleTypeFlags)clmem__path_handle_type(path);
