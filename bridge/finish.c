@@ -66,7 +66,8 @@ clmem_status clmem__bridge_finish(clmem_bridge *b, uint64_t timeout_ns)
             s = clmem__fail(CLMEM_ERR_TIMEOUT,
                             "%u dropped import%s still wait%s for device work after %s; their Vulkan "
                             "keepalives are held.",
-                            pending, pending == 1 ? "" : "s", pending == 1 ? "s" : "", clmem__duration(timeout_ns).text);
+                            pending, pending == 1 ? "" : "s", pending == 1 ? "s" : "",
+                            clmem__duration(timeout_ns).text);
             break;
         }
     }

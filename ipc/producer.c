@@ -634,7 +634,7 @@ CLMEM_EXPORT clmem_status clmem_ipc_producer_wait_all(clmem_ipc_producer *p, uin
 static clmem_status still_the_producers(const clmem_ipc_producer *p, const char *what, uint32_t count)
 {
     return clmem__invalid("the connection is %s; %s stay%s the producer's.", clmem_ipc_state_name(p->state), what,
-                              count == 1 ? "s" : "");
+                          count == 1 ? "s" : "");
 }
 
 /* Hand `count` frames to the consumer in one READY, once `fence` signalled
