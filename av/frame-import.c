@@ -87,9 +87,10 @@ static clmem_status check_mapping(clmem_bridge *b, const AVVkFrame *vkf, bool ou
                        "(FFmpeg never maps those frames).");
 }
 
-/* The frame's tiling, checked: linear, or the linear DRM modifier. Sets
- * *aspect to the aspect its plane layouts are read with. */
-static clmem_status check_tiling(const AVVulkanDeviceContext *vk, const AVVkFrame *vkf, bool ours,
+/* The frame's tiling, checked: linear, or the linear DRM modifier; or,
+ * for `as_images`, the optimal tiling of clmem_av_frames_setup_optimal().
+ * Sets *aspect to the aspect its plane layouts are read with. */
+static clmem_status check_tiling(const AVVulkanDeviceContext *vk, const AVVkFrame *vkf, bool ours, bool as_images,
                                  VkImageAspectFlags *aspect)
 {
     PFN_vkGetImageDrmFormatModifierPropertiesEXT get_modifier;
@@ -97,6 +98,10 @@ static clmem_status check_tiling(const AVVulkanDeviceContext *vk, const AVVkFram
     VkResult r;
 
     if (vkf->tiling == VK_IMAGE_TILING_LINEAR) {
+        *aspect = VK_IMAGE_ASPECT_COLOR_BIT;
+        return CLMEM_OK;
+    }
+    if (ours && vkf->tiling == VK_IMAGE_TILING_OPTIMAL && as_images) {
         *aspect = VK_IMAGE_ASPECT_COLOR_BIT;
         return CLMEM_OK;
     }
@@ -154,7 +159,10 @@ static void describe_plane(const AVVulkanDeviceContext *vk, const AVHWFramesCont
         h = (h + 1) / 2;
     }
     get_requirements(vk->act_dev, &req_info, &req);
-    get_layout(vk->act_dev, vkf->img[p], &sub, &layout);
+    /* Vulkan gives no subresource layout for an optimal-tiling image (its
+     * texels are where the driver puts them): its planes[] stay 0. */
+    if (vkf->tiling != VK_IMAGE_TILING_OPTIMAL)
+        get_layout(vk->act_dev, vkf->img[p], &sub, &layout);
 
     memset(desc, 0, sizeof *desc);
     desc->image = vkf->img[p];
@@ -173,9 +181,13 @@ static void describe_plane(const AVVulkanDeviceContext *vk, const AVHWFramesCont
     desc->format = av_vkfmt_from_pixfmt(frames->sw_format)[p];
     desc->extent.width = w;
     desc->extent.height = h;
-    desc->tiling = VK_IMAGE_TILING_LINEAR; /* the linear DRM modifier's layout is linear too */
     desc->usage = fc->usage;
     desc->plane_count = 1;
+    if (vkf->tiling == VK_IMAGE_TILING_OPTIMAL) {
+        desc->tiling = VK_IMAGE_TILING_OPTIMAL;
+        return;
+    }
+    desc->tiling = VK_IMAGE_TILING_LINEAR; /* the linear DRM modifier's layout is linear too */
     desc->planes[0].offset = desc->memory_offset + layout.offset;
     desc->planes[0].size = layout.size;
     desc->planes[0].row_pitch = layout.rowPitch;
@@ -195,13 +207,13 @@ CLMEM_EXPORT void clmem_av_frame_planes_unref(clmem_av_frame_planes *planes)
 static clmem_status av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
                                     cl_command_queue queue, cl_mem_flags flags, clmem_av_frame_planes *out)
 {
-    return clmem__av_frame_import(b, frame, path, queue, flags, NULL, out);
+    return clmem__av_frame_import(b, frame, path, queue, flags, NULL, false, out);
 }
 
 /* frame-import.h. */
 clmem_status clmem__av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
                                     cl_command_queue queue, cl_mem_flags flags, clmem_keepalive *given,
-                                    clmem_av_frame_planes *out)
+                                    bool as_images, clmem_av_frame_planes *out)
 {
     AVVkFrame *vkf;
     AVHWFramesContext *frames;
@@ -230,7 +242,7 @@ clmem_status clmem__av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem
                            "The frame is on another VkDevice than the bridge's: make the bridge from the "
                            "frame's device context (clmem_av_bridge_create()).");
     if ((s = clmem__av_pool_check(frames, &ours, &facts)) != CLMEM_OK ||
-        (s = check_tiling(vk, vkf, ours, &aspect)) != CLMEM_OK)
+        (s = check_tiling(vk, vkf, ours, as_images, &aspect)) != CLMEM_OK)
         return s;
     if ((s = clmem__av_export_types(vk, frames, ours, facts.tiling, &export_types)) != CLMEM_OK ||
         (s = check_export(b, vk, path, export_types)) != CLMEM_OK ||
@@ -258,7 +270,8 @@ clmem_status clmem__av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem
 
         describe_plane(vk, frames, format, vkf, p, ours, facts.hidden_flags, aspect, export_types, get_requirements,
                        get_layout, &desc);
-        s = clmem_bridge_import_vk_image(b, &desc, 0, path, keepalive, queue, flags, 0, &planes.planes[p]);
+        s = clmem_bridge_import_vk_image(b, &desc, 0, path, keepalive, queue, flags,
+                                         as_images ? CLMEM_BRIDGE_IMAGE_AS_IMAGE : 0, &planes.planes[p]);
         if (s == CLMEM_OK && (s = clmem__av_plane_owner_add(clmem_handle_mem(planes.planes[p]), vkf->img[p])) != CLMEM_OK)
             clmem_handle_unref(planes.planes[p]);
         if (s != CLMEM_OK)
