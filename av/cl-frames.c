@@ -20,11 +20,15 @@
  *  - buffer-view: an image2d over the plane buffer (cl_khr_image2d_from_buffer),
  *    where the device has it and the plane's row pitch and memory meet its
  *    alignments.
- * The third way, each plane's optimal-tiling VkImage imported as an OpenCL
- * image, is not offered: the map refuses frames of
- * clmem_av_frames_setup_optimal(), naming it and what the bridge answers
- * for their plane formats (check_vk_image()).
- *
+ *  - vk-image: a frame of clmem_av_frames_setup_optimal() has no rows to
+ *    view; each plane's optimal-tiling VkImage is imported as an OpenCL
+ *    image (the bridge's optimal-tiling import, once its live check passed
+ *    for the plane's format), and is handed over with a layout change to
+ *    GENERAL and a queue-family release to EXTERNAL recorded on FFmpeg's
+ *    queue: device order's submissions (sync-device.c), the caller's sync
+ *    object where it is in device order, else the cache's own (struct
+ *    cl_cache). The map still waits for the acquire before it returns, as
+ *    in host order.
  * The planes and images of a frame of libclmem-av's pool are kept in the
  * OpenCL frames context's cache (struct cl_cache, one struct cl_entry per
  * pool frame) from its first map until that frames context is freed; the
@@ -42,6 +46,7 @@
 #include "frame-import.h"
 #include "frame-pool.h"
 #include "frame-sync.h"
+#include "sync.h"
 
 #include <libavutil/hwcontext_opencl.h>
 #include <libavutil/pixdesc.h>
@@ -216,10 +221,14 @@ struct cl_entry {
 };
 
 /* The OpenCL frames context's cache of pool frames' entries: its
- * AVHWFramesContext.user_opaque, freed by its free callback. */
+ * AVHWFramesContext.user_opaque, freed by its free callback. `device_sync`
+ * is the device-order sync object that hands over the vk-image way's
+ * frames mapped without one of the caller's (made on the first such map,
+ * on that map's bridge). */
 struct cl_cache {
     pthread_mutex_t lock;
     struct cl_entry *entries;
+    clmem_av_sync *device_sync;
 };
 
 /* The images, the planes (their last handles start the imports'
@@ -249,6 +258,7 @@ static void cache_free(AVHWFramesContext *frames)
         cache->entries = e->next;
         entry_free(e);
     }
+    clmem_av_sync_unref(cache->device_sync); /* waits for its last submissions */
     pthread_mutex_destroy(&cache->lock);
     av_free(cache);
     frames->user_opaque = NULL;
@@ -324,7 +334,7 @@ CLMEM_EXPORT clmem_status clmem_av_cl_frames_create(AVBufferRef *cl_device_ref, 
 /* What a mapped frame's buf[0] holds. */
 struct cl_mapping {
     clmem_bridge *bridge;
-    clmem_av_sync *sync;    /* NULL: host order */
+    clmem_av_sync *sync;    /* NULL: host order; always a device-order one for the vk-image way */
     AVFrame *vk;            /* a reference on the Vulkan frame */
     AVBufferRef *cl_frames; /* a reference on the OpenCL frames context (its cache holds `entry`) */
     struct cl_entry *entry;
@@ -506,13 +516,22 @@ static bool has_device_extension(cl_device_id device, const char *name)
 
 /* Which way the planes' path allows: the host-mapped path's buffers lie
  * over Vulkan's mapping; the fd paths' buffers take image2d views where
- * the device has them. */
-static clmem_status choose_way(const struct cl_entry *e, cl_device_id device, clmem_av_cl_way *way)
+ * the device has them. Planes imported as images (`vk_image`) are the
+ * vk-image way's, and each plane's handle holds its image. */
+static clmem_status choose_way(struct cl_entry *e, cl_device_id device, bool vk_image, clmem_av_cl_way *way)
 {
     clmem_bridge_path path = CLMEM_BRIDGE_PATH_BEST;
-    clmem_status s = clmem_bridge_handle_path(e->planes.planes[0], &path);
+    clmem_status s;
 
-    if (s != CLMEM_OK)
+    if (vk_image) {
+        for (uint32_t p = 0; p < e->planes.count; p++) {
+            e->images[p] = clmem_handle_mem(e->planes.planes[p]);
+            clRetainMemObject(e->images[p]); /* the entry's reference, as for the images of the other ways */
+        }
+        *way = CLMEM_AV_CL_WAY_VK_IMAGE;
+        return CLMEM_OK;
+    }
+    if ((s = clmem_bridge_handle_path(e->planes.planes[0], &path)) != CLMEM_OK)
         return s;
     if (path == CLMEM_BRIDGE_PATH_HOST_MAPPED) {
         *way = CLMEM_AV_CL_WAY_HOST_PTR;
@@ -524,36 +543,71 @@ static clmem_status choose_way(const struct cl_entry *e, cl_device_id device, cl
     }
     return clmem__fail(CLMEM_ERR_UNSUPPORTED,
                        "The frame's planes went through the %s path, and the OpenCL device has no "
-                       "cl_khr_image2d_from_buffer to view them as images; the other way, each plane's "
-                       "optimal-tiling VkImage imported as an OpenCL image, is not offered yet.",
+                       "cl_khr_image2d_from_buffer to view them as images: set the Vulkan frames context up "
+                       "with clmem_av_frames_setup_optimal() instead, whose planes are imported as images.",
                        clmem_bridge_path_name(path));
 }
 
-/* A frame of clmem_av_frames_setup_optimal(): its planes reach OpenCL only
- * as their VkImages imported as images (CLMEM_AV_CL_WAY_VK_IMAGE), which
- * the map does not offer. CLMEM_ERR_UNSUPPORTED, naming that way and,
- * where the bridge would refuse a plane's import too, its answer for that
- * plane's format. */
-static clmem_status check_vk_image(clmem_bridge *b, const AVHWFramesContext *vk_frames, const struct cl_layout *layout)
+/* The vk-image way's imports need the bridge's live check to have passed
+ * for each plane's format (it runs once per bridge and format, on the sync
+ * object's queue). CLMEM_ERR_UNSUPPORTED naming the way and the bridge's
+ * answer for the first plane it refuses. */
+static clmem_status check_vk_image(struct cl_mapping *m, const AVHWFramesContext *vk_frames)
 {
+    const struct cl_layout *layout = layout_of(vk_frames->sw_format); /* cl_map() checked it */
     const VkFormat *formats = av_vkfmt_from_pixfmt(vk_frames->sw_format);
 
-    for (uint32_t p = 0; p < layout->planes; p++)
-        if (clmem_bridge_check_image(b, formats[p], VK_IMAGE_TILING_OPTIMAL, CLMEM_BRIDGE_PATH_OPAQUE_FD,
-                                     CL_MEM_READ_WRITE, CLMEM_BRIDGE_IMAGE_AS_IMAGE) != CLMEM_OK) {
+    for (uint32_t p = 0; p < layout->planes; p++) {
+        clmem_status s = clmem__av_device_live_check(m->sync, formats[p], m->queue);
+        if (s != CLMEM_OK) {
             char why[1024];
             snprintf(why, sizeof why, "%s", clmem_error_message());
-            return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+            return clmem__fail(s == CLMEM_ERR_VULKAN || s == CLMEM_ERR_NO_MEMORY ? s : CLMEM_ERR_UNSUPPORTED,
                                "src is an optimal-tiling %s frame (clmem_av_frames_setup_optimal()), whose planes "
-                               "reach OpenCL only as their VkImages imported as images (the vk-image way), which "
-                               "is not offered yet; the bridge would not import plane %u so either: %s",
+                               "reach OpenCL as their VkImages imported as images (the vk-image way), and the "
+                               "bridge does not import plane %u so: %s",
                                layout->name, p, why);
         }
-    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
-                       "src is an optimal-tiling %s frame (clmem_av_frames_setup_optimal()), whose planes reach "
-                       "OpenCL only as their VkImages imported as images (the vk-image way), which is not offered "
-                       "yet.",
-                       layout->name);
+    }
+    return CLMEM_OK;
+}
+
+/* The device-order sync object that hands a vk-image frame over: the
+ * caller's where it is in device order, else the cache's own (made on
+ * its first use), else, for an OpenCL frames context of FFmpeg's own or a
+ * map on another bridge than the cache's, one of the mapping's own.
+ * CLMEM_ERR_UNSUPPORTED where device order cannot work here, naming the
+ * way and why. */
+static clmem_status vk_image_sync(struct cl_mapping *m, clmem_av_sync *given, AVBufferRef *vk_device_ref)
+{
+    struct cl_cache *cache = cache_of(m->cl_frames);
+    clmem_status s = CLMEM_OK;
+
+    if (given && clmem_av_sync_get_order(given) == CLMEM_AV_ORDER_DEVICE) {
+        m->sync = clmem_av_sync_ref(given);
+        return CLMEM_OK;
+    }
+    if (cache) {
+        pthread_mutex_lock(&cache->lock);
+        if (!cache->device_sync)
+            s = clmem_av_sync_create(m->bridge, vk_device_ref, CLMEM_AV_ORDER_DEVICE, CLMEM_AV_MAX_IN_FLIGHT,
+                                     &cache->device_sync);
+        if (s == CLMEM_OK && cache->device_sync->bridge == m->bridge)
+            m->sync = clmem_av_sync_ref(cache->device_sync);
+        pthread_mutex_unlock(&cache->lock);
+    }
+    if (s == CLMEM_OK && !m->sync)
+        s = clmem_av_sync_create(m->bridge, vk_device_ref, CLMEM_AV_ORDER_DEVICE, 1, &m->sync);
+    if (s != CLMEM_OK) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", clmem_error_message());
+        return clmem__fail(s == CLMEM_ERR_NO_MEMORY ? s : CLMEM_ERR_UNSUPPORTED,
+                           "src is an optimal-tiling frame (clmem_av_frames_setup_optimal()), whose planes reach "
+                           "OpenCL as their VkImages imported as images (the vk-image way), handed over with a "
+                           "layout change on FFmpeg's queue in device order, and device order cannot work here: %s",
+                           why);
+    }
+    return CLMEM_OK;
 }
 
 /* The mapping's entry: the cache's for a frame of libclmem-av's pool
@@ -561,7 +615,8 @@ static clmem_status check_vk_image(clmem_bridge *b, const AVHWFramesContext *vk_
  * listed on its first map, marked mapped), else one of its own (`ours`:
  * src is a frame of libclmem-av's pool, as cl_map found). Its planes are
  * imported and its way chosen unless the entry has them. */
-static clmem_status mapping_entry(struct cl_mapping *m, const AVFrame *src, cl_device_id device, bool ours)
+static clmem_status mapping_entry(struct cl_mapping *m, const AVFrame *src, cl_device_id device, bool ours,
+                                  bool vk_image)
 {
     struct cl_cache *cache = cache_of(m->cl_frames);
     const AVVkFrame *vkf = (const AVVkFrame *)src->data[0];
@@ -599,6 +654,8 @@ static clmem_status mapping_entry(struct cl_mapping *m, const AVFrame *src, cl_d
     }
     if (m->entry->planes.count)
         return CLMEM_OK; /* kept from an earlier map */
+    if (vk_image && (s = check_vk_image(m, (const AVHWFramesContext *)src->hw_frames_ctx->data)) != CLMEM_OK)
+        return s;
     if (m->cached) {
         AVBufferRef *frames_ref = av_buffer_ref(src->hw_frames_ctx);
         if (!frames_ref || !(keepalive = clmem_keepalive_new(frames_ref_release, frames_ref))) {
@@ -607,9 +664,9 @@ static clmem_status mapping_entry(struct cl_mapping *m, const AVFrame *src, cl_d
         }
     }
     s = clmem__av_frame_import(m->bridge, src, CLMEM_BRIDGE_PATH_BEST, m->queue, CL_MEM_READ_WRITE, keepalive,
-                               &m->entry->planes);
+                               vk_image, &m->entry->planes);
     clmem_keepalive_unref(keepalive); /* the imports hold it now, or it goes here */
-    if (s == CLMEM_OK && (s = choose_way(m->entry, device, &m->entry->way)) != CLMEM_OK)
+    if (s == CLMEM_OK && (s = choose_way(m->entry, device, vk_image, &m->entry->way)) != CLMEM_OK)
         clmem_av_frame_planes_unref(&m->entry->planes);
     return s;
 }
@@ -622,7 +679,7 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
     struct cl_mapping *m;
     struct cl_entry *e;
     struct av_pool_facts facts = {0};
-    bool ours = false;
+    bool ours = false, vk_image;
     AVFrame *out = NULL;
     clmem_status s;
     cl_int err;
@@ -666,8 +723,7 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
         return s;
     if ((s = clmem__av_pool_check(vk_frames, &ours, &facts)) != CLMEM_OK)
         return s;
-    if (ours && facts.tiling == VK_IMAGE_TILING_OPTIMAL)
-        return check_vk_image(b, vk_frames, layout);
+    vk_image = ours && facts.tiling == VK_IMAGE_TILING_OPTIMAL;
     if (!flags)
         flags = AV_HWFRAME_MAP_READ | AV_HWFRAME_MAP_WRITE;
 
@@ -677,14 +733,19 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
     m->queue = oc->command_queue;
     clRetainCommandQueue(m->queue);
     m->bridge = clmem_bridge_ref(b);
-    m->sync = clmem_av_sync_ref(sync);
     m->vk = av_frame_clone(src);
     m->cl_frames = av_buffer_ref(dst->hw_frames_ctx);
     if (!m->vk || !m->cl_frames) {
         mapping_free_parts(m, false);
         return clmem__fail(CLMEM_ERR_NO_MEMORY, "Taking a reference on src or on dst's frames context failed.");
     }
-    if ((s = mapping_entry(m, src, oc->device_id, ours)) != CLMEM_OK) {
+    if (!vk_image)
+        m->sync = clmem_av_sync_ref(sync);
+    else if ((s = vk_image_sync(m, sync, vk_frames->device_ref)) != CLMEM_OK) {
+        mapping_free_parts(m, false);
+        return s;
+    }
+    if ((s = mapping_entry(m, src, oc->device_id, ours, vk_image)) != CLMEM_OK) {
         if (m->entry) /* a cached entry without planes is dropped; one with planes was in use: not touched */
             mapping_free_parts(m, !m->entry->planes.count);
         else

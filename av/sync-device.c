@@ -377,6 +377,18 @@ static VkSemaphore signal_from_cl(clmem_av_sync *sync, struct av_slot *slot, cl_
     return VK_NULL_HANDLE;
 }
 
+clmem_status clmem__av_device_live_check(clmem_av_sync *sync, VkFormat format, cl_command_queue queue)
+{
+    clmem_status s;
+
+    pthread_mutex_lock(&sync->lock);
+    lock_queue(sync);
+    s = clmem_bridge_image_live_check(sync->bridge, format, CLMEM_BRIDGE_PATH_BEST, sync->queue, sync->family, queue);
+    unlock_queue(sync);
+    pthread_mutex_unlock(&sync->lock);
+    return s;
+}
+
 clmem_status clmem__av_device_acquire_locked(clmem_av_sync *sync, const struct av_frame_call *c, AVFrame *frame,
                                              const clmem_av_frame_planes *planes, cl_command_queue queue,
                                              uint64_t timeout_ns, cl_event *event_out)

@@ -75,6 +75,12 @@ void clmem__av_device_close(clmem_av_sync *sync);
  * the frames they held (sync->lock held). */
 clmem_status clmem__av_device_finish_locked(clmem_av_sync *sync, uint64_t timeout_ns);
 
+/* The bridge's optimal-tiling live check for `format`
+ * (clmem_bridge_image_live_check()), submitted to device order's queue
+ * under sync->lock and FFmpeg's queue lock; OpenCL's side on `queue`.
+ * The bridge keeps the answer: later calls only read it. */
+clmem_status clmem__av_device_live_check(clmem_av_sync *sync, VkFormat format, cl_command_queue queue);
+
 /* Device order's acquire and release (sync->lock held). */
 clmem_status clmem__av_device_acquire_locked(clmem_av_sync *sync, const struct av_frame_call *c, AVFrame *frame,
                                              const clmem_av_frame_planes *planes, cl_command_queue queue,
