@@ -247,15 +247,24 @@ static uint64_t sem_value(const AVFrame *f, int p)
     return ((const AVVkFrame *)f->data[0])->sem_value[p];
 }
 
-/* Is the Vulkan frame signalled at its sem_value on every plane, and does
- * it still hold `pattern`? */
+/* Is the Vulkan frame signalled at its sem_value on every plane (within
+ * 5 s: the vk-image way hands frames back in device order, the GPU
+ * signalling after OpenCL's release), and does it still hold `pattern`? */
 static bool vk_intact(AVFrame *vkf, const AVFrame *pattern, int planes, uint64_t want_value, char *why, size_t len)
 {
+    PFN_vkWaitSemaphores wait = (PFN_vkWaitSemaphores)av_fixture_device_proc(&fx, "vkWaitSemaphores");
     AVFrame *back;
     bool same;
 
     for (int p = 0; p < planes; p++) {
-        uint64_t v = av_fixture_counter(&fx, ((AVVkFrame *)vkf->data[0])->sem[p]);
+        VkSemaphore sem = ((AVVkFrame *)vkf->data[0])->sem[p];
+        VkSemaphoreWaitInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                                    .semaphoreCount = 1,
+                                    .pSemaphores = &sem,
+                                    .pValues = &want_value};
+        uint64_t v;
+        wait(fx.vk->act_dev, &info, 5000000000ull);
+        v = av_fixture_counter(&fx, sem);
         if (sem_value(vkf, p) != want_value || v < want_value) {
             snprintf(why, len, "plane %d: sem_value %llu (want %llu), its semaphore at %llu", p,
                      (unsigned long long)sem_value(vkf, p), (unsigned long long)want_value, (unsigned long long)v);
@@ -270,9 +279,10 @@ static bool vk_intact(AVFrame *vkf, const AVFrame *pattern, int planes, uint64_t
 
 /* ---------------------------------------------------------------- the filters */
 
-/* Does the map find an image way for this frame's path? If not, `why`
- * gets the library's sentence (an fd path on an OpenCL device without
- * cl_khr_image2d_from_buffer, as PoCL with t/fake-nvidia-import.c). A
+/* Does the map find an image way for this frame? If not, `why` gets the
+ * library's sentence (an fd path on an OpenCL device without
+ * cl_khr_image2d_from_buffer, as PoCL with t/lib/fake-nvidia-import.c;
+ * optimal-tiling frames where the bridge imports no images from fds). A
  * trial map that works is unmapped at once. */
 static bool way_offered(AVBufferRef *cl_frames, AVFrame *vkf, char *why, size_t len)
 {
@@ -281,23 +291,72 @@ static bool way_offered(AVBufferRef *cl_frames, AVFrame *vkf, char *why, size_t 
 
     mapped->hw_frames_ctx = av_buffer_ref(cl_frames);
     s = clmem_av_cl_map(fx.bridge, NULL, mapped, vkf, AV_HWFRAME_MAP_READ);
-    if (s == CLMEM_ERR_UNSUPPORTED && strstr(clmem_error_message(), "not offered yet"))
+    if (s == CLMEM_ERR_UNSUPPORTED)
         snprintf(why, len, "%s", clmem_error_message());
     av_frame_free(&mapped);
     return s != CLMEM_ERR_UNSUPPORTED;
 }
 
 
-static void run_filters(enum AVPixelFormat sw, const char *missing)
+/* Vulkan frames of `sw`, W x H, as clmem_av_frames_setup() (linear) or
+ * clmem_av_frames_setup_optimal() sets them up; NULL with the set-up's
+ * sentence in `why` where it says CLMEM_ERR_UNSUPPORTED (the device makes
+ * no such images). */
+static AVBufferRef *vk_frames_for(enum AVPixelFormat sw, bool optimal, char *why, size_t len)
 {
-    const char *name = av_get_pix_fmt_name(sw);
-    AVBufferRef *vk_frames = av_fixture_frames(&fx, sw, W, H), *cl_frames = NULL;
-    AVFrame *pattern = av_fixture_pattern(sw, W, H, 3), *vkf = vk_frame_with(vk_frames, pattern);
+    AVBufferRef *ref = av_hwframe_ctx_alloc(fx.device);
+    AVHWFramesContext *fc;
+    clmem_status s;
+    int r;
+
+    if (!ref)
+        tap_bail("av_hwframe_ctx_alloc failed");
+    fc = (AVHWFramesContext *)ref->data;
+    fc->format = AV_PIX_FMT_VULKAN;
+    fc->sw_format = sw;
+    fc->width = W;
+    fc->height = H;
+    s = optimal ? clmem_av_frames_setup_optimal(ref) : clmem_av_frames_setup(ref);
+    if (s == CLMEM_ERR_UNSUPPORTED) {
+        snprintf(why, len, "%s", clmem_error_message());
+        av_buffer_unref(&ref);
+        return NULL;
+    }
+    if (s != CLMEM_OK)
+        tap_bail("%s(%s): %s", optimal ? "clmem_av_frames_setup_optimal" : "clmem_av_frames_setup",
+                 av_get_pix_fmt_name(sw), clmem_error_message());
+    if ((r = av_hwframe_ctx_init(ref)) < 0)
+        tap_bail("av_hwframe_ctx_init(%s): %s", av_get_pix_fmt_name(sw), av_err(r));
+    return ref;
+}
+
+/* Every filter that takes `sw` on a mapped frame against the hwupload
+ * route, on linear frames or on optimal-tiling ones. */
+static void run_filters(enum AVPixelFormat sw, const char *missing, bool optimal)
+{
+    const char *tiling = optimal ? "optimal" : "linear";
+    char name[64], no_way[512], no_setup[512];
+    AVBufferRef *vk_frames = vk_frames_for(sw, optimal, no_setup, sizeof no_setup), *cl_frames = NULL;
+    AVFrame *pattern = av_fixture_pattern(sw, W, H, 3), *vkf;
     AVFrame *overlay = av_fixture_pattern(sw, 32, 24, 9);
     int planes = av_pix_fmt_count_planes(sw);
-    char no_way[512];
     clmem_status s;
 
+    snprintf(name, sizeof name, "%s %s", av_get_pix_fmt_name(sw), tiling);
+    if (!vk_frames) {
+        /* The Vulkan device makes no such frames: every point skips, naming why. */
+        for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++) {
+            char fname[64];
+            filter_name(filters[i], fname, sizeof fname);
+            if (filter_takes(filters[i], sw))
+                tap_skip(no_setup, "%s through %s", name, fname);
+        }
+        tap_skip(no_setup, "%s through overlay_opencl with the main input mapped", name);
+        av_frame_free(&pattern);
+        av_frame_free(&overlay);
+        return;
+    }
+    vkf = vk_frame_with(vk_frames, pattern);
     s = clmem_av_cl_frames_create(cl_device, vk_frames, &cl_frames);
     if (!missing && s == CLMEM_OK && !way_offered(cl_frames, vkf, no_way, sizeof no_way)) {
         /* No image way for the path the planes take (map_itself() checks
@@ -324,7 +383,7 @@ static void run_filters(enum AVPixelFormat sw, const char *missing)
                  "hwupload cannot make such frames here either)",
                  missing, name);
         tap_ok(s == CLMEM_ERR_UNSUPPORTED && cl_frames == NULL && strstr(clmem_error_message(), missing) &&
-                   strstr(clmem_error_message(), name),
+                   strstr(clmem_error_message(), av_get_pix_fmt_name(sw)),
                "%s: the OpenCL device makes no %s images -> clmem_av_cl_frames_create is CLMEM_ERR_UNSUPPORTED "
                "naming both (%s)",
                name, missing, clmem_error_message());
@@ -483,7 +542,7 @@ static void map_itself(void)
     s = clmem_av_cl_map(fx.bridge, NULL, mapped, vkf, AV_HWFRAME_MAP_READ | AV_HWFRAME_MAP_WRITE);
     if (s != CLMEM_OK) {
         /* The path the planes take has no image way here: say which, once. */
-        tap_ok(s == CLMEM_ERR_UNSUPPORTED && strstr(clmem_error_message(), "not offered yet") &&
+        tap_ok(s == CLMEM_ERR_UNSUPPORTED && strstr(clmem_error_message(), "clmem_av_frames_setup_optimal()") &&
                    sem_value(vkf, 0) == before && mapped->buf[0] == NULL,
                "clmem_av_cl_map on the %s path: CLMEM_ERR_UNSUPPORTED, dst and the frame unchanged (%s)",
                clmem_bridge_path_name(path), clmem_error_message());
@@ -711,17 +770,51 @@ static void optimal_frames(void)
     if (clmem_av_cl_frames_create(cl_device, vk_frames, &cl_frames) != CLMEM_OK)
         tap_bail("clmem_av_cl_frames_create(optimal rgba): %s", clmem_error_message());
     mapped->hw_frames_ctx = av_buffer_ref(cl_frames);
-    s = clmem_av_cl_map(fx.bridge, NULL, mapped, vkf, AV_HWFRAME_MAP_READ);
-    tap_ok(s == CLMEM_ERR_UNSUPPORTED && strstr(clmem_error_message(), "vk-image way") && mapped->buf[0] == NULL &&
-               mapped->data[0] == NULL && sem_value(vkf, 0) == before,
-           "clmem_av_cl_map of it: CLMEM_ERR_UNSUPPORTED naming the vk-image way, dst and the frame unchanged (%s)",
-           clmem_error_message());
-    fd_describe_new(&fds, why, sizeof why);
-    tap_ok(strcmp(why, "none") == 0, "the refusals left no fd behind (new: %s)", why);
+    s = clmem_av_cl_map(fx.bridge, NULL, mapped, vkf, AV_HWFRAME_MAP_READ | AV_HWFRAME_MAP_WRITE);
+    if (s == CLMEM_OK) {
+        /* The vk-image way: OpenCL reads what FFmpeg uploaded, and what it
+         * writes is what FFmpeg downloads after the unmap. */
+        AVFrame *next = av_fixture_pattern(AV_PIX_FMT_RGBA, W, H, 12);
+        uint8_t *got = malloc((size_t)W * H * 4);
+        size_t origin[3] = {0, 0, 0}, region[3] = {W, H, 1};
+        cl_mem image = (cl_mem)mapped->data[0];
+        bool same = true;
+        cl_int err;
+
+        tap_ok(clmem_av_cl_frame_way(mapped) == CLMEM_AV_CL_WAY_VK_IMAGE,
+               "clmem_av_cl_map of it takes the vk-image way (%s)", clmem_av_cl_way_name(clmem_av_cl_frame_way(mapped)));
+        err = clEnqueueReadImage(fx.cl.queue, image, CL_TRUE, origin, region, (size_t)W * 4, 0, got, 0, NULL, NULL);
+        for (int y = 0; y < H && same; y++)
+            same = memcmp(got + (size_t)y * W * 4, pattern->data[0] + (size_t)y * pattern->linesize[0], (size_t)W * 4) == 0;
+        tap_ok(err == CL_SUCCESS && same, "OpenCL reads the pattern FFmpeg uploaded from the plane's image (%d)", err);
+        err = clEnqueueWriteImage(fx.cl.queue, image, CL_TRUE, origin, region, (size_t)next->linesize[0], 0,
+                                  next->data[0], 0, NULL, NULL);
+        av_frame_unref(mapped); /* the unmap: the hand-back to FFmpeg */
+        tap_ok(err == CL_SUCCESS && vk_intact(vkf, next, 1, before + 1, why, sizeof why),
+               "what OpenCL wrote is what FFmpeg downloads after the unmap, signalled at sem_value + 1 (%s)", why);
+        mapped->hw_frames_ctx = av_buffer_ref(cl_frames);
+        s = clmem_av_cl_map(fx.bridge, NULL, mapped, vkf, AV_HWFRAME_MAP_READ);
+        tap_ok(s == CLMEM_OK && (cl_mem)mapped->data[0] == image,
+               "mapping the pool frame again gives the same image: its import is kept (%s)",
+               s == CLMEM_OK ? "ok" : clmem_error_message());
+        av_frame_unref(mapped);
+        av_frame_free(&pattern);
+        pattern = next;
+        before = sem_value(vkf, 0);
+        free(got);
+    } else {
+        tap_ok(s == CLMEM_ERR_UNSUPPORTED && strstr(clmem_error_message(), "vk-image way") && mapped->buf[0] == NULL &&
+                   mapped->data[0] == NULL && sem_value(vkf, 0) == before,
+               "clmem_av_cl_map of it: CLMEM_ERR_UNSUPPORTED naming the vk-image way, dst and the frame unchanged (%s)",
+               clmem_error_message());
+        fd_describe_new(&fds, why, sizeof why);
+        tap_ok(strcmp(why, "none") == 0, "the refusals left no fd behind (new: %s)", why);
+        tap_skip("the map takes no vk-image way here", "what OpenCL wrote is what FFmpeg downloads after the unmap");
+    }
     av_frame_unref(down);
     down->format = AV_PIX_FMT_RGBA;
     r = av_hwframe_transfer_data(down, vkf, 0);
-    tap_ok(r >= 0 && same_bytes(pattern, down, why, sizeof why), "the frame is intact after the refusals (%s)",
+    tap_ok(r >= 0 && same_bytes(pattern, down, why, sizeof why), "the frame holds its bytes after the map (%s)",
            r < 0 ? av_err(r) : why);
 
     /* Bad set-ups: a linear tiling asked for, a context initialised already. */
@@ -893,11 +986,13 @@ int main(void)
     }
 
     map_itself();
-    run_filters(AV_PIX_FMT_RGBA, NULL);
-    run_filters(AV_PIX_FMT_BGRA, cl_has_image_format(CL_BGRA, CL_UNORM_INT8) ? NULL : "CL_BGRA");
-    run_filters(AV_PIX_FMT_NV12, cl_has_image_format(CL_RG, CL_UNORM_INT8) ? NULL : "CL_RG");
-    run_filters(AV_PIX_FMT_P010, cl_has_image_format(CL_RG, CL_UNORM_INT16) ? NULL : "CL_RG");
-    run_filters(AV_PIX_FMT_YUV420P, cl_has_image_format(CL_R, CL_UNORM_INT8) ? NULL : "CL_R");
+    for (int optimal = 0; optimal <= 1; optimal++) {
+        run_filters(AV_PIX_FMT_RGBA, NULL, optimal);
+        run_filters(AV_PIX_FMT_BGRA, cl_has_image_format(CL_BGRA, CL_UNORM_INT8) ? NULL : "CL_BGRA", optimal);
+        run_filters(AV_PIX_FMT_NV12, cl_has_image_format(CL_RG, CL_UNORM_INT8) ? NULL : "CL_RG", optimal);
+        run_filters(AV_PIX_FMT_P010, cl_has_image_format(CL_RG, CL_UNORM_INT16) ? NULL : "CL_RG", optimal);
+        run_filters(AV_PIX_FMT_YUV420P, cl_has_image_format(CL_R, CL_UNORM_INT8) ? NULL : "CL_R", optimal);
+    }
     bad_input();
     optimal_frames();
 
