@@ -2,8 +2,9 @@
 /* ffmpeg-filter-example: FFmpeg's own OpenCL filters on FFmpeg's Vulkan
  * frames, no download and no upload.
  *
- * Frames of a Vulkan frames pool (set up by clmem_av_frames_setup()) get a
- * pattern with FFmpeg's own upload; libclmem-av maps each one to an
+ * Frames of a Vulkan frames pool (set up by clmem_av_frames_setup(), or
+ * by clmem_av_frames_setup_optimal() where the map takes no linear frames,
+ * as on NVIDIA's OpenCL) get a pattern with FFmpeg's own upload; libclmem-av maps each one to an
  * AV_PIX_FMT_OPENCL frame whose planes are images over the Vulkan memory
  * (clmem_av_cl_map), and a libavfilter graph of OpenCL filters
  * (avgblur_opencl, then unsharp_opencl) filters it. The same bytes go
@@ -135,26 +136,51 @@ int main(void)
         return fail("clmem_av_cl_device_create");
 
     /* A Vulkan pool whose frames OpenCL can read, and the OpenCL frames
-     * context that matches it: NV12 where the device has its images. */
-    for (;;) {
+     * context that matches it: NV12 where the device has its images;
+     * linear frames where the map takes them, else optimal-tiling ones
+     * (each plane's VkImage imported as an OpenCL image). */
+    for (bool optimal = false;;) {
+        AVFrame *trial = av_frame_alloc(), *trial_cl = av_frame_alloc();
+
         vk_frames_ref = av_hwframe_ctx_alloc(device_ref);
         vk_frames = (AVHWFramesContext *)vk_frames_ref->data;
         vk_frames->format = AV_PIX_FMT_VULKAN;
         vk_frames->sw_format = sw;
         vk_frames->width = WIDTH;
         vk_frames->height = HEIGHT;
-        if (clmem_av_frames_setup(vk_frames_ref) != CLMEM_OK)
-            return fail("clmem_av_frames_setup");
+        s = optimal ? clmem_av_frames_setup_optimal(vk_frames_ref) : clmem_av_frames_setup(vk_frames_ref);
+        if (s != CLMEM_OK)
+            return fail(optimal ? "clmem_av_frames_setup_optimal" : "clmem_av_frames_setup");
         if (av_hwframe_ctx_init(vk_frames_ref) < 0)
             return fprintf(stderr, "ffmpeg-filter-example: av_hwframe_ctx_init failed\n"), 1;
         s = clmem_av_cl_frames_create(cl_device, vk_frames_ref, &cl_frames_ref);
+        if (s == CLMEM_ERR_UNSUPPORTED && sw == AV_PIX_FMT_NV12) {
+            printf("no NV12 OpenCL frames here (%s): RGBA instead\n", clmem_error_message());
+            av_buffer_unref(&vk_frames_ref);
+            sw = AV_PIX_FMT_RGBA;
+            continue;
+        }
+        if (s != CLMEM_OK)
+            return fail("clmem_av_cl_frames_create");
+        /* A trial map of one frame says whether the map takes this pool's frames. */
+        if (av_hwframe_get_buffer(vk_frames_ref, trial, 0) < 0)
+            return fprintf(stderr, "ffmpeg-filter-example: av_hwframe_get_buffer failed\n"), 1;
+        trial_cl->hw_frames_ctx = av_buffer_ref(cl_frames_ref);
+        s = clmem_av_cl_map(bridge, NULL, trial_cl, trial, AV_HWFRAME_MAP_OVERWRITE);
+        av_frame_free(&trial_cl); /* the unmap */
+        av_frame_free(&trial);
         if (s == CLMEM_OK)
             break;
-        if (s != CLMEM_ERR_UNSUPPORTED || sw != AV_PIX_FMT_NV12)
-            return fail("clmem_av_cl_frames_create");
-        printf("no NV12 OpenCL frames here (%s): RGBA instead\n", clmem_error_message());
+        if (s != CLMEM_ERR_UNSUPPORTED)
+            return fail("clmem_av_cl_map");
+        if (optimal) {
+            printf("no image way for these frames here: %s\n", clmem_error_message());
+            return 2;
+        }
+        printf("the map takes no linear frames here (%s): optimal-tiling frames instead\n", clmem_error_message());
+        av_buffer_unref(&cl_frames_ref);
         av_buffer_unref(&vk_frames_ref);
-        sw = AV_PIX_FMT_RGBA;
+        optimal = true;
     }
     mapped_graph = graph_new(false, sw, cl_frames_ref, &mapped_src, &mapped_sink);
     upload_graph = graph_new(true, sw, NULL, &upload_src, &upload_sink);
@@ -178,10 +204,6 @@ int main(void)
          * graph's unref of it hands the frame back to FFmpeg. */
         mapped->hw_frames_ctx = av_buffer_ref(cl_frames_ref);
         s = clmem_av_cl_map(bridge, NULL, mapped, vk, AV_HWFRAME_MAP_READ);
-        if (s == CLMEM_ERR_UNSUPPORTED) {
-            printf("no image way for these frames here: %s\n", clmem_error_message());
-            return 2;
-        }
         if (s != CLMEM_OK)
             return fail("clmem_av_cl_map");
         way = clmem_av_cl_frame_way(mapped);

@@ -248,10 +248,9 @@ clmem_status clmem_av_frames_setup(AVBufferRef *frames_ref);
  * them. They are made for the image way (CLMEM_AV_CL_WAY_VK_IMAGE), each
  * plane's VkImage imported as an OpenCL image
  * (clmem_bridge_import_vk_image() with optimal tiling), which is the way
- * on NVIDIA's driver, where OpenCL makes no image2d from a buffer; that
- * way is not offered yet, and clmem_av_cl_map() refuses these frames with
- * CLMEM_ERR_UNSUPPORTED, naming it and what the bridge answers for the
- * plane formats. FFmpeg's own transfers (av_hwframe_transfer_data(),
+ * on NVIDIA's driver, where OpenCL makes no image2d from a buffer
+ * (@ref av_cl says how clmem_av_cl_map() hands them over). FFmpeg's own
+ * transfers (av_hwframe_transfer_data(),
  * hwupload, hwdownload) work on them as on any of its frames.
  *
  * Where the frames context's usage is 0, the images get the usage the
@@ -915,13 +914,30 @@ clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const cl
  *    The plane's row pitch must be a multiple of
  *    CL_DEVICE_IMAGE_PITCH_ALIGNMENT texels (else CLMEM_ERR_UNSUPPORTED,
  *    saying so).
- *  - CLMEM_AV_CL_WAY_VK_IMAGE, each plane's optimal-tiling VkImage imported
- *    as an OpenCL image (what NVIDIA's OpenCL, which has no
- *    cl_khr_image2d_from_buffer, would need): not offered yet. A frame
- *    whose planes take an fd path on a device without
- *    cl_khr_image2d_from_buffer, and a frame of
- *    clmem_av_frames_setup_optimal(), are refused with
- *    CLMEM_ERR_UNSUPPORTED naming it.
+ *  - CLMEM_AV_CL_WAY_VK_IMAGE, for frames of
+ *    clmem_av_frames_setup_optimal() (the way on NVIDIA's OpenCL, which has
+ *    no cl_khr_image2d_from_buffer): each plane's optimal-tiling VkImage
+ *    imported as an OpenCL image through an fd path
+ *    (clmem_bridge_import_vk_image() with optimal tiling, after the
+ *    bridge's live check for the plane's format, which the first map runs
+ *    on FFmpeg's transfer queue). Such images change layout: each map
+ *    records, on FFmpeg's transfer queue and with libclmem-av's own command
+ *    pool, a barrier that waits for FFmpeg's semaphores, moves every plane
+ *    to VK_IMAGE_LAYOUT_GENERAL and releases it to
+ *    VK_QUEUE_FAMILY_EXTERNAL; the unmap's acquires it back from EXTERNAL
+ *    and signals FFmpeg's semaphores at sem_value + 1, leaving layout[p]
+ *    GENERAL. That is device order (clmem_av_order), whatever the map was
+ *    given: the caller's sync object when it is in device order, else one
+ *    the OpenCL frames context keeps (up to CLMEM_AV_MAX_IN_FLIGHT frames
+ *    mapped at once). The map still waits for the acquire before it
+ *    returns; after the unmap FFmpeg's semaphores are signalled by the GPU
+ *    once OpenCL's release completed, which FFmpeg's next use of the frame
+ *    waits for. Where device order cannot work (no semaphores both APIs
+ *    share) or the bridge does not import a plane's format so, the map
+ *    answers CLMEM_ERR_UNSUPPORTED naming the way and why.
+ * A frame whose planes take an fd path on a device without
+ * cl_khr_image2d_from_buffer is refused with CLMEM_ERR_UNSUPPORTED,
+ * pointing to clmem_av_frames_setup_optimal().
  *
  * @par Software formats
  * NV12 (CL_R and CL_RG, CL_UNORM_INT8), P010 (CL_R and CL_RG,
@@ -979,7 +995,7 @@ typedef enum clmem_av_cl_way {
     CLMEM_AV_CL_WAY_NONE = 0,        /**< Not a frame of clmem_av_cl_map(). */
     CLMEM_AV_CL_WAY_HOST_PTR = 1,    /**< CL_MEM_USE_HOST_PTR images over the host mapping (host-mapped path). */
     CLMEM_AV_CL_WAY_BUFFER_VIEW = 2, /**< image2d views of the plane buffers (cl_khr_image2d_from_buffer). */
-    CLMEM_AV_CL_WAY_VK_IMAGE = 3     /**< Each plane's VkImage imported as an image (not offered yet). */
+    CLMEM_AV_CL_WAY_VK_IMAGE = 3     /**< Each plane's optimal-tiling VkImage imported as an image. */
 } clmem_av_cl_way;
 
 /**
@@ -1062,11 +1078,13 @@ clmem_status clmem_av_cl_frames_create(AVBufferRef *cl_device_ref, AVBufferRef *
  * context (clmem_av_cl_frames_create() of src's frames context), and
  * nothing else of dst is set.
  *
- * The frame's planes are imported (clmem_av_frame_import()) and handed to
- * OpenCL: in host order without a sync object (clmem_av_frame_acquire(),
- * waiting without limit for FFmpeg's work on the frame, as FFmpeg's own
- * transfers do), or through the sync object's acquire; then one image2d
- * per plane is made, the way @ref av_cl tells. On CLMEM_OK dst is
+ * The frame's planes are imported (clmem_av_frame_import(), or as images
+ * for a frame of clmem_av_frames_setup_optimal()) and handed to OpenCL: in
+ * host order without a sync object (clmem_av_frame_acquire(), waiting
+ * without limit for FFmpeg's work on the frame, as FFmpeg's own transfers
+ * do), or through the sync object's acquire, or in device order for the
+ * vk-image way; then one image2d per plane is made where the way needs
+ * one (@ref av_cl). On CLMEM_OK dst is
  * AV_PIX_FMT_OPENCL, src's width and height, data[p] the images, buf[0]
  * the mapping, hw_frames_ctx as given, and src's properties (pts, colour,
  * crop, side data: av_frame_copy_props()).
@@ -1083,7 +1101,8 @@ clmem_status clmem_av_cl_frames_create(AVBufferRef *cl_device_ref, AVBufferRef *
  * @param b     The bridge, on src's Vulkan device, whose cl_context is the
  *              OpenCL device's (a reference is taken for the mapping).
  * @param sync  A sync object on b, or NULL for host order (a reference is
- *              taken for the mapping).
+ *              taken for the mapping). The vk-image way uses it only when
+ *              it is in device order (@ref av_cl).
  * @param dst   The frame to fill: only hw_frames_ctx set.
  * @param src   A frame of AV_PIX_FMT_VULKAN (a reference is taken).
  * @param flags AV_HWFRAME_MAP_READ, _WRITE, _OVERWRITE (the Vulkan bytes
@@ -1106,11 +1125,16 @@ clmem_status clmem_av_cl_frames_create(AVBufferRef *cl_device_ref, AVBufferRef *
  * @retval CLMEM_ERR_UNSUPPORTED     sw_format is not offered, the OpenCL
  *                                   device lacks a plane's image format
  *                                   (named), or no image way fits the path
- *                                   the planes took (@ref av_cl).
+ *                                   the planes took; for the vk-image way,
+ *                                   device order cannot work here or the
+ *                                   bridge imports no optimal-tiling image
+ *                                   of a plane's format (its live check's
+ *                                   answer quoted) (@ref av_cl).
  * @retval CLMEM_ERR_OPENCL          An image, the acquire or the wait for
  *                                   it failed.
  * @retval CLMEM_ERR_TIMEOUT         Device order: the sync object's frames
- *                                   in flight stayed full.
+ *                                   in flight are all mapped and not yet
+ *                                   unmapped.
  * @retval CLMEM_ERR_VULKAN          A Vulkan call failed.
  * @retval CLMEM_ERR_NO_MEMORY       An allocation failed.
  * @par On error
