@@ -135,12 +135,13 @@ static clmem_status trial_modifiers(const AVVulkanDeviceContext *vk, enum AVPixe
         }
         free(modifiers);
     }
-    return clmem_error_set(
-        CLMEM_ERR_UNSUPPORTED, CLMEM_API_VULKAN, "vkGetPhysicalDeviceImageFormatProperties2", 0,
-        "FFmpeg's av_hwframe_ctx_init makes a trial image with a DRM format modifier list on this device, and Vulkan "
-        "makes %s images with no DRM format modifier for usage 0x%x (not even the linear one): the trial image would "
-        "be invalid usage.",
-        av_get_pix_fmt_name(sw_format), (unsigned)usage);
+    /* Every call succeeded: the answer is "none", so no VkResult goes with it. */
+    return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                       "FFmpeg's av_hwframe_ctx_init makes a trial image with a DRM format modifier list on this "
+                       "device, and Vulkan (vkGetPhysicalDeviceImageFormatProperties2) makes %s images with no DRM "
+                       "format modifier for usage 0x%x (not even the linear one): the trial image would be invalid "
+                       "usage. clmem_av_frames_setup_optimal() may still make such frames.",
+                       av_get_pix_fmt_name(sw_format), (unsigned)usage);
 }
 
 /* Can Vulkan make linear images of every plane's format with `usage`? */
