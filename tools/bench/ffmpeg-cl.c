@@ -67,13 +67,13 @@ struct ffcl_result {
     int width, height, format; /* format: index into formats[] */
     uint64_t bytes;
     struct summary s[R_COUNT];
-    struct paired over;         /* mapped minus floor, paired by rep */
+    struct paired over;               /* mapped minus floor, paired by rep */
     double ratio, ratio_lo, ratio_hi; /* today over mapped, per rep: median and 95 % interval */
     int ratio_n;
-    char way[32];               /* the image way the map took */
-    char setup[40];             /* the frames set-up the map accepted */
-    char no_today[NOTE_MAX];    /* why today and the floor did not run; empty when they did */
-    char no_mapped[NOTE_MAX];   /* why the mapped route did not run */
+    char way[32];                        /* the image way the map took */
+    char setup[40];                      /* the frames set-up the map accepted */
+    char no_today[NOTE_MAX];             /* why today and the floor did not run; empty when they did */
+    char no_mapped[NOTE_MAX];            /* why the mapped route did not run */
     struct summary flight[2][IN_FLIGHT]; /* [0] host order, [1] device order; per frame */
     char no_device[NOTE_MAX];            /* why device order did not run */
     int stream;                          /* F */
@@ -85,7 +85,7 @@ static char not_run[NOTE_MAX];
 static const struct target *targets[NTARGETS];
 
 struct ffcl_bench {
-    AVBufferRef *device;    /* FFmpeg's Vulkan device */
+    AVBufferRef *device; /* FFmpeg's Vulkan device */
     const AVVulkanDeviceContext *vk;
     clmem_bridge *bridge;
     AVBufferRef *cl_device; /* FFmpeg's OpenCL device over the bridge's context */
@@ -111,13 +111,13 @@ struct graph {
 struct ffcl_run {
     int width, height;
     enum AVPixelFormat sw;
-    AVBufferRef *vk_frames;    /* the pool the map accepted, else clmem_av_frames_setup()'s */
-    AVBufferRef *cl_mapped;    /* clmem_av_cl_frames_create() of vk_frames; NULL: no mapped route */
-    AVBufferRef *cl_plain;     /* FFmpeg's own OpenCL frames; NULL: no today or floor */
+    AVBufferRef *vk_frames; /* the pool the map accepted, else clmem_av_frames_setup()'s */
+    AVBufferRef *cl_mapped; /* clmem_av_cl_frames_create() of vk_frames; NULL: no mapped route */
+    AVBufferRef *cl_plain;  /* FFmpeg's own OpenCL frames; NULL: no today or floor */
     struct graph mapped_graph, plain_graph;
     AVFrame *pattern, *sw_frame; /* the bytes; today's software frame */
-    AVFrame *vk;               /* the Vulkan frame every route starts from */
-    AVFrame *resident;         /* the floor's OpenCL frame */
+    AVFrame *vk;                 /* the Vulkan frame every route starts from */
+    AVFrame *resident;           /* the floor's OpenCL frame */
     int64_t pts;
 };
 
@@ -192,8 +192,8 @@ static bool ffcl_open(struct bench *b, struct ffcl_bench *fb)
     dpa = (PFN_vkGetDeviceProcAddr)fb->vk->get_proc_addr(fb->vk->inst, "vkGetDeviceProcAddr");
     if (!dpa)
         die("(l): FFmpeg's Vulkan instance returns no vkGetDeviceProcAddr");
-#define DEVICE_FN(field, name)                                                                                         \
-    if (!(fb->field = (PFN_##name)dpa(fb->vk->act_dev, #name)))                                                        \
+#define DEVICE_FN(field, name)                                  \
+    if (!(fb->field = (PFN_##name)dpa(fb->vk->act_dev, #name))) \
         die("(l): FFmpeg's VkDevice returns no " #name);
     DEVICE_FN(wait_semaphores, vkWaitSemaphores)
     DEVICE_FN(create_pool, vkCreateCommandPool)
@@ -445,8 +445,8 @@ static void run_setup(struct ffcl_bench *fb, struct ffcl_run *r, struct ffcl_res
                 r->pattern->data[p][(size_t)y * r->pattern->linesize[p] + x] = (uint8_t)(x * 5 + y * 3 + p * 71);
     }
     mapped_setup(fb, r, res);
-    if (r->cl_mapped && !graph_new(&r->mapped_graph, r->cl_mapped, width, height, res->no_mapped,
-                                   sizeof res->no_mapped))
+    if (r->cl_mapped &&
+        !graph_new(&r->mapped_graph, r->cl_mapped, width, height, res->no_mapped, sizeof res->no_mapped))
         av_buffer_unref(&r->cl_mapped);
     if (!r->vk)
         snprintf(res->no_today, sizeof res->no_today,
@@ -543,8 +543,7 @@ static void run_check(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r
         want = sw_new(r->sw, r->width, r->height);
         av_check(av_hwframe_transfer_data(want, out[R_TODAY], 0), "av_hwframe_transfer_data((l) check)");
         if ((bad = rows_differ(r, out[R_FLOOR], want)))
-            fail(b, "(l) %dx%d %s: the floor's output differs from today's in %ld rows", r->width, r->height, fmt,
-                 bad);
+            fail(b, "(l) %dx%d %s: the floor's output differs from today's in %ld rows", r->width, r->height, fmt, bad);
     }
     if (!*res->no_mapped) {
         rep_mapped(fb, r, NULL, r->vk, out[R_MAPPED]);
@@ -559,7 +558,7 @@ static void run_check(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r
             int rows = p ? r->height / 2 : r->height, bytes = av_image_get_linesize(r->sw, r->width, p), wrong = 0;
             for (int y = 0; y < rows; y++)
                 wrong += memcmp(vk_back->data[p] + (size_t)y * vk_back->linesize[p],
-                              r->pattern->data[p] + (size_t)y * r->pattern->linesize[p], (size_t)bytes) != 0;
+                                r->pattern->data[p] + (size_t)y * r->pattern->linesize[p], (size_t)bytes) != 0;
             if (wrong)
                 fail(b, "(l) %dx%d %s: the Vulkan frame's plane %d no longer holds its upload (%d rows)", r->width,
                      r->height, fmt, p, wrong);
@@ -625,8 +624,7 @@ static void image_barrier(struct ffcl_bench *fb, VkCommandBuffer cb, VkImage ima
                               .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
                               .image = image,
                               .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
-    fb->barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 0, NULL, 1,
-                &m);
+    fb->barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 0, NULL, 1, &m);
 }
 
 /* Submit cb on FFmpeg's queue as FFmpeg's rules ask: wait for each frame's
@@ -690,8 +688,8 @@ static void copier_setup(struct ffcl_bench *fb, struct copier *c, struct ffcl_ru
     /* The resident frame into TRANSFER_SRC_OPTIMAL, once. */
     check_vk(fb->begin_cb(cbs[MAX_D], &bi), "vkBeginCommandBuffer((l))");
     for (int p = 0; p < c->planes; p++)
-        image_barrier(fb, cbs[MAX_D], src->img[p], src->layout[p], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                      src->access[p], VK_ACCESS_TRANSFER_READ_BIT);
+        image_barrier(fb, cbs[MAX_D], src->img[p], src->layout[p], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, src->access[p],
+                      VK_ACCESS_TRANSFER_READ_BIT);
     check_vk(fb->end_cb(cbs[MAX_D]), "vkEndCommandBuffer((l))");
     submit_on_frames(fb, c, cbs[MAX_D], &src, 1);
     for (int p = 0; p < c->planes; p++) {
@@ -707,8 +705,8 @@ static void copier_setup(struct ffcl_bench *fb, struct copier *c, struct ffcl_ru
                                   .dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
                                   .extent.depth = 1};
             plane_extent(r->sw, r->width, r->height, p, &region.extent.width, &region.extent.height);
-            image_barrier(fb, cbs[k], dst->img[p], VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                          0, VK_ACCESS_TRANSFER_WRITE_BIT);
+            image_barrier(fb, cbs[k], dst->img[p], VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0,
+                          VK_ACCESS_TRANSFER_WRITE_BIT);
             fb->copy_image(cbs[k], src->img[p], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst->img[p],
                            VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
         }
@@ -740,8 +738,7 @@ static double rep_stream(struct ffcl_bench *fb, struct ffcl_run *r, struct copie
     return (now_us() - t0) / n;
 }
 
-static void run_in_flight(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r, int reps,
-                          struct ffcl_result *res)
+static void run_in_flight(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r, int reps, struct ffcl_result *res)
 {
     const int n = b->cpu_device ? 8 : 32;
     clmem_av_sync *sync[2] = {NULL, NULL};
@@ -765,8 +762,8 @@ static void run_in_flight(struct bench *b, struct ffcl_bench *fb, struct ffcl_ru
     for (int i = 0; i < reps; i++)
         for (int o = 0; o < 2; o++)
             for (int j = 0; j < IN_FLIGHT && (o == 0 || sync[1]); j++)
-                samples[(o * IN_FLIGHT + j) * reps + i] = rep_stream(fb, r, &c, sync[o], frames, in_flight_d[j], n,
-                                                                     out);
+                samples[(o * IN_FLIGHT + j) * reps + i] =
+                    rep_stream(fb, r, &c, sync[o], frames, in_flight_d[j], n, out);
     for (int o = 0; o < 2; o++)
         for (int j = 0; j < IN_FLIGHT && (o == 0 || sync[1]); j++)
             res->flight[o][j] = summarize(samples + (o * IN_FLIGHT + j) * reps, reps, n);
@@ -876,7 +873,9 @@ static void record_ffcl(struct bench *b)
             targets[nt++] = record_target(b, &spec, true, NULL, at->over.pairs, at->over.median,
                                           paired_verdict_within(&at->over, bound));
         } else if (t == 4) {
-            enum verdict v = at->ratio_lo >= 10.0 ? VERDICT_MET : at->ratio_hi < 10.0 ? VERDICT_MISSED : VERDICT_UNCLEAR;
+            enum verdict v = at->ratio_lo >= 10.0  ? VERDICT_MET
+                             : at->ratio_hi < 10.0 ? VERDICT_MISSED
+                                                   : VERDICT_UNCLEAR;
             targets[nt++] = record_target(b, &spec, true, NULL, at->ratio_n, at->ratio, v);
         } else {
             double gain = at->flight[1][0].median / at->flight[1][IN_FLIGHT - 1].median;
@@ -980,11 +979,12 @@ static const char *cell(const struct summary *s, char *buf, size_t len)
 
 void print_ffmpeg_cl(void)
 {
-    printf("\n(l) FFmpeg's OpenCL filters on Vulkan frames (libclmem-av's map): " FILTER ", buffersrc -> filter ->\n"
-           "    buffersink on OpenCL frames; microseconds a frame, median of the reps. today = av_hwframe_transfer_data\n"
-           "    Vulkan -> software frame -> FFmpeg's own OpenCL frame (hwupload's way), the filter; mapped =\n"
-           "    clmem_av_cl_map (host order), the filter, av_frame_unref of the mapped frame; floor = the filter on\n"
-           "    an OpenCL frame already resident\n");
+    printf(
+        "\n(l) FFmpeg's OpenCL filters on Vulkan frames (libclmem-av's map): " FILTER ", buffersrc -> filter ->\n"
+        "    buffersink on OpenCL frames; microseconds a frame, median of the reps. today = av_hwframe_transfer_data\n"
+        "    Vulkan -> software frame -> FFmpeg's own OpenCL frame (hwupload's way), the filter; mapped =\n"
+        "    clmem_av_cl_map (host order), the filter, av_frame_unref of the mapped frame; floor = the filter on\n"
+        "    an OpenCL frame already resident\n");
     if (*not_run) {
         printf("  skipped: %s\n", not_run);
         return;
@@ -1011,18 +1011,18 @@ void print_ffmpeg_cl(void)
     for (int i = 0; i < nresults; i++) {
         const struct ffcl_result *x = &results[i];
         if (*x->no_mapped)
-            printf("  %dx%d %s: mapped route skipped: %s\n", x->width, x->height, format_name[x->format],
-                   x->no_mapped);
+            printf("  %dx%d %s: mapped route skipped: %s\n", x->width, x->height, format_name[x->format], x->no_mapped);
         else
             printf("  %dx%d %s: mapped through %s's pool\n", x->width, x->height, format_name[x->format], x->setup);
         if (*x->no_today)
-            printf("  %dx%d %s: today's route and the floor skipped: %s\n", x->width, x->height,
-                   format_name[x->format], x->no_today);
+            printf("  %dx%d %s: today's route and the floor skipped: %s\n", x->width, x->height, format_name[x->format],
+                   x->no_today);
     }
 
-    printf("\n(l) frames in flight on frames the GPU produced: a stream of F frames through D frames of the pool, each\n"
-           "    written by a vkCmdCopyImage from a resident Vulkan frame on FFmpeg's queue with FFmpeg's semaphores,\n"
-           "    then map, the filter, unref; until every frame's semaphores are signalled\n");
+    printf(
+        "\n(l) frames in flight on frames the GPU produced: a stream of F frames through D frames of the pool, each\n"
+        "    written by a vkCmdCopyImage from a resident Vulkan frame on FFmpeg's queue with FFmpeg's semaphores,\n"
+        "    then map, the filter, unref; until every frame's semaphores are signalled\n");
     printf("%-10s %-5s %-7s %3s %5s %12s %10s %8s\n", "frame", "fmt", "sync", "D", "F", "us a frame", "fps", "vs D=1");
     for (int i = 0; i < nresults; i++) {
         const struct ffcl_result *x = &results[i];
@@ -1040,9 +1040,10 @@ void print_ffmpeg_cl(void)
         if (!*x->no_mapped && *x->no_device)
             printf("  %s %s: device order skipped: %s\n", name, format_name[x->format], x->no_device);
     }
-    printf("    sync: host = no sync object, device = CLMEM_AV_ORDER_DEVICE; us a frame: the stream's time / F, median\n"
-           "    of the reps; fps: frames per second at that median; vs D=1: fps against D = 1 of the same order;\n"
-           "    formats whose mapped route did not run have no rows\n");
+    printf(
+        "    sync: host = no sync object, device = CLMEM_AV_ORDER_DEVICE; us a frame: the stream's time / F, median\n"
+        "    of the reps; fps: frames per second at that median; vs D=1: fps against D = 1 of the same order;\n"
+        "    formats whose mapped route did not run have no rows\n");
     for (int t = 0; t < NTARGETS; t++)
         if (targets[t])
             print_target_line(targets[t]);
