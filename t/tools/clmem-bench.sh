@@ -43,7 +43,7 @@ fi
 # that the column names are line 1.
 grep -v '^#' "$tmp/x.csv" >"$tmp/rows.csv" 2>/dev/null
 
-echo "1..30"
+echo "1..31"
 n=0
 check() {
     n=$((n + 1))
@@ -80,7 +80,7 @@ awk -F, 'NR > 1 {
         if ($2 ~ /^xproc_/ ? $11 !~ /^([0-9]+[.][0-9]+)?$/ : $11 != "") bad++
         if ($2 ~ /^(ring_|batch_|scaling_|unref_|xproc_)/ || $2 ~ /_(in_flight_|upload_alone)/) next
         if ($9 != ($2 ~ /import/ ? 0 : 1) || $10 != 0) bad++
-        if ($2 ~ /^(frame|consumer|ffmpeg)_/) next
+        if ($2 ~ /^(frame|consumer|ffmpeg|ffcl)_/) next
         seen[$1 "," $2 "," $3] = 1; sizes[$1] = 1
     }
     END {
@@ -92,7 +92,7 @@ awk -F, 'NR > 1 {
 check $? "the CSV has a row for each measure and variant at each size"
 
 # Three sizes in --quick (4K, 1M, 16M), unless a size did not fit.
-rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|unref_[a-z]+|consumer_[a-z]+_[0-9x]+|ffmpeg_nv12_[0-9x]+[a-z_]*|xproc_[a-z0-9_]+|ring_[a-z]+|batch_staged_copy|scaling_[a-z_]+),' "$tmp/rows.csv")
+rows=$(grep -Evc '^size_bytes|,(frame_[a-z0-9_]+|unref_[a-z]+|consumer_[a-z]+_[0-9x]+|ffmpeg_nv12_[0-9x]+[a-z_]*|ffcl_[a-z0-9_]+|xproc_[a-z0-9_]+|ring_[a-z]+|batch_staged_copy|scaling_[a-z_]+),' "$tmp/rows.csv")
 skipped=$(grep -c '^size .*: skipped' "$tmp/out")
 test "$rows" -eq $(( (3 - skipped) * 9 ))
 check $? "--quick ran 3 sizes ($rows rows, $skipped sizes skipped)"
@@ -212,6 +212,39 @@ if [ "${CLMEM_AV_BUILT:-}" = yes ]; then
 else
     grep -q '^(j) FFmpeg.s Vulkan frames into OpenCL: skipped: .' "$tmp/out" && ! grep -q ',ffmpeg_nv12_' "$tmp/rows.csv"
     check $? "(j) FFmpeg frames say why they did not run (${CLMEM_AV_BUILT:-CLMEM_AV_BUILT unset})"
+fi
+
+# (l), with libavfilter: for each frame size (320x180 and 640x360 on a
+# CPU device in --quick, 1920x1080 and 3840x2160 on a GPU) and format
+# (NV12, RGBA), today's route, the mapped one and the floor, with the 10
+# columns, batch 1 and ring 0, mapped minus floor paired, and host order
+# in flight for D = 1, 2, 4 (ring D); or lines saying which route was
+# skipped and why (PoCL makes no NV12 OpenCL frames). Where FFmpeg makes
+# no Vulkan device, the line saying so. Without libavfilter, the line
+# saying clmem-bench was not built with it, and no rows.
+if [ "${CLMEM_LIBAVFILTER_FOUND:-}" = yes ] && ! grep -q '^  skipped: FFmpeg cannot make a Vulkan device here' "$tmp/out"; then
+    n3='[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+'
+    bad_l=0 ran_l=0
+    for size in 320x180 640x360 1920x1080 3840x2160; do
+        for fmt in nv12 rgba; do
+            grep -Eq "^$size +$fmt " "$tmp/out" || continue
+            routes=$(grep -Ec "^[1-9][0-9]*,ffcl_${fmt}_$size,(baseline|clmem|floor),$n3,[1-9][0-9]*,1,1,0,\$" "$tmp/rows.csv")
+            paired=$(grep -Ec "^[1-9][0-9]*,ffcl_${fmt}_${size}_overhead,paired,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0,\$" "$tmp/rows.csv")
+            flight=$(grep -Ec "^[1-9][0-9]*,ffcl_${fmt}_${size}_in_flight_host,clmem,$n3,[1-9][0-9]*,[1-9][0-9]*,1,(1|2|4),\$" "$tmp/rows.csv")
+            if test "$routes" -eq 3 && test "$paired" -eq 1 && test "$flight" -eq 3; then
+                ran_l=$((ran_l + 1))
+            elif ! grep -Eq "^  $size $fmt: (mapped route|today's route and the floor) skipped: ." "$tmp/out"; then
+                echo "# (l) $size $fmt: $routes routes, $paired paired, $flight in flight, and no line saying why" >>"$tmp/bad"
+                bad_l=1
+            fi
+        done
+    done
+    test "$bad_l" -eq 0 && test "$(grep -Ec '^[0-9]+x[0-9]+ +(nv12|rgba) ' "$tmp/out")" -ge 4
+    check $? "(l) FFmpeg's OpenCL filters: today, mapped and floor for each size and format, mapped minus floor and host order in flight ($ran_l ran), or lines saying why not"
+else
+    { grep -q "^(l) FFmpeg's OpenCL filters on Vulkan frames: skipped: clmem-bench was not built with libavfilter" "$tmp/out" ||
+          grep -q '^  skipped: FFmpeg cannot make a Vulkan device here' "$tmp/out"; } && ! grep -q ',ffcl_' "$tmp/rows.csv"
+    check $? "(l) FFmpeg's OpenCL filters say why they did not run (${CLMEM_LIBAVFILTER_FOUND:-CLMEM_LIBAVFILTER_FOUND unset})"
 fi
 
 # (x), with libclmem-ipc: for each frame kind (1920x1080 RGBA8 and NV12,
@@ -360,16 +393,16 @@ check $? "the import overhead's 3 pairs of --quick are too few samples for a ver
 test "$(grep -c 'target (any GPU): throughput at least x1[24] at T = 16: not applicable (T reaches [12] here; the target is at T = 16)' "$tmp/out")" -eq 2
 check $? "(k)'s targets at T = 16 are not applicable where T reaches 2"
 
-# --help: one line for each of (a) to (k) and (x), saying what it
+# --help: one line for each of (a) to (l) and (x), saying what it
 # measures; no source file named.
 "$tool" --help >"$tmp/help" 2>&1
 help_rc=$?
 ok=0
-for m in a b c d e f g h i j k x; do
+for m in a b c d e f g h i j k l x; do
     test "$(grep -c "^  ($m) [A-Za-z].\{20,\}" "$tmp/help")" -eq 1 || ok=1
 done
 test "$help_rc" -eq 0 && test "$ok" -eq 0 && ! grep -Eq '[a-z0-9_-]+\.[ch]\b|vkctx/|tools/|bridge/|issue' "$tmp/help"
-check $? "--help says in one line each what (a) to (k) and (x) measure, and names no source file"
+check $? "--help says in one line each what (a) to (l) and (x) measure, and names no source file"
 
 # The sections print in order, each with its table, the batch run last.
 awk 'function at(re, name) { if (!(name in line) && $0 ~ re) line[name] = NR }
@@ -377,14 +410,15 @@ awk 'function at(re, name) { if (!(name in line) && $0 ~ re) line[name] = NR }
       at("^\\(g\\) frames:", "g"); at("^Frames, medians", "g-table")
       at("^\\(h\\) clmem_handle_unref", "h"); at("^unref, microseconds", "h-table")
       at("^\\(i\\) a consumer library", "i"); at("^\\(j\\) FFmpeg", "j")
-      at("^\\(k\\) scaling on", "k"); at("^Scaling:", "k-table"); at("^batches: ", "batches") }
-    END { n = split("a a-table g g-table h h-table i j k k-table batches", order, " ")
+      at("^\\(k\\) scaling on", "k"); at("^Scaling:", "k-table"); at("^\\(l\\) FFmpeg.s OpenCL filters", "l")
+      at("^batches: ", "batches") }
+    END { n = split("a a-table g g-table h h-table i j k k-table l batches", order, " ")
           for (i = 1; i <= n; i++) {
               if (!(order[i] in line)) { print "# no " order[i]; bad++; continue }
               if (i > 1 && line[order[i]] <= line[order[i - 1]]) { print "# " order[i] " before " order[i - 1]; bad++ }
           }
           exit bad != 0 }' "$tmp/out" >"$tmp/bad" 2>&1
-check $? "the sections print in order, (a) to (k), each with its table, then the batch run"
+check $? "the sections print in order, (a) to (l), each with its table, then the batch run"
 
 # With --json the report went to standard error, whole.
 head -n 1 "$tmp/out" | grep -q '^# clmem-bench (clmem ' && tail -n 1 "$tmp/out" | grep -q '^total .* all correctness checks passed$' &&

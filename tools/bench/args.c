@@ -55,6 +55,8 @@ static void usage(FILE *out)
             "  (i) a consumer library: CLBlast SGEMM on Vulkan's matrices, staged, zero-copy, plain OpenCL\n"
             "  (j) FFmpeg's Vulkan frames into an OpenCL kernel: staged against libclmem-av\n"
             "  (k) scaling: costs against live imports, threads, queues and acquire_many's count\n"
+            "  (l) FFmpeg's OpenCL filters (avgblur_opencl) on Vulkan frames: download + upload against\n"
+            "      clmem_av_cl_map and a resident frame, and mapped frames in flight\n"
             "  (x) frames across processes: libclmem-ipc and the same protocol's raw calls, against one\n"
             "      process and a copy through /dev/shm, with the CPU time a frame\n"
             "  then, with --batches or --quick: frames in flight through a frame ring\n"
@@ -86,6 +88,7 @@ static void usage(FILE *out)
             "  --xproc-only       run only (x), frames across processes (libclmem-ipc): a second\n"
             "                     clmem-bench process consumes them; against the same frames in one\n"
             "                     process and a copy through /dev/shm\n"
+            "  --ffcl-only        run only (l), FFmpeg's OpenCL filters on Vulkan frames\n"
             "  --csv FILE         where the CSV goes (default clmem-bench.csv)\n"
             "  --svg FILE         where the plot goes (default clmem-bench.svg; the batch run's and\n"
             "                     (x)'s plots go beside it, clmem-bench-batches.svg and\n"
@@ -210,6 +213,8 @@ void parse_options(int argc, char **argv, struct options *o)
             o->scaling_only = true;
         } else if (strcmp(argv[i], "--xproc-only") == 0) {
             o->xproc_only = true;
+        } else if (strcmp(argv[i], "--ffcl-only") == 0) {
+            o->ffcl_only = true;
         } else if ((v = option_value(argc, argv, &i, "--scale-imports"))) {
             o->scale_imports = parse_count(v, "--scale-imports");
         } else if ((v = option_value(argc, argv, &i, "--scale-threads"))) {

@@ -15,6 +15,7 @@
  *   unref.c       (h) clmem_handle_unref with a kernel pending
  *   consumer.c    (i) a consumer library (CLBlast) in the pipeline
  *   ffmpeg-frames.c (j) FFmpeg's Vulkan frames through libclmem-av
+ *   ffmpeg-cl.c   (l) FFmpeg's OpenCL filters on Vulkan frames (clmem_av_cl_map)
  *   xproc*.c      (x) frames across processes through libclmem-ipc, and its
  *                 consumer process (clmem-bench run again: XPROC_CHILD_OPTION);
  *                 tools/bench/xproc-common.h lists its files
@@ -113,7 +114,7 @@ struct size_result {
 
 /* One row of the CSV and of the JSON's rows (results.c). */
 struct result_row {
-    char section[8];  /* the measure's letter, "a" to "k", or "batches" */
+    char section[8];  /* the measure's letter, "a" to "l" or "x", or "batches" */
     char measure[64]; /* staged_copy, frame_handoff_1920x1080_rgba8, scaling_hit_ranges, ... */
     char variant[16]; /* baseline, clmem, raw, paired, floor, or (k)'s shape verdict */
     uint64_t x;       /* size_bytes: the buffer's or frame's bytes, or (k)'s point */
@@ -209,6 +210,7 @@ struct options {
     int scale_imports;
     int scale_threads;
     bool xproc_only; /* --xproc-only: (x) alone */
+    bool ffcl_only;  /* --ffcl-only: (l) alone */
 };
 
 /* ---------------------------------------------------------------- state */
@@ -532,6 +534,12 @@ void print_consumer(void);
  * and it records no rows. */
 void run_ffmpeg_frames(struct bench *b, bool quick, int reps);
 void print_ffmpeg_frames(void);
+
+/* ffmpeg-cl.c: (l), where configure found libavfilter (HAVE_LIBAVFILTER);
+ * without it, or where FFmpeg's device does not pair with the bench's,
+ * print_ffmpeg_cl says why it did not run and it records no rows. */
+void run_ffmpeg_cl(struct bench *b, bool quick, int reps);
+void print_ffmpeg_cl(void);
 
 /* xproc.c: (x), where libclmem-ipc is built (HAVE_IPC); without it,
  * print_xproc says why it did not run. The consumer process is clmem-bench

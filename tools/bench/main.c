@@ -15,6 +15,8 @@
  *   a consumer library in the pipeline (CLBlast), consumer.c;
  *   FFmpeg's Vulkan frames through libclmem-av, ffmpeg-frames.c;
  *   scaling, scaling.c (--scaling-only runs it alone);
+ *   (l) FFmpeg's OpenCL filters on Vulkan frames, ffmpeg-cl.c (--ffcl-only
+ *       runs it alone);
  *   (x) frames across processes through libclmem-ipc, xproc.c (a second
  *       clmem-bench process consumes them; --xproc-only runs it alone);
  *   then, with --batches, frames in flight through a ring, batch-run.c.
@@ -206,7 +208,7 @@ int main(int argc, char **argv)
     results = calloc((size_t)(nsizes ? nsizes : 1), sizeof *results);
     if (!results)
         die("out of memory");
-    if (!o.scaling_only && !o.xproc_only) {
+    if (!o.scaling_only && !o.xproc_only && !o.ffcl_only) {
         run_sizes(&b, &o, sizes, nsizes, results, &nresults);
         run_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : 20);
         print_frames();
@@ -219,16 +221,21 @@ int main(int argc, char **argv)
         print_ffmpeg_frames();
         write_csv(&b, o.csv);
     }
-    if (!o.xproc_only) {
+    if (!o.xproc_only && !o.ffcl_only) {
         struct scale_plan plan = scale_plan_for(&b, &o);
         run_scaling(&b, &plan);
         print_scaling();
     }
-    if (!o.scaling_only) {
+    if (!o.scaling_only && !o.xproc_only) {
+        run_ffmpeg_cl(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : b.cpu_device ? 5 : 20);
+        print_ffmpeg_cl();
+        write_csv(&b, o.csv);
+    }
+    if (!o.scaling_only && !o.ffcl_only) {
         run_xproc(&b, o.quick, o.frames, o.blocks);
         print_xproc(&b);
     }
-    if (o.nbatches && !o.scaling_only && !o.xproc_only) {
+    if (o.nbatches && !o.scaling_only && !o.xproc_only && !o.ffcl_only) {
         run_batches(&b, &o, &batches);
         print_batch_table(&batches);
     }
