@@ -120,7 +120,8 @@ static clmem_status ring_cl_done(clmem_bridge_ring *ring, const clmem_bridge_rin
     if (st != CLMEM_OK)
         return st;
     if (!ring->host_ordered) {
-        pending = clmem__semaphore_enqueue(SEMAPHORE_SIGNAL, ring->bridge, slot->done, ring->queue, 0, NULL, NULL) == CLMEM_OK;
+        pending = clmem__semaphore_enqueue(SEMAPHORE_SIGNAL, ring->bridge, slot->done, ring->queue, 0, NULL, NULL) ==
+                  CLMEM_OK;
         if (!pending) /* no signal for Vulkan to wait on: order it on the host instead */
             clFinish(ring->queue);
     } else {

@@ -137,9 +137,7 @@ size_t clmem__ipc_encode(const struct ipc_msg *m, uint8_t *buf)
         put32(b + 16, m->u.alloc.memory_type_index);
         put32(b + 20, m->u.alloc.flags);
         break;
-    case IPC_FRAME:
-        encode_frame(&m->u.frame, b);
-        break;
+    case IPC_FRAME: encode_frame(&m->u.frame, b); break;
     case IPC_ACCEPT:
         put32(b, m->u.accept.path);
         break;
