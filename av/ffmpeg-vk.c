@@ -116,6 +116,23 @@ uint32_t clmem__av_queue_families(const AVVulkanDeviceContext *vk, uint32_t qfs[
 }
 
 /* ffmpeg-vk.h. */
+VkResult clmem__av_query_plane_image(PFN_vkGetPhysicalDeviceImageFormatProperties2 query, VkPhysicalDevice pd,
+                                     enum AVPixelFormat sw_format, int plane, VkImageTiling tiling,
+                                     VkImageUsageFlags usage, void *info_next, void *props_next)
+{
+    VkPhysicalDeviceImageFormatInfo2 info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
+                                             .pNext = info_next,
+                                             .format = av_vkfmt_from_pixfmt(sw_format)[plane],
+                                             .type = VK_IMAGE_TYPE_2D,
+                                             .tiling = tiling,
+                                             .usage = usage,
+                                             .flags = VK_IMAGE_CREATE_ALIAS_BIT};
+    VkImageFormatProperties2 props = {.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2, .pNext = props_next};
+
+    return query(pd, &info, &props);
+}
+
+/* ffmpeg-vk.h. */
 clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWFramesContext *frames, bool ours,
                                     VkImageTiling ours_tiling, VkExternalMemoryHandleTypeFlags *types_out)
 {
@@ -149,10 +166,9 @@ clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWF
             continue;
         for (uint32_t m = 0; m < count && !(*types_out & candidates[t]); m++) {
             VkPhysicalDeviceImageDrmFormatModifierInfoEXT mod = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT};
-            VkPhysicalDeviceExternalImageFormatInfo ext = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
-            VkPhysicalDeviceImageFormatInfo2 info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2};
+            VkPhysicalDeviceExternalImageFormatInfo ext = {
+                .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO};
             VkExternalImageFormatProperties eprops = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
-            VkImageFormatProperties2 props = {.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2, .pNext = &eprops};
 
             if (mods) {
                 mod.drmFormatModifier = mods->pDrmFormatModifiers[m];
@@ -163,13 +179,8 @@ clmem_status clmem__av_export_types(const AVVulkanDeviceContext *vk, const AVHWF
                 ext.pNext = &mod;
             }
             ext.handleType = candidates[t];
-            info.pNext = &ext;
-            info.format = av_vkfmt_from_pixfmt(frames->sw_format)[0];
-            info.type = VK_IMAGE_TYPE_2D;
-            info.tiling = tiling;
-            info.usage = fc->usage;
-            info.flags = VK_IMAGE_CREATE_ALIAS_BIT;
-            if (query(vk->phys_dev, &info, &props) == VK_SUCCESS)
+            if (clmem__av_query_plane_image(query, vk->phys_dev, frames->sw_format, 0, tiling, fc->usage, &ext,
+                                            &eprops) == VK_SUCCESS)
                 *types_out |= candidates[t];
         }
     }

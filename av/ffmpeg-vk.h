@@ -70,6 +70,14 @@ clmem_status clmem__av_frame_parts(const AVFrame *frame, AVVkFrame **vkf_out, AV
  * them, the count is returned. */
 uint32_t clmem__av_queue_families(const AVVulkanDeviceContext *vk, uint32_t qfs[5]);
 
+/* vkGetPhysicalDeviceImageFormatProperties2 for a 2D image of plane
+ * `plane`'s format of sw_format, made as FFmpeg makes its images
+ * (aliasable), with what the caller asks chained on the query (info_next)
+ * and on the answer (props_next). */
+VkResult clmem__av_query_plane_image(PFN_vkGetPhysicalDeviceImageFormatProperties2 query, VkPhysicalDevice pd,
+                                     enum AVPixelFormat sw_format, int plane, VkImageTiling tiling,
+                                     VkImageUsageFlags usage, void *info_next, void *props_next);
+
 /* The handle types a frame of the frames context is exportable as. Vulkan
  * cannot be asked which types memory was allocated exportable as; FFmpeg
  * 5.1's pool (vulkan_pool_alloc) exports every frame as each type whose

@@ -36,31 +36,11 @@ static bool has_modifier_list(const void *chain)
     return false;
 }
 
-/* vkGetPhysicalDeviceImageFormatProperties2 for a 2D image of one plane's
- * format made as FFmpeg makes its images (aliasable), with what the caller
- * asks chained on the query (info_next) and on the answer (props_next). */
-static VkResult query_plane_image(PFN_vkGetPhysicalDeviceImageFormatProperties2 query, VkPhysicalDevice pd,
-                                  VkFormat format, VkImageTiling tiling, VkImageUsageFlags usage, void *info_next,
-                                  void *props_next)
-{
-    VkPhysicalDeviceImageFormatInfo2 info = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
-                                             .pNext = info_next,
-                                             .format = format,
-                                             .type = VK_IMAGE_TYPE_2D,
-                                             .tiling = tiling,
-                                             .usage = usage,
-                                             .flags = VK_IMAGE_CREATE_ALIAS_BIT};
-    VkImageFormatProperties2 props = {.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2, .pNext = props_next};
-
-    return query(pd, &info, &props);
-}
-
 /* Can Vulkan make DRM-modifier-tiled images of every plane's format with
  * `modifier` and `usage`, shared as FFmpeg shares its images? */
 static bool modifier_supported(const AVVulkanDeviceContext *vk, PFN_vkGetPhysicalDeviceImageFormatProperties2 query,
                                enum AVPixelFormat sw_format, VkImageUsageFlags usage, uint64_t modifier)
 {
-    const VkFormat *formats = av_vkfmt_from_pixfmt(sw_format);
     uint32_t qfs[5], nqf = clmem__av_queue_families(vk, qfs);
 
     for (int p = 0; p < av_pix_fmt_count_planes(sw_format); p++) {
@@ -70,8 +50,8 @@ static bool modifier_supported(const AVVulkanDeviceContext *vk, PFN_vkGetPhysica
             .sharingMode = nqf > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
             .queueFamilyIndexCount = nqf,
             .pQueueFamilyIndices = qfs};
-        if (query_plane_image(query, vk->phys_dev, formats[p], VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT, usage, &mod,
-                              NULL) != VK_SUCCESS)
+        if (clmem__av_query_plane_image(query, vk->phys_dev, sw_format, p, VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT,
+                                        usage, &mod, NULL) != VK_SUCCESS)
             return false;
     }
     return true;
@@ -242,7 +222,8 @@ static clmem_status check_optimal_export(const AVVulkanDeviceContext *vk, enum A
                                                            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO,
                                                        .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
         VkExternalImageFormatProperties eprops = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES};
-        VkResult r = query_plane_image(query, vk->phys_dev, formats[p], VK_IMAGE_TILING_OPTIMAL, usage, &ext, &eprops);
+        VkResult r = clmem__av_query_plane_image(query, vk->phys_dev, sw_format, p, VK_IMAGE_TILING_OPTIMAL, usage,
+                                                 &ext, &eprops);
 
         if (r != VK_SUCCESS ||
             !(eprops.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))

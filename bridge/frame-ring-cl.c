@@ -66,7 +66,7 @@ static clmem_status ring_cl_next(clmem_bridge_ring *ring, uint64_t timeout_ns, c
         slot->fence_in_flight = false;
     }
     if (!ring->host_ordered && !slot->ready_waited) {
-        st = clmem__semaphore_wait(b, slot->ready, ring->queue, num_events, wait_list, NULL);
+        st = clmem__semaphore_enqueue(SEMAPHORE_WAIT, b, slot->ready, ring->queue, num_events, wait_list, NULL);
         if (st != CLMEM_OK)
             return st;
         slot->ready_waited = true;
@@ -120,7 +120,8 @@ static clmem_status ring_cl_done(clmem_bridge_ring *ring, const clmem_bridge_rin
     if (st != CLMEM_OK)
         return st;
     if (!ring->host_ordered) {
-        pending = clmem__semaphore_signal(ring->bridge, slot->done, ring->queue, 0, NULL, NULL) == CLMEM_OK;
+        pending = clmem__semaphore_enqueue(SEMAPHORE_SIGNAL, ring->bridge, slot->done, ring->queue, 0, NULL, NULL) ==
+                  CLMEM_OK;
         if (!pending) /* no signal for Vulkan to wait on: order it on the host instead */
             clFinish(ring->queue);
     } else {

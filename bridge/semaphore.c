@@ -297,9 +297,11 @@ static clmem_status host_signal(clmem_bridge *b, clmem_bridge_semaphore *sem, cl
 /* A wait or a signal: the checks, then OpenCL's own enqueue in device
  * order, or in host order OpenCL's wait list waited for and Vulkan's side
  * done from the host. */
-static clmem_status wait_or_signal(bool signal, clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
-                                   cl_uint num_events, const cl_event *wait_list, cl_event *event_out)
+clmem_status clmem__semaphore_enqueue(enum semaphore_op op, clmem_bridge *b, clmem_bridge_semaphore *sem,
+                                      cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
+                                      cl_event *event_out)
 {
+    bool signal = op == SEMAPHORE_SIGNAL;
     clmem_status s =
         check_call(b, sem, queue, event_out, signal ? "clmem_bridge_semaphore_signal" : "clmem_bridge_semaphore_wait");
 
@@ -312,28 +314,18 @@ static clmem_status wait_or_signal(bool signal, clmem_bridge *b, clmem_bridge_se
     return signal ? host_signal(b, sem, queue, event_out) : host_wait(b, sem, queue, event_out);
 }
 
-clmem_status clmem__semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
-                                   cl_uint num_events, const cl_event *wait_list, cl_event *event_out)
-{
-    return wait_or_signal(false, b, sem, queue, num_events, wait_list, event_out);
-}
-
 CLMEM_EXPORT clmem_status clmem_bridge_semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem,
                                                       cl_command_queue queue, cl_uint num_events,
                                                       const cl_event *wait_list, cl_event *event_out)
 {
-    return clmem__error_in(__func__, clmem__semaphore_wait(b, sem, queue, num_events, wait_list, event_out));
-}
-
-clmem_status clmem__semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
-                                     cl_uint num_events, const cl_event *wait_list, cl_event *event_out)
-{
-    return wait_or_signal(true, b, sem, queue, num_events, wait_list, event_out);
+    return clmem__error_in(__func__,
+                           clmem__semaphore_enqueue(SEMAPHORE_WAIT, b, sem, queue, num_events, wait_list, event_out));
 }
 
 CLMEM_EXPORT clmem_status clmem_bridge_semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem,
                                                         cl_command_queue queue, cl_uint num_events,
                                                         const cl_event *wait_list, cl_event *event_out)
 {
-    return clmem__error_in(__func__, clmem__semaphore_signal(b, sem, queue, num_events, wait_list, event_out));
+    return clmem__error_in(__func__,
+                           clmem__semaphore_enqueue(SEMAPHORE_SIGNAL, b, sem, queue, num_events, wait_list, event_out));
 }

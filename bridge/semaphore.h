@@ -22,10 +22,13 @@ struct clmem_bridge_semaphore {
     atomic_bool in_ring;               /* a ring's (frame-ring.c), which alone waits and signals it */
 };
 
-/* clmem_bridge_semaphore_wait() and _signal(), for the frame ring: their
- * sentence is the calling public function's (lib/error-private.h). */
-clmem_status clmem__semaphore_wait(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
-                                   cl_uint num_events, const cl_event *wait_list, cl_event *event_out);
-clmem_status clmem__semaphore_signal(clmem_bridge *b, clmem_bridge_semaphore *sem, cl_command_queue queue,
-                                     cl_uint num_events, const cl_event *wait_list, cl_event *event_out);
+/* What clmem__semaphore_enqueue enqueues: a wait or a signal. */
+enum semaphore_op { SEMAPHORE_WAIT, SEMAPHORE_SIGNAL };
+
+/* clmem_bridge_semaphore_wait() or _signal(), as op says, for the frame
+ * ring: its sentence is the calling public function's
+ * (lib/error-private.h). */
+clmem_status clmem__semaphore_enqueue(enum semaphore_op op, clmem_bridge *b, clmem_bridge_semaphore *sem,
+                                      cl_command_queue queue, cl_uint num_events, const cl_event *wait_list,
+                                      cl_event *event_out);
 #endif

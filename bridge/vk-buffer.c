@@ -95,6 +95,44 @@ void clmem__vk_memory_own(clmem_bridge *b, VkDeviceMemory memory, VkDeviceSize s
     clmem__own_memory_note(&b->own, memory, size); /* imports of it are checked against this */
 }
 
+clmem_status clmem__vk_memory_bind_new(clmem_bridge *b, VkBuffer buffer, VkImage image, const char *noun,
+                                       const char *what, VkMemoryPropertyFlags property_flags,
+                                       VkExternalMemoryHandleTypeFlags export_types, bool dedicated,
+                                       clmem_bridge_vk_memory *out)
+{
+    const struct vkfn *vk = &b->vk;
+    bool vulkan_wants_dedicated;
+    VkMemoryRequirements req = clmem__vk_memory_requirements(b, buffer, image, &vulkan_wants_dedicated);
+    uint32_t type_index = clmem__vk_find_memory_type(vk, b->physical_device, req.memoryTypeBits, property_flags);
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkResult r;
+
+    if (type_index == UINT32_MAX)
+        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
+                           "No memory type with property flags 0x%x can hold this %s (allowed types 0x%x).",
+                           (unsigned)property_flags, what, (unsigned)req.memoryTypeBits);
+    dedicated = dedicated || vulkan_wants_dedicated;
+    r = clmem__vk_allocate_memory(b, req.size, type_index, export_types, dedicated, buffer, image, &memory);
+    if (r != VK_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkAllocateMemory", r,
+                               "Allocating %llu bytes of memory type %u for the %s failed.",
+                               (unsigned long long)req.size, type_index, noun);
+    if (buffer != VK_NULL_HANDLE)
+        r = FAULT("vkBindBufferMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+                                        : vk->BindBufferMemory(b->device, buffer, memory, 0);
+    else
+        r = FAULT("vkBindImageMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+                                       : vk->BindImageMemory(b->device, image, memory, 0);
+    if (r != VK_SUCCESS) {
+        vk->FreeMemory(b->device, memory, NULL);
+        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN,
+                               buffer != VK_NULL_HANDLE ? "vkBindBufferMemory" : "vkBindImageMemory", r,
+                               "Binding the %s to its memory failed.", noun);
+    }
+    clmem__vk_memory_own(b, memory, req.size, type_index, export_types, dedicated, out);
+    return CLMEM_OK;
+}
+
 clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,
                                      VkMemoryPropertyFlags property_flags, VkExternalMemoryHandleTypeFlags export_types,
                                      VkBuffer *buffer_out, clmem_bridge_vk_memory *memory_out)
@@ -102,15 +140,12 @@ clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBuffe
     VkExternalMemoryBufferCreateInfo external = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
                                                  .handleTypes = export_types};
     VkBufferCreateInfo create = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                                 .pNext = export_types ? &external : NULL,
                                  .size = size,
                                  .usage = usage,
                                  .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-    VkMemoryRequirements req;
     VkBuffer buffer = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    uint32_t type_index;
-    bool vulkan_wants_dedicated, use_dedicated;
+    bool export_dedicated;
+    clmem_status s;
     VkResult r;
 
     if (buffer_out)
@@ -121,41 +156,22 @@ clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBuffe
         return fail_null(!b ? "bridge" : !buffer_out ? "buffer_out" : "memory_out");
     BRIDGE_LIVE(b, "clmem_bridge_vk_buffer_create");
     const struct vkfn *vk = &b->vk;
-    VkPhysicalDevice physical_device = b->physical_device;
-    VkDevice device = b->device;
     if (size == 0)
         return fail_zero("buffer size");
 
-    r = FAULT("vkCreateBuffer") ? VK_ERROR_OUT_OF_HOST_MEMORY : vk->CreateBuffer(device, &create, NULL, &buffer);
+    if (export_types)
+        create.pNext = &external;
+    r = FAULT("vkCreateBuffer") ? VK_ERROR_OUT_OF_HOST_MEMORY : vk->CreateBuffer(b->device, &create, NULL, &buffer);
     if (r != VK_SUCCESS)
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkCreateBuffer", r,
                                "Creating a %llu-byte buffer failed.", (unsigned long long)size);
-    req = clmem__vk_memory_requirements(b, buffer, VK_NULL_HANDLE, &vulkan_wants_dedicated);
-    type_index = clmem__vk_find_memory_type(vk, physical_device, req.memoryTypeBits, property_flags);
-    if (type_index == UINT32_MAX) {
-        vk->DestroyBuffer(device, buffer, NULL);
-        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
-                           "No memory type with property flags 0x%x can hold this buffer (allowed types 0x%x).",
-                           (unsigned)property_flags, (unsigned)req.memoryTypeBits);
+    export_dedicated = export_types && export_needs_dedicated(vk, b->physical_device, usage, export_types);
+    s = clmem__vk_memory_bind_new(b, buffer, VK_NULL_HANDLE, "buffer", "buffer", property_flags, export_types,
+                                  export_dedicated, memory_out);
+    if (s != CLMEM_OK) {
+        vk->DestroyBuffer(b->device, buffer, NULL);
+        return s;
     }
-    use_dedicated =
-        vulkan_wants_dedicated || (export_types && export_needs_dedicated(vk, physical_device, usage, export_types));
-    r = clmem__vk_allocate_memory(b, req.size, type_index, export_types, use_dedicated, buffer, VK_NULL_HANDLE,
-                                  &memory);
-    if (r != VK_SUCCESS) {
-        vk->DestroyBuffer(device, buffer, NULL);
-        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkAllocateMemory", r,
-                               "Allocating %llu bytes of memory type %u failed.", (unsigned long long)req.size,
-                               type_index);
-    }
-    r = FAULT("vkBindBufferMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vk->BindBufferMemory(device, buffer, memory, 0);
-    if (r != VK_SUCCESS) {
-        vk->FreeMemory(device, memory, NULL);
-        vk->DestroyBuffer(device, buffer, NULL);
-        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkBindBufferMemory", r,
-                               "Binding the buffer to its memory failed.");
-    }
-    clmem__vk_memory_own(b, memory, req.size, type_index, export_types, use_dedicated, memory_out);
     *buffer_out = buffer;
     return CLMEM_OK;
 }

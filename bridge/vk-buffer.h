@@ -29,6 +29,19 @@ VkMemoryRequirements clmem__vk_memory_requirements(const clmem_bridge *b, VkBuff
 void clmem__vk_memory_own(clmem_bridge *b, VkDeviceMemory memory, VkDeviceSize size, uint32_t type_index,
                           VkExternalMemoryHandleTypeFlags export_types, bool dedicated, clmem_bridge_vk_memory *out);
 
+/* Memory for a new buffer or image (the other one VK_NULL_HANDLE), of the
+ * first memory type with every bit of `property_flags`, exported as
+ * export_types, dedicated where `dedicated` or Vulkan requires or prefers
+ * it; bound, and described in *out (clmem__vk_memory_own). The sentences
+ * call it "the <noun>" ("image") and, where no memory type fits, "this
+ * <what>" ("VK_FORMAT_R8_UNORM image with linear tiling"). On failure the
+ * error is recorded, nothing is allocated, *out is untouched, and the
+ * caller destroys the buffer or image. */
+clmem_status clmem__vk_memory_bind_new(clmem_bridge *b, VkBuffer buffer, VkImage image, const char *noun,
+                                       const char *what, VkMemoryPropertyFlags property_flags,
+                                       VkExternalMemoryHandleTypeFlags export_types, bool dedicated,
+                                       clmem_bridge_vk_memory *out);
+
 /* clmem_bridge_vk_buffer_create(), for the image live check: its sentence
  * is the calling public function's (lib/error-private.h). */
 clmem_status clmem__vk_buffer_create(clmem_bridge *b, VkDeviceSize size, VkBufferUsageFlags usage,

@@ -12,6 +12,7 @@
 #include "vk-buffer.h"
 #include "vk-image.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *tiling_name(VkImageTiling t)
@@ -106,11 +107,9 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
                                 .usage = usage,
                                 .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
                                 .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED};
-    VkMemoryRequirements req;
     VkImage image = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    uint32_t type_index;
-    bool dedicated_only = false, vulkan_wants_dedicated, use_dedicated;
+    bool dedicated_only = false;
+    char what[128];
     clmem_status s;
     VkResult r;
 
@@ -136,15 +135,7 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
         return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkCreateImage", r,
                                "Creating a %ux%u %s image with %s tiling failed.", extent.width, extent.height,
                                f->name, tiling_name(tiling));
-    req = clmem__vk_memory_requirements(b, VK_NULL_HANDLE, image, &vulkan_wants_dedicated);
-    type_index = clmem__vk_find_memory_type(vk, b->physical_device, req.memoryTypeBits, property_flags);
-    if (type_index == UINT32_MAX) {
-        vk->DestroyImage(b->device, image, NULL);
-        return clmem__fail(CLMEM_ERR_UNSUPPORTED,
-                           "No memory type with property flags 0x%x can hold this %s image with %s tiling "
-                           "(allowed types 0x%x).",
-                           (unsigned)property_flags, f->name, tiling_name(tiling), (unsigned)req.memoryTypeBits);
-    }
+    snprintf(what, sizeof what, "%s image with %s tiling", f->name, tiling_name(tiling));
     /* Exported images always get a dedicated allocation. On NVIDIA 580 a
      * linear RGBA8 or BGRA8 image in non-dedicated exported memory, written
      * in place by OpenCL, read back wrong through Vulkan for some data
@@ -152,25 +143,15 @@ clmem_status clmem__vk_image_create(clmem_bridge *b, VkFormat format, VkExtent2D
      * while OpenCL read its own writes right; with a dedicated allocation it
      * read back exact every time (docs/probes/img-diff-probe.c,
      * docs/driver-notes.md). Vulkan said neither "requires" nor "prefers". */
-    use_dedicated = vulkan_wants_dedicated || dedicated_only || export_types != 0;
-    r = clmem__vk_allocate_memory(b, req.size, type_index, export_types, use_dedicated, VK_NULL_HANDLE, image, &memory);
-    if (r != VK_SUCCESS) {
+    s = clmem__vk_memory_bind_new(b, VK_NULL_HANDLE, image, "image", what, property_flags, export_types,
+                                  dedicated_only || export_types != 0, &image_out->memory);
+    if (s != CLMEM_OK) {
         vk->DestroyImage(b->device, image, NULL);
-        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkAllocateMemory", r,
-                               "Allocating %llu bytes of memory type %u for the image failed.",
-                               (unsigned long long)req.size, type_index);
-    }
-    r = FAULT("vkBindImageMemory") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vk->BindImageMemory(b->device, image, memory, 0);
-    if (r != VK_SUCCESS) {
-        vk->FreeMemory(b->device, memory, NULL);
-        vk->DestroyImage(b->device, image, NULL);
-        return clmem_error_set(CLMEM_ERR_VULKAN, CLMEM_API_VULKAN, "vkBindImageMemory", r,
-                               "Binding the image to its memory failed.");
+        return s;
     }
     image_out->image = image;
-    clmem__vk_memory_own(b, memory, req.size, type_index, export_types, use_dedicated, &image_out->memory);
     image_out->memory_offset = 0;
-    image_out->size = req.size;
+    image_out->size = image_out->memory.allocation_size;
     image_out->format = format;
     image_out->extent = extent;
     image_out->tiling = tiling;

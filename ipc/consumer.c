@@ -154,19 +154,6 @@ static clmem_status peer_error(struct clmem_ipc_consumer *c, const struct ipc_er
     return clmem__fail(st, "The producer ended the connection: %s", e->text);
 }
 
-static clmem_status gone_in_handshake(struct clmem_ipc_consumer *c)
-{
-    atomic_store(&c->state, CLMEM_IPC_STATE_PEER_GONE);
-    return clmem__invalid("The producer closed the connection during the handshake.");
-}
-
-static clmem_status bye_in_handshake(struct clmem_ipc_consumer *c)
-{
-    atomic_store(&c->state, CLMEM_IPC_STATE_ENDED);
-    return clmem__invalid("The producer said BYE during the handshake.");
-}
-
-/* One message of the handshake, accepted by proto.c, until the deadline. */
 /* One message from the producer, which the protocol takes (RECV_BAD,
  * recorded, when it does not). */
 static enum recv_result receive(struct clmem_ipc_consumer *c, uint64_t deadline, struct ipc_msg *m)
@@ -185,12 +172,15 @@ static clmem_status handshake_ending(struct clmem_ipc_consumer *c, enum peer_res
     switch (r) {
     case PEER_MESSAGE: return CLMEM_OK;
     case PEER_ERROR: return peer_error(c, &m->u.error);
-    case PEER_BYE: return bye_in_handshake(c);
     case PEER_BAD: return drop(c, clmem_error_status());
+    case PEER_BYE:
+        atomic_store(&c->state, CLMEM_IPC_STATE_ENDED);
+        return clmem__invalid("The producer said BYE during the handshake.");
     case PEER_GONE:
     case PEER_WAITING: break;
     }
-    return gone_in_handshake(c);
+    atomic_store(&c->state, CLMEM_IPC_STATE_PEER_GONE);
+    return clmem__invalid("The producer closed the connection during the handshake.");
 }
 
 /* Wait for one message of the handshake, until the deadline. */

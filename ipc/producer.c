@@ -332,30 +332,21 @@ static clmem_status check_consumer_hello(clmem_ipc_producer *p, const struct ipc
                        theirs, mine, p->vk.device_name);
 }
 
-static clmem_status gone_in_handshake(clmem_ipc_producer *p)
-{
-    connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
-    return clmem__invalid("The consumer closed the connection during the handshake.");
-}
-
-static clmem_status bye_in_handshake(clmem_ipc_producer *p)
-{
-    connection_over(p, CLMEM_IPC_STATE_ENDED, true);
-    return clmem__invalid("The consumer said BYE during the handshake.");
-}
-
 /* How the handshake ends when the consumer said or did `r`. */
 static clmem_status handshake_ending(clmem_ipc_producer *p, enum peer_result r, const struct ipc_msg *m)
 {
     switch (r) {
     case PEER_MESSAGE: return CLMEM_OK;
     case PEER_ERROR: return refused(p, &m->u.error);
-    case PEER_BYE: return bye_in_handshake(p);
     case PEER_BAD: return drop(p, clmem_error_status());
+    case PEER_BYE:
+        connection_over(p, CLMEM_IPC_STATE_ENDED, true);
+        return clmem__invalid("The consumer said BYE during the handshake.");
     case PEER_GONE:
     case PEER_WAITING: break;
     }
-    return gone_in_handshake(p);
+    connection_over(p, CLMEM_IPC_STATE_PEER_GONE, false);
+    return clmem__invalid("The consumer closed the connection during the handshake.");
 }
 
 /* A send found the consumer's end closed: why, from what it sent before. */

@@ -87,6 +87,27 @@ static void put64(uint8_t *p, uint64_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* FRAME's body, as parse_frame reads it: six fields, then a record for
+ * each of the plane_count planes (the caller zeroed the rest). */
+static void encode_frame(const struct ipc_frame *f, uint8_t *b)
+{
+    put32(b, f->index);
+    put32(b + 4, f->allocation);
+    put32(b + 8, f->format);
+    put32(b + 12, f->width);
+    put32(b + 16, f->height);
+    put32(b + 20, f->plane_count);
+    for (uint32_t i = 0; i < f->plane_count && i < IPC_MAX_PLANES; i++) {
+        uint8_t *pl = b + 24 + i * PLANE_BYTES;
+        put64(pl, f->planes[i].offset);
+        put64(pl + 8, f->planes[i].size);
+        put32(pl + 16, f->planes[i].row_pitch);
+        put32(pl + 20, f->planes[i].width);
+        put32(pl + 24, f->planes[i].height);
+        /* pl + 28: reserved */
+    }
+}
+
 size_t clmem__ipc_encode(const struct ipc_msg *m, uint8_t *buf)
 {
     size_t len = expected_length(m->type, m->u.handoff.count);
@@ -116,23 +137,7 @@ size_t clmem__ipc_encode(const struct ipc_msg *m, uint8_t *buf)
         put32(b + 16, m->u.alloc.memory_type_index);
         put32(b + 20, m->u.alloc.flags);
         break;
-    case IPC_FRAME:
-        put32(b, m->u.frame.index);
-        put32(b + 4, m->u.frame.allocation);
-        put32(b + 8, m->u.frame.format);
-        put32(b + 12, m->u.frame.width);
-        put32(b + 16, m->u.frame.height);
-        put32(b + 20, m->u.frame.plane_count);
-        for (uint32_t i = 0; i < m->u.frame.plane_count && i < IPC_MAX_PLANES; i++) {
-            uint8_t *pl = b + 24 + i * PLANE_BYTES;
-            put64(pl, m->u.frame.planes[i].offset);
-            put64(pl + 8, m->u.frame.planes[i].size);
-            put32(pl + 16, m->u.frame.planes[i].row_pitch);
-            put32(pl + 20, m->u.frame.planes[i].width);
-            put32(pl + 24, m->u.frame.planes[i].height);
-            /* pl + 28: reserved */
-        }
-        break;
+    case IPC_FRAME: encode_frame(&m->u.frame, b); break;
     case IPC_ACCEPT:
         put32(b, m->u.accept.path);
         break;
@@ -203,22 +208,23 @@ static clmem_status parse_hello(const uint8_t *b, const char *who, struct ipc_he
     return CLMEM_OK;
 }
 
+/* Each field is checked as it is read, in the body's order. */
 static clmem_status parse_alloc(const uint8_t *b, const char *who, struct ipc_alloc *a)
 {
     a->index = get32(b);
     a->handle_type = get32(b + 4);
-    a->allocation_size = get64(b + 8);
-    a->memory_type_index = get32(b + 16);
-    a->flags = get32(b + 20);
     if (a->handle_type != IPC_HANDLE_OPAQUE_FD)
         return clmem__invalid("The %s sent ALLOC %u with handle type %u; version %d carries opaque fds (1) only.", who,
                               a->index, a->handle_type, CLMEM_IPC_PROTOCOL_VERSION);
+    a->allocation_size = get64(b + 8);
     if (a->allocation_size == 0 || a->allocation_size > IPC_MAX_ALLOCATION_SIZE)
         return clmem__invalid("The %s sent ALLOC %u with an allocation size of %llu bytes; it must be 1 to 2^48.", who,
                               a->index, (unsigned long long)a->allocation_size);
+    a->memory_type_index = get32(b + 16);
     if (a->memory_type_index >= VK_MAX_MEMORY_TYPES)
         return clmem__invalid("The %s sent ALLOC %u with memory type %u; Vulkan has at most %d.", who, a->index,
                               a->memory_type_index, VK_MAX_MEMORY_TYPES);
+    a->flags = get32(b + 20);
     if (a->flags & ~IPC_ALLOC_DEDICATED)
         return clmem__invalid("The %s sent ALLOC %u with flags 0x%x; version %d defines 0x1 (dedicated) only.", who,
                               a->index, a->flags, CLMEM_IPC_PROTOCOL_VERSION);
