@@ -2,7 +2,7 @@
 /* Frames from Vulkan in another process to OpenCL in this one, with no
  * copy: the consumer's side (examples/xproc-producer.c is the other).
  *
- *   xproc-consumer SOCKET [--path best|opaque-fd|host-mapped]
+ *   xproc-consumer SOCKET [--path best|opaque-fd|host-mapped] [--batch B]
  *                         [--spin-frame N [--spin-iterations M]] [--hold-frame N]
  *
  * It connects to SOCKET, trying for up to 10 s while nobody listens there
@@ -12,12 +12,19 @@
  * the frame's handles are dropped, which gives it back to the producer once
  * the kernel completed.
  *
+ * With --batch B (1 to 64) it takes frames in batches:
+ * clmem_ipc_consumer_next_many() hands out up to B frames already received
+ * with one acquire, and the batch goes back to the producer as one, in one
+ * FREE, once the last handle of any of its frames is dropped (run the
+ * producer with --batch too, so that more than one frame comes at once).
+ *
  * For the tests of death: --spin-frame N queues a long kernel on frame N,
  * prints "consumer: spinning on frame N" and waits for it (the test kills
  * the consumer then); --hold-frame N keeps frame N, prints "consumer:
  * holding frame N", takes frames until the producer is gone (the test kills
  * it), and only then checks frame N's bytes and drops it: the frame stays
- * valid across the producer's death.
+ * valid across the producer's death. With --batch, holding frame N holds
+ * its whole batch: none of it goes back before frame N's handles go.
  *
  * Exit status: 0 every check passed; 1 a check failed; 3 the connection
  * failed, nobody listening at SOCKET within 10 s included (the sentence is
@@ -34,8 +41,11 @@
 #define TIMEOUT_NS UINT64_C(10000000000)
 
 static const char usage[] =
-    "usage: %s SOCKET [--path best|opaque-fd|host-mapped] [--spin-frame N [--spin-iterations M]] [--hold-frame N]\n"
-    "Connects to the xproc-producer listening at SOCKET and checks every byte of every frame it sends.\n";
+    "usage: %s SOCKET [--path best|opaque-fd|host-mapped] [--batch B] [--spin-frame N [--spin-iterations M]]\n"
+    "       [--hold-frame N]\n"
+    "Connects to the xproc-producer listening at SOCKET and checks every byte of every frame it sends.\n"
+    "  --batch B  take frames up to B at a time (1 to 64) with clmem_ipc_consumer_next_many(),\n"
+    "             each batch given back as one\n";
 
 #ifdef CLMEM_XPROC_FD_WATCH
 /* The test's build (ipc/ipc.am): the fds the producer exported are marked
@@ -126,13 +136,16 @@ int main(int argc, char **argv)
     const char *socket_path = NULL;
     clmem_bridge_path path = CLMEM_BRIDGE_PATH_BEST;
     long spin_frame = -1, hold_frame = -1;
+    int batch = 0; /* 0: a frame at a time, with clmem_ipc_consumer_next() */
     cl_uint spin_iterations = 400u * 1000u * 1000u;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--path") && i + 1 < argc) {
             const char *v = argv[++i];
             path = !strcmp(v, "opaque-fd") ? CLMEM_BRIDGE_PATH_OPAQUE_FD
                    : !strcmp(v, "host-mapped") ? CLMEM_BRIDGE_PATH_HOST_MAPPED : CLMEM_BRIDGE_PATH_BEST;
-        } else if (!strcmp(argv[i], "--spin-frame") && i + 1 < argc)
+        } else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+            batch = atoi(argv[++i]) >= 1 ? atoi(argv[i]) : -1; /* -1: not a batch size, refused below */
+        else if (!strcmp(argv[i], "--spin-frame") && i + 1 < argc)
             spin_frame = atol(argv[++i]);
         else if (!strcmp(argv[i], "--spin-iterations") && i + 1 < argc)
             spin_iterations = (cl_uint)strtoul(argv[++i], NULL, 10);
@@ -148,7 +161,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!socket_path) {
+    if (!socket_path || batch < 0 || batch > CLMEM_IPC_MAX_FRAMES) {
         fprintf(stderr, usage, argv[0]);
         return 2;
     }
@@ -205,7 +218,7 @@ int main(int argc, char **argv)
     int sock;
     clmem_ipc_consumer *c = NULL;
     clmem_ipc_frame held = {0};
-    long frames = 0;
+    long frames = 0, batches = 0; /* batches: next()'s or next_many()'s that gave frames */
     int status = 0;
     if (clmem_ipc_connect(socket_path, TIMEOUT_NS, &sock) != CLMEM_OK) {
         fprintf(stderr, "consumer: the connection failed: %s\n", clmem_error_message());
@@ -227,36 +240,52 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     while (status == 0) {
-        clmem_ipc_frame f;
-        if (clmem_ipc_consumer_next(c, TIMEOUT_NS, &f, NULL) != CLMEM_OK) {
+        static clmem_ipc_frame fs[CLMEM_IPC_MAX_FRAMES];
+        uint32_t count = 0;
+        clmem_status st;
+        if (batch) {
+            st = clmem_ipc_consumer_next_many(c, TIMEOUT_NS, (uint32_t)batch, fs, &count, NULL);
+        } else {
+            st = clmem_ipc_consumer_next(c, TIMEOUT_NS, &fs[0], NULL);
+            count = fs[0].plane_count ? 1 : 0;
+        }
+        if (st != CLMEM_OK) {
             fprintf(stderr, "consumer: the connection failed: %s\n", clmem_error_message());
             status = 3;
             break;
         }
-        if (f.plane_count == 0)
+        if (count == 0)
             break; /* the end of the stream */
-        if (frames == hold_frame) {
-            held = f; /* checked once the producer is gone */
-            printf("consumer: holding frame %ld\n", frames++);
-            fflush(stdout);
-            continue;
+        batches++;
+        for (uint32_t k = 0; k < count && status == 0; k++) {
+            clmem_ipc_frame *f = &fs[k];
+            if (frames == hold_frame) {
+                held = *f; /* checked once the producer is gone */
+                printf("consumer: holding frame %ld\n", frames++);
+                fflush(stdout);
+                continue;
+            }
+            if (frames == spin_frame) {
+                clSetKernelArg(cl.spin, 0, sizeof cl.scratch, &cl.scratch);
+                clSetKernelArg(cl.spin, 1, sizeof spin_iterations, &spin_iterations);
+                size_t one = 1;
+                clEnqueueNDRangeKernel(cl.queue, cl.spin, 1, NULL, &one, NULL, 0, NULL, NULL);
+                check_frame(&cl, f);
+                clFlush(cl.queue);
+                printf("consumer: spinning on frame %ld\n", frames);
+                fflush(stdout);
+                clFinish(cl.queue); /* the test kills the consumer meanwhile */
+            } else if (!check_frame(&cl, f)) {
+                fprintf(stderr, "consumer: enqueueing the check failed\n");
+                status = 1;
+            }
+            frames++;
         }
-        if (frames == spin_frame) {
-            clSetKernelArg(cl.spin, 0, sizeof cl.scratch, &cl.scratch);
-            clSetKernelArg(cl.spin, 1, sizeof spin_iterations, &spin_iterations);
-            size_t one = 1;
-            clEnqueueNDRangeKernel(cl.queue, cl.spin, 1, NULL, &one, NULL, 0, NULL, NULL);
-            check_frame(&cl, &f);
-            clFlush(cl.queue);
-            printf("consumer: spinning on frame %ld\n", frames);
-            fflush(stdout);
-            clFinish(cl.queue); /* the test kills the consumer meanwhile */
-        } else if (!check_frame(&cl, &f)) {
-            fprintf(stderr, "consumer: enqueueing the check failed\n");
-            status = 1;
-        }
-        drop_frame(&f);
-        frames++;
+        /* Every frame but the one held goes; with --batch the batch goes
+         * back to the producer once its last frame's handles are gone. */
+        for (uint32_t k = 0; k < count; k++)
+            if (!held.plane_count || fs[k].planes[0].handle != held.planes[0].handle)
+                drop_frame(&fs[k]);
     }
     clmem_ipc_state end = clmem_ipc_consumer_state(c);
     if (held.plane_count) {
@@ -284,6 +313,8 @@ teardown:
     if (status != 3) {
         printf("consumer: %ld frames, %s\n", frames,
                bad ? "SOME BYTES WERE NOT AS THE PRODUCER WROTE THEM" : "every byte as the producer wrote it");
+        if (batch)
+            printf("consumer: the frames came in %ld batches of at most %d\n", batches, batch);
         if (bad)
             status = 1;
     }

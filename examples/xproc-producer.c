@@ -2,7 +2,7 @@
 /* Frames from Vulkan in this process to OpenCL in another, with no copy:
  * the producer's side (examples/xproc-consumer.c is the other).
  *
- *   xproc-producer SOCKET [--frames N] [--expect-consumer-death]
+ *   xproc-producer SOCKET [--frames N] [--batch B] [--expect-consumer-death]
  *
  * Run it, then xproc-consumer SOCKET (another terminal, or this one with
  * the producer in the background: man clmem-ipc). It listens at SOCKET
@@ -15,6 +15,13 @@
  * checks every byte and changes it (b ^ 0x5a); when a frame comes back the
  * producer reads it and checks every byte: the texels changed, the row
  * padding not.
+ *
+ * With --batch B (1 to 32) frames go over in batches: it offers 2 x B
+ * frames (the same three kinds in turn), so that one batch is written
+ * while the consumer has the other; clmem_ipc_producer_next_many() takes
+ * up to B free frames, one submission writes them all, and
+ * clmem_ipc_producer_ready_many() hands them over in one READY once its
+ * fence signalled. The consumer gives them back together.
  *
  * With --expect-consumer-death the consumer is to die during the run: the
  * producer then checks that every frame comes back (the library's reclaim
@@ -36,7 +43,8 @@
 
 #define TIMEOUT_NS UINT64_C(10000000000)
 #define FRAME_STRIDE 65536 /* each frame at a multiple of 64 KiB: aligned for any OpenCL device */
-#define FRAMES 3
+#define FRAMES 3      /* offered without --batch */
+#define MAX_BATCH (CLMEM_IPC_MAX_FRAMES / 2)
 #define W 64
 #define H 48
 
@@ -54,9 +62,12 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
-static const char usage[] = "usage: %s SOCKET [--frames N] [--expect-consumer-death]\n"
-                            "Listens at SOCKET for one xproc-consumer and sends it N frames (64 unless told),\n"
-                            "checking every byte when each comes back.\n";
+static const char usage[] =
+    "usage: %s SOCKET [--frames N] [--batch B] [--expect-consumer-death]\n"
+    "Listens at SOCKET for one xproc-consumer and sends it N frames (64 unless told),\n"
+    "checking every byte when each comes back.\n"
+    "  --batch B  hand frames over B at a time (1 to 32), with clmem_ipc_producer_next_many()\n"
+    "             and clmem_ipc_producer_ready_many(), over 2 x B frames\n";
 
 /* The library's sentence names the call that failed and why. */
 static int fail(void)
@@ -127,18 +138,22 @@ static bool make_buffer(struct vk *v, VkDeviceSize size, bool exportable, VkBuff
     return true;
 }
 
-/* Copy `size` bytes between the staging buffer and frame memory, and wait:
- * the producer's own queue, never waiting on the consumer. */
-static bool copy(struct vk *v, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off,
-                 VkDeviceSize size, bool wait)
+/* Copy frames idx[0 .. n) between the staging buffer and frame memory
+ * (each at the same offset in both), in one submission, and wait unless
+ * told not to (the fence then says when it completed): the producer's own
+ * queue, never waiting on the consumer. */
+static bool copy(struct vk *v, VkBuffer src, VkBuffer dst, uint32_t n, const uint32_t *idx, bool wait)
 {
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    VkBufferCopy region = {src_off, dst_off, size};
+    VkBufferCopy regions[MAX_BATCH];
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &v->cb};
+    for (uint32_t k = 0; k < n; k++)
+        regions[k] = (VkBufferCopy){(VkDeviceSize)idx[k] * FRAME_STRIDE, (VkDeviceSize)idx[k] * FRAME_STRIDE,
+                                    FRAME_STRIDE};
     vkResetCommandBuffer(v->cb, 0);
     vkBeginCommandBuffer(v->cb, &begin);
-    vkCmdCopyBuffer(v->cb, src, dst, 1, &region);
+    vkCmdCopyBuffer(v->cb, src, dst, n, regions);
     vkEndCommandBuffer(v->cb);
     vkResetFences(v->device, 1, &v->fence);
     if (vkQueueSubmit(v->queue, 1, &si, v->fence) != VK_SUCCESS)
@@ -181,11 +196,13 @@ static struct layout layout_of(uint32_t frame)
 int main(int argc, char **argv)
 {
     const char *path = NULL;
-    int frames = 64;
+    int frames = 64, batch = 0; /* batch 0: a frame at a time, with the per-frame calls */
     bool expect_death = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--frames") && i + 1 < argc)
             frames = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+            batch = atoi(argv[++i]) >= 1 ? atoi(argv[i]) : -1; /* -1: not a batch size, refused below */
         else if (!strcmp(argv[i], "--expect-consumer-death"))
             expect_death = true;
         else if (!strcmp(argv[i], "--help")) {
@@ -198,10 +215,12 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!path || frames < 1) {
+    if (!path || frames < 1 || batch < 0 || batch > MAX_BATCH) {
         fprintf(stderr, usage, argv[0]);
         return 2;
     }
+    const uint32_t nframes = batch ? 2 * (uint32_t)batch : FRAMES; /* the frames offered */
+    const uint32_t take = batch ? (uint32_t)batch : 1;             /* frames handed over at a time */
 
     /* Vulkan with VK_KHR_external_memory_fd. */
     struct vk v = {0};
@@ -237,18 +256,19 @@ int main(int argc, char **argv)
     vkAllocateCommandBuffers(v.device, &cai, &v.cb);
     vkCreateFence(v.device, &fci, NULL, &v.fence);
 
-    /* One exportable allocation for the three frames, one staging buffer. */
+    /* One exportable allocation for the frames, and a staging buffer laid
+     * out as it is (frame i at i x FRAME_STRIDE in both). */
     VkBuffer frame_buf, staging;
     VkDeviceMemory frame_mem, staging_mem;
     uint32_t frame_type, staging_type;
     VkMemoryPropertyFlags frame_flags, staging_flags;
     VkDeviceSize frame_alloc_size, staging_alloc_size;
     unsigned char *host;
-    if (!make_buffer(&v, FRAMES * FRAME_STRIDE, true, &frame_buf, &frame_mem, &frame_type, &frame_flags,
+    if (!make_buffer(&v, nframes * FRAME_STRIDE, true, &frame_buf, &frame_mem, &frame_type, &frame_flags,
                      &frame_alloc_size) ||
-        !make_buffer(&v, FRAME_STRIDE, false, &staging, &staging_mem, &staging_type, &staging_flags,
+        !make_buffer(&v, nframes * FRAME_STRIDE, false, &staging, &staging_mem, &staging_type, &staging_flags,
                      &staging_alloc_size) ||
-        vkMapMemory(v.device, staging_mem, 0, FRAME_STRIDE, 0, (void **)&host) != VK_SUCCESS) {
+        vkMapMemory(v.device, staging_mem, 0, nframes * FRAME_STRIDE, 0, (void **)&host) != VK_SUCCESS) {
         fprintf(stderr, "producer: allocating the frames failed\n");
         return 1;
     }
@@ -281,7 +301,7 @@ int main(int argc, char **argv)
     clmem_bridge_vk_memory mem = {.device = v.device, .memory = frame_mem,
                                   .allocation_size = frame_alloc_size, .property_flags = frame_flags,
                                   .export_types = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
-    for (uint32_t i = 0; i < FRAMES; i++) {
+    for (uint32_t i = 0; i < nframes; i++) {
         struct layout l = layout_of(i);
         if (i % 3 == 2) {
             st = clmem_ipc_producer_add_buffer(p, &mem, frame_type, i * FRAME_STRIDE, l.size[0], 0, NULL);
@@ -299,8 +319,10 @@ int main(int argc, char **argv)
     }
     /* From here on, whatever happens, the producer is destroyed and the
      * Vulkan objects freed before the program says how it went. */
-    int status = 0, sent = 0, checked = 0, wrong = 0;
-    int64_t sent_seq[FRAMES] = {-1, -1, -1};
+    int status = 0, sent = 0, checked = 0, wrong = 0, readies = 0; /* readies: READYs sent */
+    int64_t sent_seq[CLMEM_IPC_MAX_FRAMES]; /* the sequence each frame was sent as; -1: not lent */
+    for (uint32_t i = 0; i < nframes; i++)
+        sent_seq[i] = -1;
     double all_back_ms = 0;
     if (clmem_ipc_producer_start(p, TIMEOUT_NS) != CLMEM_OK) {
         fprintf(stderr, "producer: the connection failed: %s\n", clmem_error_message());
@@ -311,55 +333,80 @@ int main(int argc, char **argv)
            clmem_bridge_path_name(clmem_ipc_producer_peer_path(p)));
     fflush(stdout);
 
-    /* The loop: a free frame (checked first if it comes back from the
-     * consumer), written, handed over; then every frame back. */
-    int out = 0; /* frames handed over and not yet back from clmem_ipc_producer_next() */
+    /* The loop: free frames (each checked first if it comes back from the
+     * consumer), written, handed over; then every frame back. Without
+     * --batch a frame at a time (clmem_ipc_producer_next() and _ready());
+     * with it, up to B at a time (their _many forms). */
+    int out = 0; /* frames handed over and not yet back from next() or next_many() */
     while (out > 0 || (sent < frames && clmem_ipc_producer_state(p) == CLMEM_IPC_STATE_OPEN)) {
-        uint32_t f;
-        st = clmem_ipc_producer_next(p, TIMEOUT_NS, &f);
+        uint32_t idx[MAX_BATCH], count = 1;
+        if (batch)
+            st = clmem_ipc_producer_next_many(p, TIMEOUT_NS, take, idx, &count);
+        else
+            st = clmem_ipc_producer_next(p, TIMEOUT_NS, &idx[0]);
         if (st != CLMEM_OK) {
             fprintf(stderr, "producer: the connection failed: %s\n", clmem_error_message());
             status = 3;
             break;
         }
-        struct layout l = layout_of(f);
-        uint64_t base = (uint64_t)f * FRAME_STRIDE;
-        if (sent_seq[f] >= 0 && clmem_ipc_producer_state(p) == CLMEM_IPC_STATE_OPEN) {
+        uint32_t back[MAX_BATCH], nback = 0; /* of these, the frames the consumer gave back */
+        for (uint32_t k = 0; k < count; k++)
+            if (sent_seq[idx[k]] >= 0) {
+                back[nback++] = idx[k];
+                out--;
+            }
+        if (nback && clmem_ipc_producer_state(p) == CLMEM_IPC_STATE_OPEN) {
             /* Back from the consumer: every texel byte changed, padding not. */
-            if (!copy(&v, frame_buf, base, staging, 0, FRAME_STRIDE, true)) {
-                fprintf(stderr, "producer: reading frame %u back failed\n", f);
+            if (!copy(&v, frame_buf, staging, nback, back, true)) {
+                fprintf(stderr, "producer: reading frames back failed\n");
                 status = 1;
                 break;
             }
-            for (uint32_t pl = 0; pl < l.planes; pl++)
-                for (uint64_t o = 0; o < l.size[pl]; o++) {
-                    bool texel = l.pitch[pl] == 0 || o % l.pitch[pl] < l.row_bytes[pl];
-                    unsigned char want = pattern((uint64_t)sent_seq[f], pl, o) ^ (texel ? 0x5a : 0);
-                    if (host[l.offset[pl] + o] != want && wrong++ < 5)
-                        fprintf(stderr, "producer: frame %u (sequence %lld) plane %u byte %llu is 0x%02x, want 0x%02x\n",
-                                f, (long long)sent_seq[f], pl, (unsigned long long)o, host[l.offset[pl] + o], want);
-                }
-            checked++;
+            for (uint32_t k = 0; k < nback; k++) {
+                uint32_t f = back[k];
+                struct layout l = layout_of(f);
+                const unsigned char *b = host + (uint64_t)f * FRAME_STRIDE;
+                for (uint32_t pl = 0; pl < l.planes; pl++)
+                    for (uint64_t o = 0; o < l.size[pl]; o++) {
+                        bool texel = l.pitch[pl] == 0 || o % l.pitch[pl] < l.row_bytes[pl];
+                        unsigned char want = pattern((uint64_t)sent_seq[f], pl, o) ^ (texel ? 0x5a : 0);
+                        if (b[l.offset[pl] + o] != want && wrong++ < 5)
+                            fprintf(stderr,
+                                    "producer: frame %u (sequence %lld) plane %u byte %llu is 0x%02x, want 0x%02x\n",
+                                    f, (long long)sent_seq[f], pl, (unsigned long long)o, b[l.offset[pl] + o], want);
+                    }
+                checked++;
+            }
         }
-        out -= sent_seq[f] >= 0;
-        sent_seq[f] = -1;
+        for (uint32_t k = 0; k < count; k++)
+            sent_seq[idx[k]] = -1;
         if (sent == frames || clmem_ipc_producer_state(p) != CLMEM_IPC_STATE_OPEN)
             continue; /* only collecting the frames now */
-        for (uint32_t pl = 0; pl < l.planes; pl++)
-            for (uint64_t o = 0; o < l.size[pl]; o++)
-                host[l.offset[pl] + o] = pattern((uint64_t)sent, pl, o);
-        if (!copy(&v, staging, 0, frame_buf, base, FRAME_STRIDE, false)) {
-            fprintf(stderr, "producer: writing frame %u failed\n", f);
+        if (count > (uint32_t)(frames - sent))
+            count = (uint32_t)(frames - sent); /* the rest stay the producer's, unwritten */
+        for (uint32_t k = 0; k < count; k++) {
+            struct layout l = layout_of(idx[k]);
+            unsigned char *b = host + (uint64_t)idx[k] * FRAME_STRIDE;
+            for (uint32_t pl = 0; pl < l.planes; pl++)
+                for (uint64_t o = 0; o < l.size[pl]; o++)
+                    b[l.offset[pl] + o] = pattern((uint64_t)(sent + (int)k), pl, o);
+        }
+        if (!copy(&v, staging, frame_buf, count, idx, false)) {
+            fprintf(stderr, "producer: writing frames failed\n");
             status = 1;
             break;
         }
-        st = clmem_ipc_producer_ready(p, f, v.fence, TIMEOUT_NS);
+        if (batch)
+            st = clmem_ipc_producer_ready_many(p, count, idx, v.fence, TIMEOUT_NS);
+        else
+            st = clmem_ipc_producer_ready(p, idx[0], v.fence, TIMEOUT_NS);
         if (st == CLMEM_OK) {
-            sent_seq[f] = sent++;
-            out++;
-        }
-        else if (clmem_ipc_producer_state(p) == CLMEM_IPC_STATE_OPEN || clmem_ipc_producer_state(p) ==
-                 CLMEM_IPC_STATE_DROPPED) {
+            for (uint32_t k = 0; k < count; k++)
+                sent_seq[idx[k]] = sent++;
+            out += (int)count;
+            readies++;
+        } else if (clmem_ipc_producer_state(p) == CLMEM_IPC_STATE_OPEN ||
+                   clmem_ipc_producer_state(p) == CLMEM_IPC_STATE_DROPPED) {
             fprintf(stderr, "producer: the connection failed: %s\n", clmem_error_message());
             status = 3;
             break;
@@ -372,7 +419,8 @@ teardown:;
     clmem_ipc_state end = clmem_ipc_producer_state(p);
     uint32_t lent = clmem_ipc_producer_lent(p);
     /* The producer's queue still runs: one more copy completes. */
-    bool queue_ok = copy(&v, staging, 0, frame_buf, 0, 4, true);
+    uint32_t first = 0;
+    bool queue_ok = copy(&v, staging, frame_buf, 1, &first, true);
     clmem_ipc_producer_destroy(p);
 
     if (wrong) {
@@ -399,6 +447,8 @@ teardown:;
     } else if (status == 0 && sent == frames && checked == sent) {
         printf("producer: %d frames sent, %d checked when they came back, every byte as the consumer's kernel left "
                "it\n", sent, checked);
+        if (batch)
+            printf("producer: the frames went in %d batches of at most %d\n", readies, batch);
     } else {
         fprintf(stderr, "producer: sent %d of %d frames, checked %d when they came back%s\n", sent, frames, checked,
                 wrong ? ", some bytes wrong (see above)" : "");

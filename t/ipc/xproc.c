@@ -9,9 +9,13 @@
  *  - the producer SIGKILLed while the consumer holds a frame: the frame
  *    stays valid (checked after the producer is gone), the consumer ends
  *    cleanly with no fd of the producer's left open;
+ *  - each of those again with both examples handing frames over four at a
+ *    time (--batch 4: the _many calls), where holding a frame holds its
+ *    batch;
  *  - a normal run and the producer killed again with the consumer on the
- *    opaque-fd path (t/ipc/fakefd-xproc-consumer: t/lib/fake-nvidia-import.c's stand-in for
- *    NVIDIA's import on the CPU machines, the driver's own on a GPU);
+ *    opaque-fd path, a frame at a time and in batches
+ *    (t/ipc/fakefd-xproc-consumer: t/lib/fake-nvidia-import.c's stand-in
+ *    for NVIDIA's import on the CPU machines, the driver's own on a GPU);
  *  - malformed messages, to the consumer and to the producer (a table of
  *    cases): each exits 3 with a sentence naming the rule broken, after
  *    tearing everything down, with no fd left open.
@@ -154,16 +158,44 @@ static void socket_path(char *out, size_t len)
 
 /* ------------------------------------------------------------ the runs */
 
+/* Each run a frame at a time (batch NULL), or with both examples handing
+ * frames over `batch` at a time (--batch: the _many calls). */
+
+/* args, NULL-terminated with room for two more: "--batch" `batch` added
+ * where batch is not NULL. */
+static const char **batched(const char **args, const char *batch)
+{
+    size_t n = 0;
+    while (args[n])
+        n++;
+    if (batch) {
+        args[n++] = "--batch";
+        args[n++] = batch;
+        args[n] = NULL;
+    }
+    return args;
+}
+
+/* How a run's points say which it was. */
+static const char *mode(const char *batch)
+{
+    static char s[64];
+    if (!batch)
+        return "";
+    snprintf(s, sizeof s, " [batches of %s]", batch);
+    return s;
+}
+
 /* A normal run, both sides ours. `want_path`: the path the consumer must
  * take (NULL: CLMEM_TEST_EXPECT_IPC_PATH's, or any). */
-static void normal_run(const char *consumer, const char *want_path)
+static void normal_run(const char *consumer, const char *want_path, const char *batch)
 {
     char path[300];
     struct child p, c;
     socket_path(path, sizeof path);
-    const char *pargs[] = {path, "--frames", "120", NULL};
-    const char *cargs[] = {path, NULL};
-    if (!spawn(&p, producer_prog, pargs) || !spawn(&c, consumer, cargs))
+    const char *pargs[8] = {path, "--frames", "120", NULL};
+    const char *cargs[8] = {path, NULL};
+    if (!spawn(&p, producer_prog, batched(pargs, batch)) || !spawn(&c, consumer, batched(cargs, batch)))
         tap_bail("fork failed: %s", strerror(errno));
     int cs = finish(&c, TIMEOUT_MS), ps = finish(&p, TIMEOUT_MS);
     if (ps == 77 || cs == 77) {
@@ -177,17 +209,27 @@ static void normal_run(const char *consumer, const char *want_path)
     if (taken)
         sscanf(taken, "through the %31s", path_name);
     const char *want = want_path ? want_path : getenv("CLMEM_TEST_EXPECT_IPC_PATH");
-    bool ok = tap_ok(ps == 0 && cs == 0, "normal run through the %s path: producer exits %d, consumer %d", path_name,
-                     ps, cs);
+    bool ok = tap_ok(ps == 0 && cs == 0, "normal run through the %s path%s: producer exits %d, consumer %d",
+                     path_name, mode(batch), ps, cs);
     ok &= tap_ok(strstr(p.buf, "120 frames sent, 120 checked when they came back, every byte as") != NULL,
-                 "the producer checked all 120 frames' bytes as the consumer's kernel left them");
+                 "the producer checked all 120 frames' bytes as the consumer's kernel left them%s", mode(batch));
     ok &= tap_ok(strstr(c.buf, "120 frames, every byte as the producer wrote it") != NULL,
-                 "the consumer's kernel checked all 120 frames' bytes as the producer wrote them");
+                 "the consumer's kernel checked all 120 frames' bytes as the producer wrote them%s", mode(batch));
     ok &= tap_ok(strstr(p.buf, "0 still open here (none)") && strstr(c.buf, "fds still open here: 0 (none)"),
-                 "no exported memory fd is left open in either process");
+                 "no exported memory fd is left open in either process%s", mode(batch));
+    if (batch) {
+        /* 120 frames in batches of at most 4: 30 of them where every batch
+         * is whole; more than 60 would mean mostly single frames. */
+        const char *pb = strstr(p.buf, "the frames went in "), *cb = strstr(c.buf, "the frames came in ");
+        int pn = pb ? atoi(pb + strlen("the frames went in ")) : 0;
+        int cn = cb ? atoi(cb + strlen("the frames came in ")) : 0;
+        ok &= tap_ok(pn >= 30 && pn <= 60 && cn >= 30 && cn <= 60,
+                     "the frames went over in batches: %d READYs, %d batches taken by the consumer (30 to 60 each)%s",
+                     pn, cn, mode(batch));
+    }
     if (want)
-        ok &= tap_ok(!strcmp(want, path_name), "the path is %s%s", want,
-                     want_path ? "" : " (CLMEM_TEST_EXPECT_IPC_PATH)");
+        ok &= tap_ok(!strcmp(want, path_name), "the path is %s%s%s", want,
+                     want_path ? "" : " (CLMEM_TEST_EXPECT_IPC_PATH)", mode(batch));
     if (!ok) {
         show("producer", &p);
         show("consumer", &c);
@@ -195,29 +237,32 @@ static void normal_run(const char *consumer, const char *want_path)
 }
 
 /* The consumer killed while its kernel runs on a frame. */
-static void consumer_killed(void)
+static void consumer_killed(const char *batch)
 {
     char path[300];
     struct child p, c;
     socket_path(path, sizeof path);
-    const char *pargs[] = {path, "--frames", "1000000", "--expect-consumer-death", NULL};
-    const char *cargs[] = {path, "--spin-frame", "30", "--spin-iterations", "2000000000", NULL};
-    if (!spawn(&p, producer_prog, pargs) || !spawn(&c, consumer_prog, cargs))
+    const char *pargs[8] = {path, "--frames", "1000000", "--expect-consumer-death", NULL};
+    const char *cargs[10] = {path, "--spin-frame", "30", "--spin-iterations", "2000000000", NULL};
+    if (!spawn(&p, producer_prog, batched(pargs, batch)) || !spawn(&c, consumer_prog, batched(cargs, batch)))
         tap_bail("fork failed: %s", strerror(errno));
     bool spinning = read_until(&c, "consumer: spinning on frame 30", TIMEOUT_MS);
     double killed_at = now_ms();
     kill(c.pid, SIGKILL);
     int cs = finish(&c, TIMEOUT_MS), ps = finish(&p, TIMEOUT_MS);
-    bool ok = tap_ok(spinning && cs == 128 + SIGKILL, "the consumer was killed while its kernel ran on frame 30");
+    bool ok = tap_ok(spinning && cs == 128 + SIGKILL, "the consumer was killed while its kernel ran on frame 30%s",
+                     mode(batch));
     ok &= tap_ok(ps == 0 && strstr(p.buf, "the connection is peer-gone") && strstr(p.buf, "the queue still runs"),
-                 "the producer sees the consumer gone, gets its frames back and its queue still runs (exit %d)", ps);
+                 "the producer sees the consumer gone, gets its frames back and its queue still runs (exit %d)%s", ps,
+                 mode(batch));
     double back_at = 0;
     const char *s = strstr(p.buf, "every frame back at ");
     if (s)
         back_at = atof(s + strlen("every frame back at "));
     ok &= tap_ok(s && back_at - killed_at <= 1000.0,
-                 "every frame was back %.1f ms after the kill (at most 1000)", back_at - killed_at);
-    ok &= tap_ok(strstr(p.buf, "0 still open here (none)") != NULL, "no exported memory fd is left open in the producer");
+                 "every frame was back %.1f ms after the kill (at most 1000)%s", back_at - killed_at, mode(batch));
+    ok &= tap_ok(strstr(p.buf, "0 still open here (none)") != NULL,
+                 "no exported memory fd is left open in the producer%s", mode(batch));
     if (!ok) {
         show("producer", &p);
         show("consumer", &c);
@@ -225,26 +270,29 @@ static void consumer_killed(void)
 }
 
 /* The producer killed while the consumer holds a frame. */
-static void producer_killed(const char *consumer)
+static void producer_killed(const char *consumer, const char *batch)
 {
     char path[300];
     struct child p, c;
     socket_path(path, sizeof path);
-    const char *pargs[] = {path, "--frames", "1000000", NULL};
-    const char *cargs[] = {path, "--hold-frame", "20", NULL};
-    if (!spawn(&p, producer_prog, pargs) || !spawn(&c, consumer, cargs))
+    const char *pargs[8] = {path, "--frames", "1000000", NULL};
+    const char *cargs[8] = {path, "--hold-frame", "20", NULL};
+    if (!spawn(&p, producer_prog, batched(pargs, batch)) || !spawn(&c, consumer, batched(cargs, batch)))
         tap_bail("fork failed: %s", strerror(errno));
     bool holding = read_until(&c, "consumer: holding frame 20", TIMEOUT_MS);
     usleep(50 * 1000); /* frames keep flowing past the held one meanwhile */
     kill(p.pid, SIGKILL);
     int ps = finish(&p, TIMEOUT_MS), cs = finish(&c, TIMEOUT_MS);
-    bool ok = tap_ok(holding && ps == 128 + SIGKILL, "the producer was killed while the consumer held frame 20");
+    bool ok = tap_ok(holding && ps == 128 + SIGKILL, "the producer was killed while the consumer held frame 20%s",
+                     mode(batch));
     ok &= tap_ok(cs == 0 && strstr(c.buf, "the producer is peer-gone; frame 20 was held across it and checked after"),
-                 "the consumer learns the producer is gone and checks the held frame after (exit %d)", cs);
+                 "the consumer learns the producer is gone and checks the held frame after (exit %d)%s", cs,
+                 mode(batch));
     ok &= tap_ok(strstr(c.buf, "every byte as the producer wrote it") != NULL,
-                 "every byte the consumer checked, the held frame's included, was as the producer wrote it");
+                 "every byte the consumer checked, the held frame's included, was as the producer wrote it%s",
+                 mode(batch));
     ok &= tap_ok(strstr(c.buf, "fds still open here: 0 (none)") != NULL,
-                 "no fd of the producer's is left open in the consumer");
+                 "no fd of the producer's is left open in the consumer%s", mode(batch));
     if (!ok) {
         show("producer", &p);
         show("consumer", &c);
@@ -777,15 +825,22 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     tap_watchdog("t/ipc/xproc", 600);
 
-    normal_run(consumer_prog, NULL); /* skips everything where the examples exit 77 */
-    consumer_killed();
-    producer_killed(consumer_prog);
+    normal_run(consumer_prog, NULL, NULL); /* skips everything where the examples exit 77 */
+    consumer_killed(NULL);
+    producer_killed(consumer_prog, NULL);
+    /* The same with frames handed over four at a time (the _many calls):
+     * the death of either side is survived as with single frames. */
+    normal_run(consumer_prog, NULL, "4");
+    consumer_killed("4");
+    producer_killed(consumer_prog, "4");
     /* The consumer's opaque-fd path (clmem_bridge_import_fd per plane): on
      * the CPU machines through t/lib/fake-nvidia-import.c, a stand-in for NVIDIA's import
      * of lavapipe's fds; where a driver imports opaque fds itself, the
      * stand-in steps aside and the driver's import runs. */
-    normal_run(fakefd_consumer_prog, "opaque-fd");
-    producer_killed(fakefd_consumer_prog);
+    normal_run(fakefd_consumer_prog, "opaque-fd", NULL);
+    producer_killed(fakefd_consumer_prog, NULL);
+    normal_run(fakefd_consumer_prog, "opaque-fd", "4");
+    producer_killed(fakefd_consumer_prog, "4");
     memory_setup();
     for (size_t i = 0; i < sizeof consumer_cases / sizeof consumer_cases[0]; i++)
         against_consumer(&consumer_cases[i]);
