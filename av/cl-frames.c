@@ -753,7 +753,7 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
         return s;
     }
     e = m->entry;
-    s = sync ? clmem_av_sync_acquire(sync, m->vk, &e->planes, m->queue, UINT64_MAX, NULL)
+    s = m->sync ? clmem_av_sync_acquire(m->sync, m->vk, &e->planes, m->queue, UINT64_MAX, NULL)
              : clmem__av_frame_acquire(b, m->vk, &e->planes, m->queue, UINT64_MAX, NULL);
     if (s != CLMEM_OK) {
         mapping_free_parts(m, false);
