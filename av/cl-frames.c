@@ -663,8 +663,8 @@ static clmem_status mapping_entry(struct cl_mapping *m, const AVFrame *src, cl_d
             return clmem__fail(CLMEM_ERR_NO_MEMORY, "Taking a reference on src's frames context failed.");
         }
     }
-    s = clmem__av_frame_import(m->bridge, src, CLMEM_BRIDGE_PATH_BEST, m->queue, CL_MEM_READ_WRITE, keepalive,
-                               vk_image, &m->entry->planes);
+    s = clmem__av_frame_import(m->bridge, src, CLMEM_BRIDGE_PATH_BEST, m->queue, CL_MEM_READ_WRITE, keepalive, vk_image,
+                               &m->entry->planes);
     clmem_keepalive_unref(keepalive); /* the imports hold it now, or it goes here */
     if (s == CLMEM_OK && (s = choose_way(m->entry, device, vk_image, &m->entry->way)) != CLMEM_OK)
         clmem_av_frame_planes_unref(&m->entry->planes);
@@ -754,7 +754,7 @@ static clmem_status cl_map(clmem_bridge *b, clmem_av_sync *sync, AVFrame *dst, c
     }
     e = m->entry;
     s = m->sync ? clmem_av_sync_acquire(m->sync, m->vk, &e->planes, m->queue, UINT64_MAX, NULL)
-             : clmem__av_frame_acquire(b, m->vk, &e->planes, m->queue, UINT64_MAX, NULL);
+                : clmem__av_frame_acquire(b, m->vk, &e->planes, m->queue, UINT64_MAX, NULL);
     if (s != CLMEM_OK) {
         mapping_free_parts(m, false);
         return s;

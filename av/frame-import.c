@@ -212,8 +212,8 @@ static clmem_status av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem
 
 /* frame-import.h. */
 clmem_status clmem__av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
-                                    cl_command_queue queue, cl_mem_flags flags, clmem_keepalive *given,
-                                    bool as_images, clmem_av_frame_planes *out)
+                                    cl_command_queue queue, cl_mem_flags flags, clmem_keepalive *given, bool as_images,
+                                    clmem_av_frame_planes *out)
 {
     AVVkFrame *vkf;
     AVHWFramesContext *frames;

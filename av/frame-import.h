@@ -14,6 +14,6 @@
  * optimal-tiling plane's VkImage as an OpenCL image (once the bridge's
  * live check for the plane's format passed). */
 clmem_status clmem__av_frame_import(clmem_bridge *b, const AVFrame *frame, clmem_bridge_path path,
-                                    cl_command_queue queue, cl_mem_flags flags, clmem_keepalive *given,
-                                    bool as_images, clmem_av_frame_planes *out);
+                                    cl_command_queue queue, cl_mem_flags flags, clmem_keepalive *given, bool as_images,
+                                    clmem_av_frame_planes *out);
 #endif
