@@ -298,36 +298,16 @@ static bool way_offered(AVBufferRef *cl_frames, AVFrame *vkf, char *why, size_t 
 }
 
 
-/* Vulkan frames of `sw`, W x H, as clmem_av_frames_setup() (linear) or
- * clmem_av_frames_setup_optimal() sets them up; NULL with the set-up's
- * sentence in `why` where it says CLMEM_ERR_UNSUPPORTED (the device makes
- * no such images). */
-static AVBufferRef *vk_frames_for(enum AVPixelFormat sw, bool optimal, char *why, size_t len)
+/* Every point of run_filters() for `sw` skips, naming why. */
+static void skip_filters(enum AVPixelFormat sw, const char *name, const char *why)
 {
-    AVBufferRef *ref = av_hwframe_ctx_alloc(fx.device);
-    AVHWFramesContext *fc;
-    clmem_status s;
-    int r;
-
-    if (!ref)
-        tap_bail("av_hwframe_ctx_alloc failed");
-    fc = (AVHWFramesContext *)ref->data;
-    fc->format = AV_PIX_FMT_VULKAN;
-    fc->sw_format = sw;
-    fc->width = W;
-    fc->height = H;
-    s = optimal ? clmem_av_frames_setup_optimal(ref) : clmem_av_frames_setup(ref);
-    if (s == CLMEM_ERR_UNSUPPORTED) {
-        snprintf(why, len, "%s", clmem_error_message());
-        av_buffer_unref(&ref);
-        return NULL;
+    for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++) {
+        char fname[64];
+        filter_name(filters[i], fname, sizeof fname);
+        if (filter_takes(filters[i], sw))
+            tap_skip(why, "%s through %s", name, fname);
     }
-    if (s != CLMEM_OK)
-        tap_bail("%s(%s): %s", optimal ? "clmem_av_frames_setup_optimal" : "clmem_av_frames_setup",
-                 av_get_pix_fmt_name(sw), clmem_error_message());
-    if ((r = av_hwframe_ctx_init(ref)) < 0)
-        tap_bail("av_hwframe_ctx_init(%s): %s", av_get_pix_fmt_name(sw), av_err(r));
-    return ref;
+    tap_skip(why, "%s through overlay_opencl with the main input mapped", name);
 }
 
 /* Every filter that takes `sw` on a mapped frame against the hwupload
@@ -336,22 +316,15 @@ static void run_filters(enum AVPixelFormat sw, const char *missing, bool optimal
 {
     const char *tiling = optimal ? "optimal" : "linear";
     char name[64], no_way[512], no_setup[512];
-    AVBufferRef *vk_frames = vk_frames_for(sw, optimal, no_setup, sizeof no_setup), *cl_frames = NULL;
+    AVBufferRef *vk_frames = av_fixture_frames_set_up(&fx, sw, W, H, optimal, no_setup, sizeof no_setup), *cl_frames = NULL;
     AVFrame *pattern = av_fixture_pattern(sw, W, H, 3), *vkf;
     AVFrame *overlay = av_fixture_pattern(sw, 32, 24, 9);
     int planes = av_pix_fmt_count_planes(sw);
     clmem_status s;
 
     snprintf(name, sizeof name, "%s %s", av_get_pix_fmt_name(sw), tiling);
-    if (!vk_frames) {
-        /* The Vulkan device makes no such frames: every point skips, naming why. */
-        for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++) {
-            char fname[64];
-            filter_name(filters[i], fname, sizeof fname);
-            if (filter_takes(filters[i], sw))
-                tap_skip(no_setup, "%s through %s", name, fname);
-        }
-        tap_skip(no_setup, "%s through overlay_opencl with the main input mapped", name);
+    if (!vk_frames) { /* the Vulkan device makes no such frames */
+        skip_filters(sw, name, no_setup);
         av_frame_free(&pattern);
         av_frame_free(&overlay);
         return;
@@ -367,13 +340,7 @@ static void run_filters(enum AVPixelFormat sw, const char *missing, bool optimal
     if (missing == no_way) {
         tap_ok(s == CLMEM_OK, "%s: clmem_av_cl_frames_create matches the Vulkan frames (the map has no way here)",
                name);
-        for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++) {
-            char fname[64];
-            filter_name(filters[i], fname, sizeof fname);
-            if (filter_takes(filters[i], sw))
-                tap_skip(missing, "%s through %s", name, fname);
-        }
-        tap_skip(missing, "%s through overlay_opencl with the main input mapped", name);
+        skip_filters(sw, name, missing);
         goto out;
     }
     if (missing) {
@@ -387,13 +354,7 @@ static void run_filters(enum AVPixelFormat sw, const char *missing, bool optimal
                "%s: the OpenCL device makes no %s images -> clmem_av_cl_frames_create is CLMEM_ERR_UNSUPPORTED "
                "naming both (%s)",
                name, missing, clmem_error_message());
-        for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++) {
-            char fname[64];
-            filter_name(filters[i], fname, sizeof fname);
-            if (filter_takes(filters[i], sw))
-                tap_skip(reason, "%s through %s", name, fname);
-        }
-        tap_skip(reason, "%s through overlay_opencl with the main input mapped", name);
+        skip_filters(sw, name, reason);
         goto out;
     }
     if (!tap_ok(s == CLMEM_OK, "%s: clmem_av_cl_frames_create matches the Vulkan frames (%s)", name,

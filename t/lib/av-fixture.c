@@ -120,10 +120,13 @@ uint64_t av_fixture_counter(const struct av_fixture *f, VkSemaphore sem)
     return v;
 }
 
-AVBufferRef *av_fixture_frames(const struct av_fixture *f, enum AVPixelFormat sw, int w, int h)
+AVBufferRef *av_fixture_frames_set_up(const struct av_fixture *f, enum AVPixelFormat sw, int w, int h, bool optimal,
+                                      char *why, size_t len)
 {
+    const char *call = optimal ? "clmem_av_frames_setup_optimal" : "clmem_av_frames_setup";
     AVBufferRef *ref = av_hwframe_ctx_alloc(f->device);
     AVHWFramesContext *fc;
+    clmem_status s;
     int r;
 
     if (!ref)
@@ -133,11 +136,22 @@ AVBufferRef *av_fixture_frames(const struct av_fixture *f, enum AVPixelFormat sw
     fc->sw_format = sw;
     fc->width = w;
     fc->height = h;
-    if (clmem_av_frames_setup(ref) != CLMEM_OK)
-        tap_bail("clmem_av_frames_setup(%s %dx%d): %s", av_get_pix_fmt_name(sw), w, h, clmem_error_message());
+    s = optimal ? clmem_av_frames_setup_optimal(ref) : clmem_av_frames_setup(ref);
+    if (s == CLMEM_ERR_UNSUPPORTED && why) {
+        snprintf(why, len, "%s", clmem_error_message());
+        av_buffer_unref(&ref);
+        return NULL;
+    }
+    if (s != CLMEM_OK)
+        tap_bail("%s(%s %dx%d): %s", call, av_get_pix_fmt_name(sw), w, h, clmem_error_message());
     if ((r = av_hwframe_ctx_init(ref)) < 0)
         tap_bail("av_hwframe_ctx_init(%s %dx%d): %d", av_get_pix_fmt_name(sw), w, h, r);
     return ref;
+}
+
+AVBufferRef *av_fixture_frames(const struct av_fixture *f, enum AVPixelFormat sw, int w, int h)
+{
+    return av_fixture_frames_set_up(f, sw, w, h, false, NULL, 0);
 }
 
 AVFrame *av_fixture_frame(AVBufferRef *frames)

@@ -45,6 +45,12 @@ uint64_t av_fixture_counter(const struct av_fixture *f, VkSemaphore sem);
  * clmem_av_frames_setup() (bails out on failure). */
 AVBufferRef *av_fixture_frames(const struct av_fixture *f, enum AVPixelFormat sw, int w, int h);
 
+/* The same, set up by clmem_av_frames_setup_optimal() when `optimal`;
+ * where `why` is not NULL and the set-up says CLMEM_ERR_UNSUPPORTED (the
+ * device makes no such frames), NULL with its sentence in `why`. */
+AVBufferRef *av_fixture_frames_set_up(const struct av_fixture *f, enum AVPixelFormat sw, int w, int h, bool optimal,
+                                      char *why, size_t len);
+
 /* A frame of the pool (bails out on failure). */
 AVFrame *av_fixture_frame(AVBufferRef *frames);
 
