@@ -140,7 +140,7 @@ int main(void)
      * linear frames where the map takes them, else optimal-tiling ones
      * (each plane's VkImage imported as an OpenCL image). */
     for (bool optimal = false;;) {
-        AVFrame *trial = av_frame_alloc(), *trial_cl = av_frame_alloc();
+        AVFrame *trial, *trial_cl;
 
         vk_frames_ref = av_hwframe_ctx_alloc(device_ref);
         vk_frames = (AVHWFramesContext *)vk_frames_ref->data;
@@ -163,7 +163,9 @@ int main(void)
         if (s != CLMEM_OK)
             return fail("clmem_av_cl_frames_create");
         /* A trial map of one frame says whether the map takes this pool's frames. */
-        if (av_hwframe_get_buffer(vk_frames_ref, trial, 0) < 0)
+        trial = av_frame_alloc();
+        trial_cl = av_frame_alloc();
+        if (!trial || !trial_cl || av_hwframe_get_buffer(vk_frames_ref, trial, 0) < 0)
             return fprintf(stderr, "ffmpeg-filter-example: av_hwframe_get_buffer failed\n"), 1;
         trial_cl->hw_frames_ctx = av_buffer_ref(cl_frames_ref);
         s = clmem_av_cl_map(bridge, NULL, trial_cl, trial, AV_HWFRAME_MAP_OVERWRITE);

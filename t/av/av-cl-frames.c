@@ -232,13 +232,28 @@ static bool cl_has_image_format(cl_channel_order order, cl_channel_type type)
     return false;
 }
 
-/* A frames context's own Vulkan frame with a pattern. */
+/* A frames context's own Vulkan frame with a pattern, the upload
+ * completed: FFmpeg 5.1 copies from the pattern's own memory (imported
+ * as host memory) after av_hwframe_transfer_data() returns, so the pattern
+ * may be freed only once its semaphores reached sem_value. */
 static AVFrame *vk_frame_with(AVBufferRef *vk_frames, const AVFrame *pattern)
 {
+    PFN_vkWaitSemaphores wait = (PFN_vkWaitSemaphores)av_fixture_device_proc(&fx, "vkWaitSemaphores");
     AVFrame *f = av_fixture_frame(vk_frames);
+    AVVkFrame *vkf;
     int r;
+
     if ((r = av_hwframe_transfer_data(f, pattern, 0)) < 0)
         tap_bail("uploading the pattern: %s", av_err(r));
+    vkf = (AVVkFrame *)f->data[0];
+    for (int p = 0; p < av_pix_fmt_count_planes(pattern->format); p++) {
+        VkSemaphoreWaitInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                                    .semaphoreCount = 1,
+                                    .pSemaphores = &vkf->sem[p],
+                                    .pValues = &vkf->sem_value[p]};
+        if (wait(fx.vk->act_dev, &info, 10000000000ull) != VK_SUCCESS)
+            tap_bail("FFmpeg's upload of the pattern did not complete within 10 s");
+    }
     return f;
 }
 
