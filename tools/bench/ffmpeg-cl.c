@@ -911,6 +911,10 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
             char label[48];
 
             snprintf(label, sizeof label, "(l) %dx%d %s", sizes[s][0], sizes[s][1], format_name[f]);
+            /* Progress as it goes, as (x) prints it: a run cut short still
+             * shows how far it got. */
+            printf("\n%s: ", label);
+            fflush(stdout);
             watchdog("(l) FFmpeg's OpenCL filters", label);
             memset(res, 0, sizeof *res);
             run_setup(&fb, &r, res, sizes[s][0], sizes[s][1], f);
@@ -950,8 +954,11 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
                 if (w == R_MAPPED ? !*res->no_mapped : !*res->no_today)
                     res->s[w] = summarize(samples + w * reps, reps, 1);
             run_check(b, &fb, &r, res);
+            printf("routes ");
+            fflush(stdout);
             if (!*res->no_mapped)
                 run_in_flight(b, &fb, &r, reps, res);
+            printf("in flight done\n");
             av_frame_free(&out);
             run_teardown(&r);
             if (*res->no_mapped)
@@ -983,8 +990,8 @@ void print_ffmpeg_cl(void)
         "\n(l) FFmpeg's OpenCL filters on Vulkan frames (libclmem-av's map): " FILTER ", buffersrc -> filter ->\n"
         "    buffersink on OpenCL frames; microseconds a frame, median of the reps. today = av_hwframe_transfer_data\n"
         "    Vulkan -> software frame -> FFmpeg's own OpenCL frame (hwupload's way), the filter; mapped =\n"
-        "    clmem_av_cl_map (host order), the filter, av_frame_unref of the mapped frame; floor = the filter on\n"
-        "    an OpenCL frame already resident\n");
+        "    clmem_av_cl_map without a sync object (host order; the vk-image way hands over in device order), the\n"
+        "    filter, av_frame_unref of the mapped frame; floor = the filter on an OpenCL frame already resident\n");
     if (*not_run) {
         printf("  skipped: %s\n", not_run);
         return;
