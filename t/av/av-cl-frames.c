@@ -313,16 +313,29 @@ static bool way_offered(AVBufferRef *cl_frames, AVFrame *vkf, char *why, size_t 
 }
 
 
-/* Every point of run_filters() for `sw` skips, naming why. */
+/* Every point of run_filters() for `sw` skips, naming why (or fails,
+ * where why is an OpenCL call's failure). */
 static void skip_filters(enum AVPixelFormat sw, const char *name, const char *why)
 {
+    /* The bridge's sentence for an OpenCL call that failed ("... returned
+     * -5") is a failure, not a capability the device lacks: those points
+     * fail. */
+    bool failed = strstr(why, " returned -") != NULL;
+
     for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++) {
         char fname[64];
         filter_name(filters[i], fname, sizeof fname);
-        if (filter_takes(filters[i], sw))
+        if (!filter_takes(filters[i], sw))
+            continue;
+        if (failed)
+            tap_ok(false, "%s through %s: %s", name, fname, why);
+        else
             tap_skip(why, "%s through %s", name, fname);
     }
-    tap_skip(why, "%s through overlay_opencl with the main input mapped", name);
+    if (failed)
+        tap_ok(false, "%s through overlay_opencl with the main input mapped: %s", name, why);
+    else
+        tap_skip(why, "%s through overlay_opencl with the main input mapped", name);
 }
 
 /* Every filter that takes `sw` on a mapped frame against the hwupload
