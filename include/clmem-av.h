@@ -964,8 +964,9 @@ clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const cl
  *
  * @par Imports kept per pool frame
  * An OpenCL frames context of clmem_av_cl_frames_create() keeps, for each
- * frame of libclmem-av's pool (clmem_av_frames_setup()) mapped into it, the
- * frame's plane imports and images from its first map until the OpenCL
+ * frame of libclmem-av's pool (clmem_av_frames_setup() or
+ * clmem_av_frames_setup_optimal()) mapped into it, the frame's plane
+ * imports and images from its first map until the OpenCL
  * frames context is freed: mapping a frame the pool handed out before
  * costs no driver import and no clCreateImage. The kept imports hold a
  * reference on the Vulkan frames context, not on the frame, so the frame
@@ -982,7 +983,10 @@ clmem_status clmem_av_sync_release(clmem_av_sync *sync, AVFrame *frame, const cl
  * host pointer itself on a CPU OpenCL), and a wait for the acquire
  * (clFinish of the device's queue), because the filters enqueue on queues
  * of their own; its first map also imports the planes (one driver import
- * per plane) and makes the images.
+ * per plane) and makes the images. The vk-image way adds two Vulkan
+ * submissions a map (the barriers, on FFmpeg's transfer queue) and the
+ * semaphore wait and signal on OpenCL's side; the first map of a plane
+ * format on a bridge also runs the bridge's live check (milliseconds).
  * The calls are in version node CLMEM_AV_0.4.
  */
 
