@@ -314,6 +314,19 @@ static AVFrame *vk_frame_new(struct ffcl_bench *fb, AVBufferRef *vk_frames, cons
  * r->vk_frames, r->cl_mapped and r->vk are set and res names the way; else
  * res->no_mapped says why, and r->vk_frames and r->vk are a plain pool's
  * (or NULL when no pool could be made) for today's route. */
+/* A pool the map did not take: today's route still starts from a Vulkan
+ * frame, the first pool's; a later pool's frames go. */
+static void keep_first_pool(struct ffcl_run *r, AVBufferRef *vk_frames, AVFrame *vk)
+{
+    if (!r->vk_frames) {
+        r->vk_frames = vk_frames;
+        r->vk = vk;
+    } else {
+        av_frame_free(&vk);
+        av_buffer_unref(&vk_frames);
+    }
+}
+
 static void mapped_setup(struct ffcl_bench *fb, struct ffcl_run *r, struct ffcl_result *res)
 {
     static const struct {
@@ -335,43 +348,29 @@ static void mapped_setup(struct ffcl_bench *fb, struct ffcl_run *r, struct ffcl_
             /* The OpenCL device lacks the format's images: no pool helps. */
             snprintf(res->no_mapped, sizeof res->no_mapped, "%s", clmem_error_message());
             snprintf(res->way, sizeof res->way, "none");
-            if (!r->vk_frames) {
-                r->vk_frames = vk_frames;
-                r->vk = vk;
-            } else {
-                av_frame_free(&vk);
-                av_buffer_unref(&vk_frames);
-            }
+            keep_first_pool(r, vk_frames, vk);
             return;
-        } else {
-            mapped = frame_new();
-            mapped->hw_frames_ctx = av_buffer_ref(cl_frames);
-            s = clmem_av_cl_map(fb->bridge, NULL, mapped, vk, AV_HWFRAME_MAP_READ);
-            if (s == CLMEM_OK) {
-                snprintf(res->way, sizeof res->way, "%s", clmem_av_cl_way_name(clmem_av_cl_frame_way(mapped)));
-                snprintf(res->setup, sizeof res->setup, "%s", pools[p].name);
-                av_frame_free(&mapped); /* the unmap */
-                av_buffer_unref(&r->vk_frames);
-                av_frame_free(&r->vk);
-                r->vk_frames = vk_frames;
-                r->cl_mapped = cl_frames;
-                r->vk = vk;
-                return;
-            }
-            if (s != CLMEM_ERR_UNSUPPORTED)
-                die("clmem_av_cl_map((l)) returned %s: %s", clmem_status_name(s), clmem_error_message());
-            snprintf(why[p], NOTE_MAX, "%s", clmem_error_message());
-            av_frame_free(&mapped);
-            av_buffer_unref(&cl_frames);
         }
-        /* Today's route still starts from a Vulkan frame: the first pool's. */
-        if (!r->vk_frames) {
+        mapped = frame_new();
+        mapped->hw_frames_ctx = av_buffer_ref(cl_frames);
+        s = clmem_av_cl_map(fb->bridge, NULL, mapped, vk, AV_HWFRAME_MAP_READ);
+        if (s == CLMEM_OK) {
+            snprintf(res->way, sizeof res->way, "%s", clmem_av_cl_way_name(clmem_av_cl_frame_way(mapped)));
+            snprintf(res->setup, sizeof res->setup, "%s", pools[p].name);
+            av_frame_free(&mapped); /* the unmap */
+            av_buffer_unref(&r->vk_frames);
+            av_frame_free(&r->vk);
             r->vk_frames = vk_frames;
+            r->cl_mapped = cl_frames;
             r->vk = vk;
-        } else {
-            av_frame_free(&vk);
-            av_buffer_unref(&vk_frames);
+            return;
         }
+        if (s != CLMEM_ERR_UNSUPPORTED)
+            die("clmem_av_cl_map((l)) returned %s: %s", clmem_status_name(s), clmem_error_message());
+        snprintf(why[p], NOTE_MAX, "%s", clmem_error_message());
+        av_frame_free(&mapped);
+        av_buffer_unref(&cl_frames);
+        keep_first_pool(r, vk_frames, vk);
     }
     snprintf(res->no_mapped, sizeof res->no_mapped, "the map refuses both pools: %.1100s; %.1100s", why[0], why[1]);
     snprintf(res->way, sizeof res->way, "none");
