@@ -251,6 +251,20 @@ static void check_failure(struct run *r, struct op op, clmem_status s)
 
 /* ------------------------------------------------- a run, start to end */
 
+/* A fault that fired after the step before returned and before this one
+ * began: in work the step before left to another thread (a drop hands the
+ * memory back on the teardown thread). Such work has no status to give, so
+ * it is judged as a step with no status is. Returns whether one fired. */
+static bool fired_between_steps(struct run *r, const struct op *ops, int i, int fired_after_last)
+{
+    if (i == 0 || clmem_fault_fired() == fired_after_last)
+        return false;
+    snprintf(r->report, sizeof r->report, "%s (no status) failed after it returned, on another thread",
+             op_name(ops[i - 1]));
+    clmem_fault_reset();
+    return true;
+}
+
 /* The sequence's steps. Returns the passes through the row's point (for
  * the dry run). A fault that fires in a step with no status (a drop: the
  * teardown has no one to report to) is judged by what follows: the
@@ -259,15 +273,18 @@ static int run_steps(struct run *r, int nth, enum fault_mode mode)
 {
     const struct op *ops = r->seq->ops;
     bool fired_any = false;
-    int passes;
+    int fired_after_last = 0, passes, i;
 
     clmem_fault_reset();
     if (nth > 0)
         clmem_fault_arm(r->c->point, nth);
-    for (int i = 0; ops[i].kind != OP_END; i++) {
-        int fired_before = clmem_fault_fired();
+    for (i = 0; ops[i].kind != OP_END; i++, fired_after_last = clmem_fault_fired()) {
+        int fired_before;
         clmem_status s;
 
+        if (fired_between_steps(r, ops, i, fired_after_last))
+            fired_any = true;
+        fired_before = clmem_fault_fired();
         clmem_error_clear();
         s = do_op(r, ops[i]);
         if (clmem_fault_fired() == fired_before) {
@@ -297,6 +314,8 @@ static int run_steps(struct run *r, int nth, enum fault_mode mode)
             break;
         }
     }
+    if (ops[i].kind == OP_END && fired_between_steps(r, ops, i, fired_after_last))
+        fired_any = true;
     passes = clmem_fault_passes(r->c->point);
     if (nth > 0 && !fired_any)
         problem(r, "pass %d through %s was never reached", nth, r->c->point);
