@@ -9,11 +9,12 @@
  * reads. Each direction compares every byte.
  *
  * The result is kept per bridge, format and fd path (image.h): a pass or a
- * failure of the driver (an import, handoff or read that OpenCL refuses, or
- * a texel that differs) is an answer; a failure to set the check up (a
- * Vulkan allocation, a submission) is not, and is returned without being
- * kept. check_lock is held for the whole check, so a format is checked once
- * however many threads ask.
+ * failure of the driver (an import, handoff or read that OpenCL refuses
+ * with a code about the request, or a texel that differs) is an answer; a
+ * failure to set the check up (a Vulkan allocation, a submission) or an
+ * OpenCL code of the moment (out of resources, a vendor's code) is not, and
+ * is returned without being kept. check_lock is held for the whole check,
+ * so a format is checked once however many threads ask.
  *
  * The image the check imports is owned by a keepalive, as an application's
  * would be: it is destroyed when the import's teardown lets go of it
@@ -244,9 +245,48 @@ static bool same_texels(const struct image_format *f, const unsigned char *want,
 
 /* ------------------------------------------------------------ the check */
 
+/* Is an OpenCL code the driver's answer about this kind of image? The
+ * codes that describe the request (an image format it does not take, an
+ * INVALID_* of the import's properties or of the image) are: the same
+ * request gets the same answer, so it is kept. Resource codes, a failed
+ * event in a wait list and codes outside the standard ranges (a vendor's
+ * own, such as one for a context that failed in earlier work) describe the
+ * moment, not the format: keeping them would refuse the format for the
+ * bridge's life. */
+static bool cl_code_answers(cl_int err)
+{
+    return err == CL_IMAGE_FORMAT_MISMATCH || err == CL_IMAGE_FORMAT_NOT_SUPPORTED ||
+           (err <= CL_INVALID_VALUE && err >= CL_MAX_SIZE_RESTRICTION_EXCEEDED);
+}
+
+/* A check's OpenCL call failed with err. An answer: `why` says so and the
+ * check failed (kept). Otherwise the call's failure is returned as
+ * CLMEM_ERR_OPENCL, not kept. */
+static clmem_status cl_call_failed(const char *call, cl_int err, char *why, size_t why_len)
+{
+    if (!cl_code_answers(err))
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, call, err,
+                               "The live check's %s failed with a code that says nothing of the format; nothing is "
+                               "kept.",
+                               call);
+    snprintf(why, why_len, "%s returned %d", call, err);
+    return CLMEM_ERR_UNSUPPORTED;
+}
+
+/* A bridge step of the check failed with s: an OpenCL refusal that answers
+ * (see cl_code_answers) fails the check, `why` naming the step; any other
+ * failure is returned as it is, not kept. */
+static clmem_status step_failed(clmem_status s, const char *step, char *why, size_t why_len)
+{
+    if (s != CLMEM_ERR_OPENCL || !cl_code_answers(clmem_error_native_code()))
+        return s;
+    snprintf(why, why_len, "%s: %s", step, clmem_error_message());
+    return CLMEM_ERR_UNSUPPORTED;
+}
+
 /* Runs the check. CLMEM_OK: passed. CLMEM_ERR_UNSUPPORTED with `why`
- * filled: the driver failed it (kept). Anything else: could not be set up
- * (recorded, not kept). */
+ * filled: the driver failed it (kept). Anything else: could not be set up,
+ * or OpenCL failed for a reason of the moment (recorded, not kept). */
 static clmem_status run_check(clmem_bridge *b, const struct image_format *f, clmem_bridge_path path,
                               VkQueue vk_queue, uint32_t family, cl_command_queue queue, char *why, size_t why_len)
 {
@@ -313,21 +353,16 @@ static clmem_status run_check(clmem_bridge *b, const struct image_format *f, clm
         goto done;
     s = clmem__import_optimal(b, &owned->image, path, ka, queue, CL_MEM_READ_WRITE, &h);
     if (s != CLMEM_OK) {
-        if (s == CLMEM_ERR_OPENCL) { /* the driver refused the import: an answer */
-            snprintf(why, why_len, "OpenCL could not import it: %s", clmem_error_message());
-            s = CLMEM_ERR_UNSUPPORTED;
-        }
+        s = step_failed(s, "OpenCL could not import it", why, why_len);
         goto done;
     }
     if ((s = clmem__handoff_one(true, b, h, 0, NULL, NULL)) != CLMEM_OK) {
-        snprintf(why, why_len, "acquiring it failed: %s", clmem_error_message());
-        s = CLMEM_ERR_UNSUPPORTED;
+        s = step_failed(s, "acquiring it failed", why, why_len);
         goto done;
     }
     err = clEnqueueReadImage(queue, clmem_handle_mem(h), CL_TRUE, origin, region, 0, 0, host, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
-        snprintf(why, why_len, "clEnqueueReadImage returned %d", err);
-        s = CLMEM_ERR_UNSUPPORTED;
+        s = cl_call_failed("clEnqueueReadImage", err, why, why_len);
         goto done;
     }
     if (!same_texels(f, up.data, host, "Vulkan wrote, OpenCL read", why, why_len)) {
@@ -339,15 +374,15 @@ static clmem_status run_check(clmem_bridge *b, const struct image_format *f, clm
     fill_pattern(f, 2, host);
     err = clEnqueueWriteImage(queue, clmem_handle_mem(h), CL_TRUE, origin, region, 0, 0, host, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
-        snprintf(why, why_len, "clEnqueueWriteImage returned %d", err);
-        s = CLMEM_ERR_UNSUPPORTED;
+        s = cl_call_failed("clEnqueueWriteImage", err, why, why_len);
         goto done;
     }
-    if ((s = clmem__handoff_one(false, b, h, 0, NULL, &released)) != CLMEM_OK ||
-        (err = clWaitForEvents(1, &released)) != CL_SUCCESS) {
-        snprintf(why, why_len, "releasing it failed: %s",
-                 s != CLMEM_OK ? clmem_error_message() : "clWaitForEvents on the release failed");
-        s = CLMEM_ERR_UNSUPPORTED;
+    if ((s = clmem__handoff_one(false, b, h, 0, NULL, &released)) != CLMEM_OK) {
+        s = step_failed(s, "releasing it failed", why, why_len);
+        goto done;
+    }
+    if ((err = clWaitForEvents(1, &released)) != CL_SUCCESS) {
+        s = cl_call_failed("clWaitForEvents (on the release)", err, why, why_len);
         goto done;
     }
     if ((s = vk_read_back_image(&once, owned->image.image, down.buffer)) != CLMEM_OK)

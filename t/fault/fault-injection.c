@@ -178,6 +178,53 @@ static void check_optimal_image(struct fault_env *e, clmem_bridge *b)
     need_from_trial(e, NEEDS_OPTIMAL_IMAGE, s, label, why);
 }
 
+/* An OpenCL failure of the moment inside the live check (the fault's code,
+ * CL_OUT_OF_RESOURCES: the driver out of something, or a context that
+ * failed in earlier work) is returned, not kept: the next check runs
+ * again and gives the driver's own answer. */
+static void check_live_check_not_kept(struct fault_env *e)
+{
+    const char *point = "clCreateImageWithProperties";
+    uint32_t n = 0;
+    const VkFormat format = clmem_bridge_image_formats(&n)[0];
+    const char *name = clmem_bridge_image_format_name(format);
+    clmem_bridge *b;
+    clmem_status first, again;
+    char first_message[512];
+    int32_t first_code;
+    int passes;
+
+    if (!e->have[NEEDS_OPAQUE_FD]) {
+        tap_skip(e->why_not[NEEDS_OPAQUE_FD], "the live check keeps no OpenCL failure of the moment");
+        tap_skip(e->why_not[NEEDS_OPAQUE_FD], "  ... and runs again the next time");
+        return;
+    }
+    b = bridge_open(&e->vk, &e->f, 0);
+    clmem_fault_reset();
+    clmem_fault_arm(point, 1);
+    first = clmem_bridge_image_live_check(b, format, CLMEM_BRIDGE_PATH_OPAQUE_FD, e->vk.queue, e->vk.queue_family,
+                                          e->f.queue);
+    first_code = clmem_error_native_code();
+    snprintf(first_message, sizeof first_message, "%s", clmem_error_message());
+    tap_ok(clmem_fault_fired() == 1 && first == CLMEM_ERR_OPENCL && strcmp(clmem_error_call(), point) == 0 &&
+               first_code == CL_OUT_OF_RESOURCES,
+           "the live check of %s with %s failing (CL_OUT_OF_RESOURCES) -> CLMEM_ERR_OPENCL naming the call, not a "
+           "kept refusal (%s: %s)",
+           name, point, clmem_status_name(first), first_message);
+    clmem_fault_reset();
+    again = clmem_bridge_image_live_check(b, format, CLMEM_BRIDGE_PATH_OPAQUE_FD, e->vk.queue, e->vk.queue_family,
+                                          e->f.queue);
+    passes = clmem_fault_passes(point);
+    tap_ok(passes == 1 && (again == CLMEM_OK || again == CLMEM_ERR_UNSUPPORTED) &&
+               (again == CLMEM_OK || strstr(clmem_error_message(), "CL_OUT_OF_RESOURCES") == NULL),
+           "  ... and runs again the next time (%d import(s)), giving the driver's own answer: %s%s%s", passes,
+           clmem_status_name(again), again ? ": " : "", again ? clmem_error_message() : "");
+    if ((first = clmem_bridge_finish(b, SETTLE_NS)) != CLMEM_OK)
+        tap_bail("clmem_bridge_finish after the live checks returned %s: %s", clmem_status_name(first),
+                 clmem_error_message());
+    clmem_bridge_unref(b);
+}
+
 /* Whether the machine can run a sequence's path at all. */
 static void check_needs(struct fault_env *e)
 {
@@ -347,6 +394,7 @@ int main(void)
         tap_bail("%d pieces of %llu bytes (CL_DEVICE_MEM_BASE_ADDR_ALIGN) do not fit in the %d-byte buffer", MANY,
                  (unsigned long long)e.piece, ALLOC_SIZE);
     check_needs(&e);
+    check_live_check_not_kept(&e);
     tap_diag("OpenCL: %s (%s); Vulkan: %s; sub-range offset %llu, pieces of %llu bytes", e.f.device_name,
              e.f.platform_name, e.vk.device_name, (unsigned long long)e.align, (unsigned long long)e.piece);
 
