@@ -124,13 +124,15 @@
  * else open to anyone.
  *
  * @section ipc_cost What it costs
- * Setting up: one fd and one driver import per plane (the import's cost is
- * clmem_bridge_import_fd()'s or clmem_bridge_import_vk()'s). Per batch
+ * Setting up: one fd per allocation; one driver import per frame that has
+ * its allocation to itself, its planes sub-buffers of that import, and one
+ * per plane for frames that share an allocation (the import's cost is
+ * clmem_bridge_import_fd()'s or clmem_bridge_import_vk()'s). Each import
+ * is one more object that every acquire and release hands over. Per batch
  * (one frame with clmem_ipc_producer_ready() and clmem_ipc_consumer_next(),
  * several with their _many forms): one READY and one FREE message (each
  * one sendmsg and one recvmsg: 32 and 24 bytes, and 4 and 16 more a
- * frame), one
- * acquire and one release (clmem_bridge_acquire_many(),
+ * frame), one acquire and one release (clmem_bridge_acquire_many(),
  * clmem_bridge_release_many()), one host wait on the producer's fence
  * before READY and one on the consumer's release before FREE, and the
  * GPU's switch between the two processes' contexts. clmem-bench measures

@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* The producer's frames into the consumer's bridge, one import per plane,
- * on one of two paths:
- *  - opaque fd: a duplicate of the allocation's fd per plane goes to
+/* The producer's frames into the consumer's bridge, on one of two paths:
+ *  - opaque fd: a duplicate of the allocation's fd goes to
  *    clmem_bridge_import_fd(), which gives it to OpenCL (NVIDIA);
  *  - host-mapped: the fd is imported once into the bridge's own VkDevice
  *    (vkAllocateMemory with VkImportMemoryFdInfoKHR: the same driver, so the
  *    same deviceUUID and driverUUID and the producer's memory type), and
- *    each plane of that memory goes to clmem_bridge_import_vk() on the
- *    host-mapped path; an anchor frees the VkDeviceMemory once every import
- *    of it let go. Where Vulkan's opaque fds are host memory (lavapipe's
- *    memfds) and OpenCL runs on the CPU, this is zero-copy too.
+ *    that memory goes to clmem_bridge_import_vk() on the host-mapped path;
+ *    an anchor frees the VkDeviceMemory once every import of it let go.
+ *    Where Vulkan's opaque fds are host memory (lavapipe's memfds) and
+ *    OpenCL runs on the CPU, this is zero-copy too.
+ * A frame alone in its allocation is one import of the whole allocation,
+ * its planes sub-buffers of it: each frame handed over is then one object
+ * to acquire and release, as a program with the raw calls would import it.
+ * Frames that share an allocation are imported a plane at a time: one
+ * import of the whole allocation per frame would map it once per frame,
+ * and the host-mapped path's cache would give them all the same import,
+ * which cannot be acquired for one frame while another is OpenCL's.
  * The allocation's own fd is closed by the caller once the imports are made
  * (proto.c holds it until then). */
 #define _GNU_SOURCE /* F_DUPFD_CLOEXEC */
@@ -193,37 +199,118 @@ static clmem_status check_fd(const struct proto_alloc *a, uint32_t index)
 
 void clmem__ipc_consumer_drop_imports(struct clmem_ipc_consumer *c)
 {
-    for (uint32_t i = 0; i < CLMEM_IPC_MAX_FRAMES; i++)
+    for (uint32_t i = 0; i < CLMEM_IPC_MAX_FRAMES; i++) {
+        struct consumer_frame *cf = &c->frames[i];
+        /* The planes first: a sub-buffer holds its parent, which the
+         * import's teardown waits to see destroyed. */
         for (uint32_t p = 0; p < IPC_MAX_PLANES; p++) {
-            clmem_handle_unref(c->frames[i].imports[p]);
-            c->frames[i].imports[p] = NULL;
+            if (cf->planes[p])
+                clReleaseMemObject(cf->planes[p]);
+            cf->planes[p] = NULL;
         }
+        for (uint32_t p = 0; p < IPC_MAX_PLANES; p++) {
+            clmem_handle_unref(cf->imports[p]);
+            cf->imports[p] = NULL;
+        }
+        cf->import_count = 0;
+    }
 }
 
-static clmem_status import_plane(struct clmem_ipc_consumer *c, const struct proto_alloc *a, uint32_t alloc_index,
-                                 clmem_keepalive *anchor, const clmem_bridge_vk_memory *desc,
-                                 const struct ipc_frame *f, uint32_t plane, clmem_handle **out)
+/* [offset, offset + size) of allocation a into the bridge, on c's path. */
+static clmem_status import_range(struct clmem_ipc_consumer *c, const struct proto_alloc *a, uint32_t alloc_index,
+                                 clmem_keepalive *anchor, const clmem_bridge_vk_memory *desc, uint64_t offset,
+                                 uint64_t size, clmem_handle **out)
 {
-    const struct ipc_plane *p = &f->planes[plane];
     clmem_status st;
 
     if (c->path == CLMEM_BRIDGE_PATH_HOST_MAPPED)
-        st = clmem_bridge_import_vk(c->bridge, desc, p->offset, p->size, CLMEM_BRIDGE_PATH_HOST_MAPPED, anchor,
-                                    c->queue, c->mem_flags, out);
-    else {
-        int fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 0); /* the import takes it on success */
-        if (fd < 0)
-            return dup_failed(alloc_index, errno);
-        st = clmem_bridge_import_fd(c->bridge, fd, CLMEM_BRIDGE_PATH_OPAQUE_FD, a->desc.allocation_size, p->offset,
-                                    p->size, NULL, c->queue, c->mem_flags, out);
-        if (st != CLMEM_OK)
-            close(fd); /* a failed import leaves it ours */
-    }
+        return clmem_bridge_import_vk(c->bridge, desc, offset, size, CLMEM_BRIDGE_PATH_HOST_MAPPED, anchor, c->queue,
+                                      c->mem_flags, out);
+    int fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 0); /* the import takes it on success */
+    if (fd < 0)
+        return dup_failed(alloc_index, errno);
+    st = clmem_bridge_import_fd(c->bridge, fd, CLMEM_BRIDGE_PATH_OPAQUE_FD, a->desc.allocation_size, offset, size, NULL,
+                                c->queue, c->mem_flags, out);
     if (st != CLMEM_OK)
-        return clmem_error_set(st, clmem_error_api(), clmem_error_call(), clmem_error_native_code(),
-                               "Importing plane %u of frame %u (%llu bytes at offset %llu of allocation %u) failed: %s",
-                               plane, f->index, (unsigned long long)p->size, (unsigned long long)p->offset,
-                               alloc_index, clmem_error_message());
+        close(fd); /* a failed import leaves it ours */
+    return st;
+}
+
+/* Plane `plane` of a frame whose allocation is imported whole as `whole`:
+ * a sub-buffer of it, or the import's own buffer when the plane is all of
+ * it. */
+static clmem_status plane_of_whole(const clmem_handle *whole, const struct proto_alloc *a, const struct ipc_plane *p,
+                                   cl_mem *out)
+{
+    cl_mem parent = clmem_handle_mem(whole);
+    cl_buffer_region region = {(size_t)p->offset, (size_t)p->size};
+    cl_int err = CL_OUT_OF_RESOURCES;
+
+    if (p->offset == 0 && p->size == a->desc.allocation_size) {
+        clRetainMemObject(parent);
+        *out = parent;
+        return CLMEM_OK;
+    }
+    *out = clCreateSubBuffer(parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    if (err == CL_SUCCESS && *out)
+        return CLMEM_OK;
+    if (*out)
+        clReleaseMemObject(*out);
+    *out = NULL;
+    /* The producer's layout, as the bridge's own range check says it for
+     * a plane imported on its own. */
+    if (err == CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_OPENCL, "clCreateSubBuffer", err,
+                               "offset %llu is not a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN, which sub-buffer "
+                               "origins must be.",
+                               (unsigned long long)p->offset);
+    return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clCreateSubBuffer", err,
+                           "OpenCL would not make the plane a sub-buffer of the allocation's import.");
+}
+
+static clmem_status plane_failed(const struct ipc_frame *f, uint32_t plane, uint32_t alloc_index)
+{
+    const struct ipc_plane *p = &f->planes[plane];
+    char why[1024];
+
+    snprintf(why, sizeof why, "%s", clmem_error_message());
+    return clmem_error_set(clmem_error_status(), clmem_error_api(), clmem_error_call(), clmem_error_native_code(),
+                           "Importing plane %u of frame %u (%llu bytes at offset %llu of allocation %u) failed: %s",
+                           plane, f->index, (unsigned long long)p->size, (unsigned long long)p->offset, alloc_index,
+                           why);
+}
+
+/* Frame f's imports and plane buffers into cf; on failure what was made
+ * stays in cf for the caller's drop. */
+static clmem_status import_frame(struct clmem_ipc_consumer *c, const struct ipc_frame *f, bool alone,
+                                 clmem_keepalive *anchor, const clmem_bridge_vk_memory *desc, struct consumer_frame *cf)
+{
+    const struct proto_alloc *a = &c->proto.allocs[f->allocation];
+    clmem_status st;
+
+    if (alone) {
+        st = import_range(c, a, f->allocation, anchor, desc, 0, a->desc.allocation_size, &cf->imports[0]);
+        if (st != CLMEM_OK) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", clmem_error_message());
+            return clmem_error_set(st, clmem_error_api(), clmem_error_call(), clmem_error_native_code(),
+                                   "Importing allocation %u (%llu bytes) for frame %u failed: %s", f->allocation,
+                                   (unsigned long long)a->desc.allocation_size, f->index, why);
+        }
+        cf->import_count = 1;
+        for (uint32_t p = 0; p < f->plane_count; p++)
+            if (plane_of_whole(cf->imports[0], a, &f->planes[p], &cf->planes[p]) != CLMEM_OK)
+                return plane_failed(f, p, f->allocation);
+        return CLMEM_OK;
+    }
+    for (uint32_t p = 0; p < f->plane_count; p++) {
+        if (import_range(c, a, f->allocation, anchor, desc, f->planes[p].offset, f->planes[p].size, &cf->imports[p]) !=
+            CLMEM_OK)
+            return plane_failed(f, p, f->allocation);
+        cf->import_count = p + 1;
+        cf->planes[p] = clmem_handle_mem(cf->imports[p]);
+        clRetainMemObject(cf->planes[p]);
+    }
     return CLMEM_OK;
 }
 
@@ -232,6 +319,7 @@ clmem_status clmem__ipc_consumer_import(struct clmem_ipc_consumer *c)
     struct proto *pr = &c->proto;
     clmem_keepalive *anchors[CLMEM_IPC_MAX_ALLOCATIONS] = {0};
     clmem_bridge_vk_memory descs[CLMEM_IPC_MAX_ALLOCATIONS];
+    uint32_t frames_in[CLMEM_IPC_MAX_ALLOCATIONS] = {0};
     clmem_status st = CLMEM_OK;
 
     for (uint32_t i = 0; i < pr->allocation_count && st == CLMEM_OK; i++) {
@@ -239,13 +327,14 @@ clmem_status clmem__ipc_consumer_import(struct clmem_ipc_consumer *c)
         if (st == CLMEM_OK && c->path == CLMEM_BRIDGE_PATH_HOST_MAPPED)
             st = import_into_vulkan(c, &pr->allocs[i], i, &anchors[i], &descs[i]);
     }
+    for (uint32_t f = 0; f < pr->frame_count; f++)
+        frames_in[pr->frames[f].desc.allocation]++;
     for (uint32_t f = 0; f < pr->frame_count && st == CLMEM_OK; f++) {
         const struct ipc_frame *d = &pr->frames[f].desc;
         c->frames[f].index = f;
         c->frames[f].plane_count = d->plane_count;
-        for (uint32_t p = 0; p < d->plane_count && st == CLMEM_OK; p++)
-            st = import_plane(c, &pr->allocs[d->allocation], d->allocation, anchors[d->allocation],
-                              &descs[d->allocation], d, p, &c->frames[f].imports[p]);
+        st = import_frame(c, d, frames_in[d->allocation] == 1, anchors[d->allocation], &descs[d->allocation],
+                          &c->frames[f]);
     }
     /* The imports hold the anchors they need; the VkDeviceMemory of an
      * allocation no import took is freed here. */

@@ -51,15 +51,15 @@ static void connection_lost(struct clmem_ipc_consumer *c, clmem_ipc_state state)
 /* Release the frames of `batch` (n of them) and tell the producer. */
 static void release_batch(struct clmem_ipc_consumer *c, struct consumer_frame **batch, uint32_t n)
 {
-    clmem_handle *planes[CLMEM_IPC_MAX_FRAMES * IPC_MAX_PLANES];
+    clmem_handle *imports[CLMEM_IPC_MAX_FRAMES * IPC_MAX_PLANES];
     cl_uint count = 0;
     cl_event done = NULL;
     clmem_status st;
 
     for (uint32_t i = 0; i < n; i++)
-        for (uint32_t p = 0; p < batch[i]->plane_count; p++)
-            planes[count++] = batch[i]->imports[p];
-    st = clmem_bridge_release_many(c->bridge, count, planes, c->queue, 0, NULL, &done);
+        for (uint32_t p = 0; p < batch[i]->import_count; p++)
+            imports[count++] = batch[i]->imports[p];
+    st = clmem_bridge_release_many(c->bridge, count, imports, c->queue, 0, NULL, &done);
     if (st == CLMEM_OK) {
         cl_int err = clWaitForEvents(1, &done);
         if (err != CL_SUCCESS)

@@ -300,21 +300,21 @@ static void release_event(cl_event *event_out)
     }
 }
 
-/* Hand out the n frames fs as one batch: acquire all their planes with one
- * call, wrap each plane in a handle of its own, all of them holding one
+/* Hand out the n frames fs as one batch: acquire all their imports with
+ * one call, wrap each plane in a handle of its own, all of them holding one
  * anchor whose callback (the batch's last unref) is the release point. */
 static clmem_status deliver(struct clmem_ipc_consumer *c, struct consumer_frame **fs, uint32_t n, clmem_ipc_frame *out,
                             cl_event *event_out)
 {
-    clmem_handle *planes[CLMEM_IPC_MAX_FRAMES * IPC_MAX_PLANES] = {NULL};
+    clmem_handle *imports[CLMEM_IPC_MAX_FRAMES * IPC_MAX_PLANES] = {NULL};
     cl_uint count = 0;
 
     for (uint32_t k = 0; k < n; k++) {
-        for (uint32_t i = 0; i < fs[k]->plane_count; i++)
-            planes[count++] = fs[k]->imports[i];
+        for (uint32_t i = 0; i < fs[k]->import_count; i++)
+            imports[count++] = fs[k]->imports[i];
         fs[k]->next_released = k + 1 < n ? fs[k + 1] : NULL; /* the batch's chain */
     }
-    clmem_status st = clmem_bridge_acquire_many(c->bridge, count, planes, c->queue, 0, NULL, event_out);
+    clmem_status st = clmem_bridge_acquire_many(c->bridge, count, imports, c->queue, 0, NULL, event_out);
     if (st != CLMEM_OK) {
         char why[1024];
         snprintf(why, sizeof why, "%s", clmem_error_message());
@@ -341,8 +341,7 @@ static clmem_status deliver(struct clmem_ipc_consumer *c, struct consumer_frame 
         const struct ipc_frame *d = &c->proto.frames[fs[k]->index].desc;
         for (uint32_t i = 0; i < fs[k]->plane_count && st == CLMEM_OK; i++) {
             clmem_ipc_plane *p = &out[k].planes[i];
-            st = clmem_handle_wrap(clmem_handle_mem(fs[k]->imports[i]), c->queue, d->planes[i].row_pitch, anchor,
-                                   &p->handle);
+            st = clmem_handle_wrap(fs[k]->planes[i], c->queue, d->planes[i].row_pitch, anchor, &p->handle);
             p->size = d->planes[i].size;
             p->row_pitch = d->planes[i].row_pitch;
             p->width = d->planes[i].width;

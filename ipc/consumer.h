@@ -19,10 +19,15 @@ struct consumer_frame {
     struct clmem_ipc_consumer *c;
     uint32_t index;
     uint32_t plane_count;
-    clmem_handle *imports[IPC_MAX_PLANES]; /* the bridge's handles, held until destroy() */
-    uint64_t sequence;                     /* of the READY it was handed out for */
-    struct consumer_frame *next_released;  /* the next frame of its batch (set when handed out), then of the
-                                              release thread's queue */
+    /* The bridge's handles, handed to OpenCL and back, held until destroy():
+     * one of the whole allocation for a frame alone in its allocation, else
+     * one per plane (consumer-import.c says why). */
+    uint32_t import_count;
+    clmem_handle *imports[IPC_MAX_PLANES];
+    cl_mem planes[IPC_MAX_PLANES];        /* each plane's buffer, a reference of ours */
+    uint64_t sequence;                    /* of the READY it was handed out for */
+    struct consumer_frame *next_released; /* the next frame of its batch (set when handed out), then of the
+                                             release thread's queue */
 };
 
 struct clmem_ipc_consumer {

@@ -178,8 +178,32 @@ static void *start_producer(void *arg)
     return NULL;
 }
 
-/* A producer offering FRAMES frames and a consumer, started. */
-static void connect_pair(void)
+/* FRAMES frames in one allocation: buffers and NV12 images in turn. */
+static void offer_shared(void)
+{
+    for (uint32_t i = 0; i < FRAMES; i++) {
+        clmem_status st;
+        uint64_t base = (uint64_t)i * FRAME_BYTES;
+        if (i % 2 == 0) {
+            st = clmem_ipc_producer_add_buffer(p, &mem.memory, CLMEM_IPC_MEMORY_TYPE_BY_FLAGS, base, FRAME_BYTES, 0,
+                                               NULL);
+        } else {
+            clmem_bridge_vk_image img = {
+                .memory = mem.memory, .memory_offset = base, .size = FRAME_BYTES,
+                .format = VK_FORMAT_G8_B8R8_2PLANE_420_UNORM, .extent = {NV12_W, NV12_H},
+                .tiling = VK_IMAGE_TILING_LINEAR, .plane_count = 2,
+                .planes = {{base, NV12_W * NV12_H, NV12_W, NV12_W, NV12_H},
+                           {base + CHROMA_OFFSET, NV12_W * NV12_H / 2, NV12_W, NV12_W / 2, NV12_H / 2}}};
+            st = clmem_ipc_producer_add_image(p, &img, CLMEM_IPC_MEMORY_TYPE_BY_FLAGS, NULL);
+        }
+        if (st != CLMEM_OK)
+            tap_bail("offering frame %u: %s", i, clmem_error_message());
+    }
+}
+
+/* A producer offering the frames `offer` adds (`what`) and a consumer,
+ * started. */
+static void connect_pair(void (*offer)(void), const char *what)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
@@ -203,31 +227,13 @@ static void connect_pair(void)
                says("clmem_ipc_consumer_next_many", "has not started"),
            "consumer_next_many before the handshake: CLMEM_ERR_INVALID_VALUE, count 0: %s", clmem_error_message());
 
-    for (uint32_t i = 0; i < FRAMES; i++) {
-        clmem_status st;
-        uint64_t base = (uint64_t)i * FRAME_BYTES;
-        if (i % 2 == 0) {
-            st = clmem_ipc_producer_add_buffer(p, &mem.memory, CLMEM_IPC_MEMORY_TYPE_BY_FLAGS, base, FRAME_BYTES, 0,
-                                               NULL);
-        } else {
-            clmem_bridge_vk_image img = {
-                .memory = mem.memory, .memory_offset = base, .size = FRAME_BYTES,
-                .format = VK_FORMAT_G8_B8R8_2PLANE_420_UNORM, .extent = {NV12_W, NV12_H},
-                .tiling = VK_IMAGE_TILING_LINEAR, .plane_count = 2,
-                .planes = {{base, NV12_W * NV12_H, NV12_W, NV12_W, NV12_H},
-                           {base + CHROMA_OFFSET, NV12_W * NV12_H / 2, NV12_W, NV12_W / 2, NV12_H / 2}}};
-            st = clmem_ipc_producer_add_image(p, &img, CLMEM_IPC_MEMORY_TYPE_BY_FLAGS, NULL);
-        }
-        if (st != CLMEM_OK)
-            tap_bail("offering frame %u: %s", i, clmem_error_message());
-    }
+    offer();
     struct starter s = {.p = p};
     pthread_t t;
     pthread_create(&t, NULL, start_producer, &s);
     clmem_status st = clmem_ipc_consumer_start(c, TIMEOUT_NS);
     pthread_join(t, NULL);
-    if (!tap_ok(st == CLMEM_OK && s.st == CLMEM_OK, "the handshake: %d frames (buffers and NV12 images) through "
-                                                     "the %s path", FRAMES,
+    if (!tap_ok(st == CLMEM_OK && s.st == CLMEM_OK, "the handshake: %s through the %s path", what,
                 clmem_bridge_path_name(clmem_ipc_consumer_path(c))))
         tap_bail("the handshake failed: consumer %s; producer %s", st == CLMEM_OK ? "ok" : clmem_error_message(),
                  s.why);
@@ -610,6 +616,154 @@ static void end(void)
     tap_ok(clmem_ipc_consumer_destroy(c, TIMEOUT_NS) == CLMEM_OK, "the consumer is destroyed");
 }
 
+/* ------------------------------------------------- a frame alone in its allocation */
+
+#define ALONE 2
+static struct vk_owned alone_mem[ALONE];
+static clmem_keepalive *alone_anchor[ALONE];
+
+/* ALONE NV12 images, each the only frame of its allocation, the chroma
+ * plane CHROMA_OFFSET in. */
+static void offer_alone(void)
+{
+    for (uint32_t i = 0; i < ALONE; i++) {
+        clmem_bridge_vk_image img = {
+            .memory = alone_mem[i].memory, .size = FRAME_BYTES, .format = VK_FORMAT_G8_B8R8_2PLANE_420_UNORM,
+            .extent = {NV12_W, NV12_H}, .tiling = VK_IMAGE_TILING_LINEAR, .plane_count = 2,
+            .planes = {{0, NV12_W * NV12_H, NV12_W, NV12_W, NV12_H},
+                       {CHROMA_OFFSET, NV12_W * NV12_H / 2, NV12_W, NV12_W / 2, NV12_H / 2}}};
+        if (clmem_ipc_producer_add_image(p, &img, CLMEM_IPC_MEMORY_TYPE_BY_FLAGS, NULL) != CLMEM_OK)
+            tap_bail("offering frame %u: %s", i, clmem_error_message());
+    }
+}
+
+/* The first of them again, its chroma plane 4 bytes further: not where a
+ * sub-buffer can start on any device that aligns buffers to more. */
+static void offer_misaligned(void)
+{
+    clmem_bridge_vk_image img = {
+        .memory = alone_mem[0].memory, .size = FRAME_BYTES, .format = VK_FORMAT_G8_B8R8_2PLANE_420_UNORM,
+        .extent = {NV12_W, NV12_H}, .tiling = VK_IMAGE_TILING_LINEAR, .plane_count = 2,
+        .planes = {{0, NV12_W * NV12_H, NV12_W, NV12_W, NV12_H},
+                   {CHROMA_OFFSET + 4, NV12_W * NV12_H / 2, NV12_W, NV12_W / 2, NV12_H / 2}}};
+    if (clmem_ipc_producer_add_image(p, &img, CLMEM_IPC_MEMORY_TYPE_BY_FLAGS, NULL) != CLMEM_OK)
+        tap_bail("offering the frame: %s", clmem_error_message());
+}
+
+/* The buffer a plane's cl_mem is a sub-buffer of (NULL: none), and where. */
+static cl_mem parent_of(const clmem_ipc_plane *pl, size_t *offset)
+{
+    cl_mem parent = NULL;
+    *offset = 0;
+    clGetMemObjectInfo(clmem_handle_mem(pl->handle), CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL);
+    clGetMemObjectInfo(clmem_handle_mem(pl->handle), CL_MEM_OFFSET, sizeof *offset, offset, NULL);
+    return parent;
+}
+
+/* Every 32-bit word of the plane is `value`. */
+static bool plane_holds(const clmem_ipc_plane *pl, uint32_t value)
+{
+    static uint32_t got[FRAME_BYTES / 4];
+    size_t words = (size_t)pl->size / 4;
+    if (clEnqueueReadBuffer(f.queue, clmem_handle_mem(pl->handle), CL_TRUE, 0, words * 4, got, 0, NULL, NULL) !=
+        CL_SUCCESS)
+        return false;
+    for (size_t w = 0; w < words; w++)
+        if (got[w] != value)
+            return false;
+    return true;
+}
+
+/* A frame alone in its allocation whose chroma plane cannot be a
+ * sub-buffer there: the consumer's start refuses it with
+ * CLMEM_ERR_INVALID_VALUE naming the plane, after the luma plane's
+ * sub-buffer and the import were made (both let go again: the bridge
+ * settles, and main() checks every exported fd is closed). */
+static void misaligned_plane(void)
+{
+    cl_uint align_bits = 0;
+    clGetDeviceInfo(f.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
+    if (align_bits / 8 <= 4) {
+        tap_skip("the OpenCL device starts sub-buffers at any multiple of 4 bytes", "a misaligned chroma plane");
+        return;
+    }
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        tap_bail("socketpair failed");
+    clmem_ipc_producer_info pi = {.size = sizeof pi, .instance = vk.instance,
+                                  .get_instance_proc_addr = fd_watch_get_instance_proc_addr,
+                                  .physical_device = vk.physical_device, .device = vk.device, .socket_fd = sv[0]};
+    clmem_ipc_consumer_info ci = {.size = sizeof ci, .bridge = bridge, .instance = vk.instance,
+                                  .physical_device = vk.physical_device, .queue = f.queue, .socket_fd = sv[1]};
+    if (clmem_ipc_producer_create(&pi, &p) != CLMEM_OK || clmem_ipc_consumer_create(&ci, &c) != CLMEM_OK)
+        tap_bail("%s", clmem_error_message());
+    offer_misaligned();
+    struct starter s = {.p = p};
+    pthread_t t;
+    pthread_create(&t, NULL, start_producer, &s);
+    clmem_status st = clmem_ipc_consumer_start(c, TIMEOUT_NS);
+    pthread_join(t, NULL);
+    char fragment[96];
+    snprintf(fragment, sizeof fragment, "plane 1 of frame 0 (%d bytes at offset %d", NV12_W * NV12_H / 2,
+             CHROMA_OFFSET + 4);
+    tap_ok(st == CLMEM_ERR_INVALID_VALUE && says("clmem_ipc_consumer_start", fragment) &&
+               strstr(clmem_error_message(), "CL_DEVICE_MEM_BASE_ADDR_ALIGN") && s.st != CLMEM_OK,
+           "a frame alone in its allocation, its chroma plane at offset %d (the device aligns to %u bytes): the "
+           "consumer's start refuses it, CLMEM_ERR_INVALID_VALUE naming the plane (%s: %s); the producer's "
+           "fails too (%s)",
+           CHROMA_OFFSET + 4, align_bits / 8, clmem_status_name(st), clmem_error_message(), s.why);
+    clmem_ipc_producer_destroy(p);
+    tap_ok(clmem_ipc_consumer_destroy(c, TIMEOUT_NS) == CLMEM_OK &&
+               bridge_settle(bridge) == CLMEM_OK,
+           "  ... both are destroyed, and the bridge has nothing of it left to tear down");
+}
+
+/* A frame alone in its allocation: its planes are sub-buffers of one
+ * import of the whole allocation (one object to hand over, as the raw calls
+ * would import it), at the planes' offsets, and hold the bytes Vulkan
+ * wrote; twice, so that the second time is a frame handed out before. */
+static void alone_in_allocation(void)
+{
+    for (uint32_t i = 0; i < ALONE; i++)
+        alone_anchor[i] = vk_owned_new(&alone_mem[i], bridge, &vk, FRAME_BYTES, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                                       VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
+    connect_pair(offer_alone, "2 NV12 images, each alone in its allocation");
+    for (uint32_t round = 0; round < 2; round++) {
+        uint32_t idx[ALONE], count = 0, got = 0;
+        clmem_ipc_frame fr[FRAMES];
+        if (clmem_ipc_producer_next_many(p, 0, ALONE, idx, &count) != CLMEM_OK || count != ALONE)
+            tap_bail("producer_next_many: %s", clmem_error_message());
+        for (uint32_t k = 0; k < count; k++)
+            if (vkctx_fill(&vk, alone_mem[idx[k]].buffer, 0, FRAME_BYTES, 0x5a000000u + round * 16 + idx[k]) !=
+                VK_SUCCESS)
+                tap_bail("vkctx_fill failed");
+        clmem_status st = clmem_ipc_producer_ready_many(p, count, idx, VK_NULL_HANDLE, 0);
+        if (st == CLMEM_OK)
+            st = clmem_ipc_consumer_next_many(c, TIMEOUT_NS, FRAMES, fr, &got, NULL);
+        if (st != CLMEM_OK || got != ALONE)
+            tap_bail("handing the frames over: %s", clmem_error_message());
+        next_sequence += count;
+        for (uint32_t k = 0; k < got; k++) {
+            size_t luma_at, chroma_at;
+            cl_mem luma = parent_of(&fr[k].planes[0], &luma_at), chroma = parent_of(&fr[k].planes[1], &chroma_at);
+            uint32_t value = 0x5a000000u + round * 16 + fr[k].index;
+            tap_ok(fr[k].plane_count == 2 && luma && luma == chroma && luma_at == 0 && chroma_at == CHROMA_OFFSET,
+                   "%sframe %u alone in its allocation: both planes are sub-buffers of one import, at offsets %zu "
+                   "and %zu (want 0 and %d)",
+                   round ? "again, " : "", fr[k].index, luma_at, chroma_at, CHROMA_OFFSET);
+            tap_ok(plane_holds(&fr[k].planes[0], value) && plane_holds(&fr[k].planes[1], value),
+                   "  ... both planes hold what Vulkan wrote (0x%08x)", value);
+        }
+        for (uint32_t k = 0; k < got; k++)
+            drop_frame(&fr[k]);
+        st = clmem_ipc_producer_wait_all(p, TIMEOUT_NS);
+        tap_ok(st == CLMEM_OK && clmem_ipc_producer_lent(p) == 0, "  ... and both come back once dropped (%s)",
+               st == CLMEM_OK ? "none lent" : clmem_error_message());
+    }
+    end();
+    misaligned_plane();
+}
+
 int main(void)
 {
     bridge_open_vulkan(&vk);
@@ -627,7 +781,7 @@ int main(void)
     int fds_before = fd_count();
     tap_watchdog("t/ipc/ipc-batch", 300);
 
-    connect_pair();
+    connect_pair(offer_shared, "64 frames (buffers and NV12 images) in one allocation");
     all_back("the handshake");
     batch(1, "a batch of 1");
     batch(3, "a batch of 3");
@@ -640,11 +794,14 @@ int main(void)
     consumer_max_above();
     bad_input();
     end();
+    alone_in_allocation();
 
     tap_ok(bridge_settle(bridge) == CLMEM_OK, "clmem_bridge_finish: the consumer's imports are all torn down");
     vkDestroyFence(vk.device, fence, NULL);
     vk_staging_close(&staging);
     clmem_keepalive_unref(mem_anchor);
+    for (uint32_t i = 0; i < ALONE; i++)
+        clmem_keepalive_unref(alone_anchor[i]);
     bridge_settle(bridge);
     char list[512];
     tap_ok(fd_watch_open(list, sizeof list) == 0, "every memory fd the producer exported is closed (%u exported; "
