@@ -61,7 +61,12 @@ static const char *const filters[] = {
     "sobel_opencl",
     "roberts_opencl",
     "transpose_opencl=dir=clock",
-    "pad_opencl=w=iw+16:h=ih+8:x=8:y=4",
+    /* Every plane of the output a multiple of 16 wide and high (128x96,
+     * chroma 64x48): FFmpeg 5.1's pad_opencl runs its kernel over the
+     * output rounded up to 16 (ff_opencl_filter_work_size_from_image with
+     * block alignment 16) and its kernel has no bound check, so any other
+     * size writes past the image's edge, which OpenCL leaves undefined. */
+    "pad_opencl=w=iw+32:h=ih+32:x=8:y=4",
     "program_opencl", /* with the test's kernel: see filter_desc() */
     "tonemap_opencl=tonemap=hable:format=p010", /* P010 only */
 };
