@@ -201,9 +201,8 @@ static void offer_shared(void)
     }
 }
 
-/* A producer offering the frames `offer` adds (`what`) and a consumer,
- * started. */
-static void connect_pair(void (*offer)(void), const char *what)
+/* A producer and a consumer on the two ends of a socketpair, not started. */
+static void create_pair(void)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
@@ -215,6 +214,25 @@ static void connect_pair(void (*offer)(void), const char *what)
                                   .physical_device = vk.physical_device, .queue = f.queue, .socket_fd = sv[1]};
     if (clmem_ipc_producer_create(&pi, &p) != CLMEM_OK || clmem_ipc_consumer_create(&ci, &c) != CLMEM_OK)
         tap_bail("%s", clmem_error_message());
+}
+
+/* Both started at once, the producer on a thread of its own: the
+ * consumer's status; the producer's in *s. */
+static clmem_status start_pair(struct starter *s)
+{
+    pthread_t t;
+    s->p = p;
+    pthread_create(&t, NULL, start_producer, s);
+    clmem_status st = clmem_ipc_consumer_start(c, TIMEOUT_NS);
+    pthread_join(t, NULL);
+    return st;
+}
+
+/* A producer offering the frames `offer` adds (`what`) and a consumer,
+ * started. */
+static void connect_pair(void (*offer)(void), const char *what)
+{
+    create_pair();
 
     /* Before the handshake: each _many call refuses, naming the state. */
     uint32_t idx[1], count = 7;
@@ -228,11 +246,8 @@ static void connect_pair(void (*offer)(void), const char *what)
            "consumer_next_many before the handshake: CLMEM_ERR_INVALID_VALUE, count 0: %s", clmem_error_message());
 
     offer();
-    struct starter s = {.p = p};
-    pthread_t t;
-    pthread_create(&t, NULL, start_producer, &s);
-    clmem_status st = clmem_ipc_consumer_start(c, TIMEOUT_NS);
-    pthread_join(t, NULL);
+    struct starter s;
+    clmem_status st = start_pair(&s);
     if (!tap_ok(st == CLMEM_OK && s.st == CLMEM_OK, "the handshake: %s through the %s path", what,
                 clmem_bridge_path_name(clmem_ipc_consumer_path(c))))
         tap_bail("the handshake failed: consumer %s; producer %s", st == CLMEM_OK ? "ok" : clmem_error_message(),
@@ -687,22 +702,10 @@ static void misaligned_plane(void)
         tap_skip("the OpenCL device starts sub-buffers at any multiple of 4 bytes", "a misaligned chroma plane");
         return;
     }
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-        tap_bail("socketpair failed");
-    clmem_ipc_producer_info pi = {.size = sizeof pi, .instance = vk.instance,
-                                  .get_instance_proc_addr = fd_watch_get_instance_proc_addr,
-                                  .physical_device = vk.physical_device, .device = vk.device, .socket_fd = sv[0]};
-    clmem_ipc_consumer_info ci = {.size = sizeof ci, .bridge = bridge, .instance = vk.instance,
-                                  .physical_device = vk.physical_device, .queue = f.queue, .socket_fd = sv[1]};
-    if (clmem_ipc_producer_create(&pi, &p) != CLMEM_OK || clmem_ipc_consumer_create(&ci, &c) != CLMEM_OK)
-        tap_bail("%s", clmem_error_message());
+    create_pair();
     offer_misaligned();
-    struct starter s = {.p = p};
-    pthread_t t;
-    pthread_create(&t, NULL, start_producer, &s);
-    clmem_status st = clmem_ipc_consumer_start(c, TIMEOUT_NS);
-    pthread_join(t, NULL);
+    struct starter s;
+    clmem_status st = start_pair(&s);
     char fragment[96];
     snprintf(fragment, sizeof fragment, "plane 1 of frame 0 (%d bytes at offset %d", NV12_W * NV12_H / 2,
              CHROMA_OFFSET + 4);
