@@ -249,14 +249,25 @@ static bool same_texels(const struct image_format *f, const unsigned char *want,
  * codes that describe the request (an image format it does not take, an
  * INVALID_* of the import's properties or of the image) are: the same
  * request gets the same answer, so it is kept. Resource codes, a failed
- * event in a wait list and codes outside the standard ranges (a vendor's
- * own, such as one for a context that failed in earlier work) describe the
+ * event in a wait list, the INVALID_* of the objects the check was given
+ * (platform, device, context, queue, events: checked valid on entry, so
+ * broken since) and codes outside the standard ranges (a vendor's own,
+ * such as one for a context that failed in earlier work) describe the
  * moment, not the format: keeping them would refuse the format for the
  * bridge's life. */
 static bool cl_code_answers(cl_int err)
 {
-    return err == CL_IMAGE_FORMAT_MISMATCH || err == CL_IMAGE_FORMAT_NOT_SUPPORTED ||
-           (err <= CL_INVALID_VALUE && err >= CL_MAX_SIZE_RESTRICTION_EXCEEDED);
+    switch (err) {
+    case CL_INVALID_PLATFORM:
+    case CL_INVALID_DEVICE:
+    case CL_INVALID_CONTEXT:
+    case CL_INVALID_COMMAND_QUEUE:
+    case CL_INVALID_EVENT_WAIT_LIST:
+    case CL_INVALID_EVENT: return false;
+    default:
+        return err == CL_IMAGE_FORMAT_MISMATCH || err == CL_IMAGE_FORMAT_NOT_SUPPORTED ||
+               (err <= CL_INVALID_VALUE && err >= CL_MAX_SIZE_RESTRICTION_EXCEEDED);
+    }
 }
 
 /* A check's OpenCL call failed with err. An answer: `why` says so and the

@@ -1736,15 +1736,16 @@ clmem_status clmem_bridge_check_image(const clmem_bridge *b, VkFormat format, Vk
  *                                    a valid queue); or an OpenCL call of
  *                                    the check failed with a code that says
  *                                    nothing of the format (out of
- *                                    resources or memory, a failed event, a
+ *                                    resources or memory, a failed event,
+ *                                    an invalid context, queue or event, a
  *                                    vendor's own code such as one for a
  *                                    context that failed in earlier work):
  *                                    the sentence names the call, nothing
  *                                    is kept, it runs again next time. A
  *                                    refusal with a code about the request
- *                                    (an INVALID_* code, an image format
- *                                    not supported) is the driver's answer:
- *                                    CLMEM_ERR_UNSUPPORTED, kept.
+ *                                    (an image format not supported, any
+ *                                    other INVALID_* code) is the driver's
+ *                                    answer: CLMEM_ERR_UNSUPPORTED, kept.
  * @retval CLMEM_ERR_VULKAN           The check could not be set up (an
  *                                    allocation, a submission): nothing is
  *                                    kept, it runs again next time.

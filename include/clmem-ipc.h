@@ -839,7 +839,9 @@ clmem_status clmem_ipc_consumer_start(clmem_ipc_consumer *c, uint64_t timeout_ns
  */
 typedef struct clmem_ipc_plane {
     clmem_handle *handle; /**< One reference, the caller's: a handle of the bridge's context, paired with the
-                               consumer's queue, whose cl_mem covers exactly the plane (byte 0 is its first). */
+                               consumer's queue, whose cl_mem covers exactly the plane (byte 0 is its first).
+                               That cl_mem may be a sub-buffer (of the import of the frame's allocation), so
+                               make no sub-buffer of it. */
     uint64_t size;        /**< The plane's bytes. */
     uint32_t row_pitch;   /**< clmem_handle_row_pitch(handle): bytes from one row to the next, or 0. */
     uint32_t width;       /**< The plane's width in texels (0 for a buffer frame). */

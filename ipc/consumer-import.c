@@ -240,7 +240,7 @@ static clmem_status import_range(struct clmem_ipc_consumer *c, const struct prot
  * a sub-buffer of it, or the import's own buffer when the plane is all of
  * it. */
 static clmem_status plane_of_whole(const clmem_handle *whole, const struct proto_alloc *a, const struct ipc_plane *p,
-                                   cl_mem *out)
+                                   uint32_t base_align, cl_mem *out)
 {
     cl_mem parent = clmem_handle_mem(whole);
     cl_buffer_region region = {(size_t)p->offset, (size_t)p->size};
@@ -251,21 +251,36 @@ static clmem_status plane_of_whole(const clmem_handle *whole, const struct proto
         *out = parent;
         return CLMEM_OK;
     }
+    /* The producer's layout, checked as the bridge checks a plane it
+     * imports on its own: a driver need not refuse a misaligned origin. */
+    if (p->offset % base_align != 0)
+        return clmem__invalid("offset %llu is not a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN (%u bytes), which "
+                              "sub-buffer origins must be.",
+                              (unsigned long long)p->offset, base_align);
     *out = clCreateSubBuffer(parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
     if (err == CL_SUCCESS && *out)
         return CLMEM_OK;
     if (*out)
         clReleaseMemObject(*out);
     *out = NULL;
-    /* The producer's layout, as the bridge's own range check says it for
-     * a plane imported on its own. */
-    if (err == CL_MISALIGNED_SUB_BUFFER_OFFSET)
-        return clmem_error_set(CLMEM_ERR_INVALID_VALUE, CLMEM_API_OPENCL, "clCreateSubBuffer", err,
-                               "offset %llu is not a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN, which sub-buffer "
-                               "origins must be.",
-                               (unsigned long long)p->offset);
     return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clCreateSubBuffer", err,
                            "OpenCL would not make the plane a sub-buffer of the allocation's import.");
+}
+
+/* Where a sub-buffer may start on the consumer's device, in bytes. */
+static clmem_status sub_buffer_alignment(cl_command_queue queue, uint32_t *out)
+{
+    cl_device_id device = NULL;
+    cl_uint bits = 0;
+    cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
+
+    if (err == CL_SUCCESS)
+        err = clGetDeviceInfo(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL);
+    if (err != CL_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetDeviceInfo", err,
+                               "The consumer's queue gives no CL_DEVICE_MEM_BASE_ADDR_ALIGN for its device.");
+    *out = bits / 8 ? bits / 8 : 1;
+    return CLMEM_OK;
 }
 
 static clmem_status plane_failed(const struct ipc_frame *f, uint32_t plane, uint32_t alloc_index)
@@ -283,7 +298,8 @@ static clmem_status plane_failed(const struct ipc_frame *f, uint32_t plane, uint
 /* Frame f's imports and plane buffers into cf; on failure what was made
  * stays in cf for the caller's drop. */
 static clmem_status import_frame(struct clmem_ipc_consumer *c, const struct ipc_frame *f, bool alone,
-                                 clmem_keepalive *anchor, const clmem_bridge_vk_memory *desc, struct consumer_frame *cf)
+                                 uint32_t base_align, clmem_keepalive *anchor, const clmem_bridge_vk_memory *desc,
+                                 struct consumer_frame *cf)
 {
     const struct proto_alloc *a = &c->proto.allocs[f->allocation];
     clmem_status st;
@@ -299,7 +315,7 @@ static clmem_status import_frame(struct clmem_ipc_consumer *c, const struct ipc_
         }
         cf->import_count = 1;
         for (uint32_t p = 0; p < f->plane_count; p++)
-            if (plane_of_whole(cf->imports[0], a, &f->planes[p], &cf->planes[p]) != CLMEM_OK)
+            if (plane_of_whole(cf->imports[0], a, &f->planes[p], base_align, &cf->planes[p]) != CLMEM_OK)
                 return plane_failed(f, p, f->allocation);
         return CLMEM_OK;
     }
@@ -319,8 +335,8 @@ clmem_status clmem__ipc_consumer_import(struct clmem_ipc_consumer *c)
     struct proto *pr = &c->proto;
     clmem_keepalive *anchors[CLMEM_IPC_MAX_ALLOCATIONS] = {0};
     clmem_bridge_vk_memory descs[CLMEM_IPC_MAX_ALLOCATIONS];
-    uint32_t frames_in[CLMEM_IPC_MAX_ALLOCATIONS] = {0};
-    clmem_status st = CLMEM_OK;
+    uint32_t frames_in[CLMEM_IPC_MAX_ALLOCATIONS] = {0}, base_align = 1;
+    clmem_status st = sub_buffer_alignment(c->queue, &base_align);
 
     for (uint32_t i = 0; i < pr->allocation_count && st == CLMEM_OK; i++) {
         st = check_fd(&pr->allocs[i], i);
@@ -333,8 +349,8 @@ clmem_status clmem__ipc_consumer_import(struct clmem_ipc_consumer *c)
         const struct ipc_frame *d = &pr->frames[f].desc;
         c->frames[f].index = f;
         c->frames[f].plane_count = d->plane_count;
-        st = import_frame(c, d, frames_in[d->allocation] == 1, anchors[d->allocation], &descs[d->allocation],
-                          &c->frames[f]);
+        st = import_frame(c, d, frames_in[d->allocation] == 1, base_align, anchors[d->allocation],
+                          &descs[d->allocation], &c->frames[f]);
     }
     /* The imports hold the anchors they need; the VkDeviceMemory of an
      * allocation no import took is freed here. */

@@ -206,6 +206,14 @@ static void check_live_check_not_kept(struct fault_env *e)
                                           e->f.queue);
     first_code = clmem_error_native_code();
     snprintf(first_message, sizeof first_message, "%s", clmem_error_message());
+    if (first == CLMEM_ERR_UNSUPPORTED && clmem_fault_fired() == 0) {
+        /* Refused before the import: optimal-tiling images of the format
+         * are not offered here at all (the sentence says why). */
+        clmem_fault_reset();
+        tap_skip(first_message, "the live check keeps no OpenCL failure of the moment");
+        tap_skip(first_message, "  ... and runs again the next time");
+        goto done;
+    }
     tap_ok(clmem_fault_fired() == 1 && first == CLMEM_ERR_OPENCL && strcmp(clmem_error_call(), point) == 0 &&
                first_code == CL_OUT_OF_RESOURCES,
            "the live check of %s with %s failing (CL_OUT_OF_RESOURCES) -> CLMEM_ERR_OPENCL naming the call, not a "
@@ -219,6 +227,7 @@ static void check_live_check_not_kept(struct fault_env *e)
                (again == CLMEM_OK || strstr(clmem_error_message(), "CL_OUT_OF_RESOURCES") == NULL),
            "  ... and runs again the next time (%d import(s)), giving the driver's own answer: %s%s%s", passes,
            clmem_status_name(again), again ? ": " : "", again ? clmem_error_message() : "");
+done:
     if ((first = clmem_bridge_finish(b, SETTLE_NS)) != CLMEM_OK)
         tap_bail("clmem_bridge_finish after the live checks returned %s: %s", clmem_status_name(first),
                  clmem_error_message());
