@@ -249,16 +249,12 @@ clmem_status clmem__caps_compute(struct bridge_caps *caps, const struct vkfn *vk
                                  cl_device_id cl_device)
 {
     struct pair p = {.vk = vk, .pd = pd, .cl = cl_device, .caps = caps};
-    cl_uint align_bits = 0;
     bool dedicated_only = false;
-    cl_int err;
+    clmem_status s;
 
     memset(caps, 0, sizeof *caps);
-    err = clGetDeviceInfo(cl_device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
-    if (err != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetDeviceInfo(CL_DEVICE_MEM_BASE_ADDR_ALIGN)",
-                               err, "Querying the sub-buffer alignment failed.");
-    caps->base_align_bytes = align_bits / 8 ? align_bits / 8 : 1;
+    if ((s = clmem__cl_device_base_align(cl_device, &caps->base_align_bytes)) != CLMEM_OK)
+        return s;
     caps->uses_host_memory = clmem__cl_device_uses_host_memory(cl_device);
     clmem__cl_device_names(cl_device, caps->cl_device_name, sizeof caps->cl_device_name, caps->cl_platform_name,
                            sizeof caps->cl_platform_name);

@@ -22,9 +22,11 @@
 #include "config.h"
 #include "error-private.h"
 #include "consumer.h"
+#include "opencl/query-cl.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,7 +242,7 @@ static clmem_status import_range(struct clmem_ipc_consumer *c, const struct prot
  * a sub-buffer of it, or the import's own buffer when the plane is all of
  * it. */
 static clmem_status plane_of_whole(const clmem_handle *whole, const struct proto_alloc *a, const struct ipc_plane *p,
-                                   uint32_t base_align, cl_mem *out)
+                                   cl_uint base_align, cl_mem *out)
 {
     cl_mem parent = clmem_handle_mem(whole);
     cl_buffer_region region = {(size_t)p->offset, (size_t)p->size};
@@ -267,62 +269,65 @@ static clmem_status plane_of_whole(const clmem_handle *whole, const struct proto
                            "OpenCL would not make the plane a sub-buffer of the allocation's import.");
 }
 
-/* Where a sub-buffer may start on the consumer's device, in bytes. */
-static clmem_status sub_buffer_alignment(cl_command_queue queue, uint32_t *out)
+/* Where a sub-buffer may start on the device of the consumer's queue, in
+ * bytes. */
+static clmem_status sub_buffer_alignment(cl_command_queue queue, cl_uint *out)
 {
     cl_device_id device = NULL;
-    cl_uint bits = 0;
     cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
 
-    if (err == CL_SUCCESS)
-        err = clGetDeviceInfo(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL);
     if (err != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetDeviceInfo", err,
-                               "The consumer's queue gives no CL_DEVICE_MEM_BASE_ADDR_ALIGN for its device.");
-    *out = bits / 8 ? bits / 8 : 1;
-    return CLMEM_OK;
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_DEVICE)", err,
+                               "The consumer's queue names no device.");
+    return clmem__cl_device_base_align(device, out);
 }
 
-static clmem_status plane_failed(const struct ipc_frame *f, uint32_t plane, uint32_t alloc_index)
+/* The recorded failure, with what was being imported said first; its
+ * status, native call and code kept. */
+static clmem_status import_failed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static clmem_status import_failed(const char *fmt, ...)
 {
-    const struct ipc_plane *p = &f->planes[plane];
-    char why[1024];
+    char what[256], why[1024];
+    va_list ap;
 
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
     snprintf(why, sizeof why, "%s", clmem_error_message());
     return clmem_error_set(clmem_error_status(), clmem_error_api(), clmem_error_call(), clmem_error_native_code(),
-                           "Importing plane %u of frame %u (%llu bytes at offset %llu of allocation %u) failed: %s",
-                           plane, f->index, (unsigned long long)p->size, (unsigned long long)p->offset, alloc_index,
-                           why);
+                           "%s failed: %s", what, why);
+}
+
+static clmem_status plane_failed(const struct ipc_frame *f, uint32_t plane)
+{
+    const struct ipc_plane *p = &f->planes[plane];
+
+    return import_failed("Importing plane %u of frame %u (%llu bytes at offset %llu of allocation %u)", plane, f->index,
+                         (unsigned long long)p->size, (unsigned long long)p->offset, f->allocation);
 }
 
 /* Frame f's imports and plane buffers into cf; on failure what was made
  * stays in cf for the caller's drop. */
 static clmem_status import_frame(struct clmem_ipc_consumer *c, const struct ipc_frame *f, bool alone,
-                                 uint32_t base_align, clmem_keepalive *anchor, const clmem_bridge_vk_memory *desc,
+                                 cl_uint base_align, clmem_keepalive *anchor, const clmem_bridge_vk_memory *desc,
                                  struct consumer_frame *cf)
 {
     const struct proto_alloc *a = &c->proto.allocs[f->allocation];
-    clmem_status st;
 
     if (alone) {
-        st = import_range(c, a, f->allocation, anchor, desc, 0, a->desc.allocation_size, &cf->imports[0]);
-        if (st != CLMEM_OK) {
-            char why[1024];
-            snprintf(why, sizeof why, "%s", clmem_error_message());
-            return clmem_error_set(st, clmem_error_api(), clmem_error_call(), clmem_error_native_code(),
-                                   "Importing allocation %u (%llu bytes) for frame %u failed: %s", f->allocation,
-                                   (unsigned long long)a->desc.allocation_size, f->index, why);
-        }
+        if (import_range(c, a, f->allocation, anchor, desc, 0, a->desc.allocation_size, &cf->imports[0]) != CLMEM_OK)
+            return import_failed("Importing allocation %u (%llu bytes) for frame %u", f->allocation,
+                                 (unsigned long long)a->desc.allocation_size, f->index);
         cf->import_count = 1;
         for (uint32_t p = 0; p < f->plane_count; p++)
             if (plane_of_whole(cf->imports[0], a, &f->planes[p], base_align, &cf->planes[p]) != CLMEM_OK)
-                return plane_failed(f, p, f->allocation);
+                return plane_failed(f, p);
         return CLMEM_OK;
     }
     for (uint32_t p = 0; p < f->plane_count; p++) {
         if (import_range(c, a, f->allocation, anchor, desc, f->planes[p].offset, f->planes[p].size, &cf->imports[p]) !=
             CLMEM_OK)
-            return plane_failed(f, p, f->allocation);
+            return plane_failed(f, p);
         cf->import_count = p + 1;
         cf->planes[p] = clmem_handle_mem(cf->imports[p]);
         clRetainMemObject(cf->planes[p]);
@@ -335,7 +340,8 @@ clmem_status clmem__ipc_consumer_import(struct clmem_ipc_consumer *c)
     struct proto *pr = &c->proto;
     clmem_keepalive *anchors[CLMEM_IPC_MAX_ALLOCATIONS] = {0};
     clmem_bridge_vk_memory descs[CLMEM_IPC_MAX_ALLOCATIONS];
-    uint32_t frames_in[CLMEM_IPC_MAX_ALLOCATIONS] = {0}, base_align = 1;
+    uint32_t frames_in[CLMEM_IPC_MAX_ALLOCATIONS] = {0};
+    cl_uint base_align = 1;
     clmem_status st = sub_buffer_alignment(c->queue, &base_align);
 
     for (uint32_t i = 0; i < pr->allocation_count && st == CLMEM_OK; i++) {

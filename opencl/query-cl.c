@@ -97,6 +97,18 @@ void clmem__cl_device_names(cl_device_id device, char *device_name, size_t devic
     device_name[device_len - 1] = platform_name[platform_len - 1] = '\0';
 }
 
+clmem_status clmem__cl_device_base_align(cl_device_id device, cl_uint *bytes)
+{
+    cl_uint bits = 0;
+    cl_int err = clGetDeviceInfo(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL);
+
+    if (err != CL_SUCCESS)
+        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetDeviceInfo(CL_DEVICE_MEM_BASE_ADDR_ALIGN)",
+                               err, "Querying the sub-buffer alignment failed.");
+    *bytes = bits / 8 ? bits / 8 : 1;
+    return CLMEM_OK;
+}
+
 clmem_status clmem__cl_require_in_order(cl_command_queue queue, const char *why)
 {
     cl_command_queue_properties props = 0;

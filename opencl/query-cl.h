@@ -43,6 +43,11 @@ bool clmem__cl_device_uses_host_memory(cl_device_id device);
  * out-of-order queue would break. */
 clmem_status clmem__cl_require_in_order(cl_command_queue queue, const char *why);
 
+/* Where a sub-buffer may start on the device, in bytes
+ * (CL_DEVICE_MEM_BASE_ADDR_ALIGN is in bits; at least 1). CLMEM_OK, or the
+ * query's failure recorded as CLMEM_ERR_OPENCL with the native code. */
+clmem_status clmem__cl_device_base_align(cl_device_id device, cl_uint *bytes);
+
 /* CL_DEVICE_NAME and the platform's CL_PLATFORM_NAME, for messages. */
 void clmem__cl_device_names(cl_device_id device, char *device_name, size_t device_len, char *platform_name,
                      size_t platform_len);
