@@ -251,32 +251,6 @@ static void check_failure(struct run *r, struct op op, clmem_status s)
 
 /* ------------------------------------------------- a run, start to end */
 
-/* The report for a fault that fired on another thread before step i: in
- * the work of the last step before it that has no status (a drop, a
- * finish), which left it to the teardown thread. */
-static void note_fired_elsewhere(struct run *r, const struct op *ops, int i)
-{
-    int k = i - 1;
-
-    while (k > 0 && op_reports(ops[k].kind))
-        k--;
-    snprintf(r->report, sizeof r->report, "%s (no status) failed after it returned, on another thread",
-             op_name(ops[k]));
-}
-
-/* A fault that fired after the step before returned and before this one
- * began: in work the step before left to another thread (a drop hands the
- * memory back on the teardown thread). Such work has no status to give, so
- * it is judged as a step with no status is. Returns whether one fired. */
-static bool fired_between_steps(struct run *r, const struct op *ops, int i, int fired_after_last)
-{
-    if (i == 0 || clmem_fault_fired() == fired_after_last)
-        return false;
-    note_fired_elsewhere(r, ops, i);
-    clmem_fault_reset();
-    return true;
-}
-
 /* The sequence's steps. Returns the passes through the row's point (for
  * the dry run). A fault that fires in a step with no status (a drop: the
  * teardown has no one to report to) is judged by what follows: the
@@ -285,18 +259,15 @@ static int run_steps(struct run *r, int nth, enum fault_mode mode)
 {
     const struct op *ops = r->seq->ops;
     bool fired_any = false;
-    int fired_after_last = 0, passes, i;
+    int passes, i;
 
     clmem_fault_reset();
     if (nth > 0)
         clmem_fault_arm(r->c->point, nth);
-    for (i = 0; ops[i].kind != OP_END; i++, fired_after_last = clmem_fault_fired()) {
-        int fired_before;
+    for (i = 0; ops[i].kind != OP_END; i++) {
+        int fired_before = clmem_fault_fired();
         clmem_status s;
 
-        if (fired_between_steps(r, ops, i, fired_after_last))
-            fired_any = true;
-        fired_before = clmem_fault_fired();
         clmem_error_clear();
         s = do_op(r, ops[i]);
         if (clmem_fault_fired() == fired_before) {
@@ -328,10 +299,13 @@ static int run_steps(struct run *r, int nth, enum fault_mode mode)
     }
     /* Every fault seen above was followed by a reset, and a point fires
      * once per arming: a count left now is one that fired on another
-     * thread while no check was looking (between a step's last look and
-     * the next step's first). */
+     * thread between two steps, in work a step left behind (a drop hands
+     * the memory back on the teardown thread after it returned). Judged as
+     * a step with no status is: by the finish and the leak checks. */
     if (clmem_fault_fired() > 0) {
-        snprintf(r->report, sizeof r->report, "failed on another thread (a teardown), seen after step %d", i);
+        snprintf(r->report, sizeof r->report,
+                 "a step with no status failed after it returned, on another thread (a teardown; seen after step %d)",
+                 i);
         fired_any = true;
     }
     passes = clmem_fault_passes(r->c->point);
