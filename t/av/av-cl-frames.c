@@ -349,7 +349,8 @@ static void run_filters(enum AVPixelFormat sw, const char *missing, bool optimal
 {
     const char *tiling = optimal ? "optimal" : "linear";
     char name[64], no_way[512], no_setup[512];
-    AVBufferRef *vk_frames = av_fixture_frames_set_up(&fx, sw, W, H, optimal, no_setup, sizeof no_setup), *cl_frames = NULL;
+    AVBufferRef *vk_frames = av_fixture_frames_set_up(&fx, sw, W, H, optimal, no_setup, sizeof no_setup);
+    AVBufferRef *cl_frames = NULL;
     AVFrame *pattern = av_fixture_pattern(sw, W, H, 3), *vkf;
     AVFrame *overlay = av_fixture_pattern(sw, 32, 24, 9);
     int planes = av_pix_fmt_count_planes(sw);

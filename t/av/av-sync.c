@@ -672,12 +672,13 @@ int main(void)
     /* One kernel runs at most 2^32 - 1 iterations (about 4.7 s natively on
      * the CPU machines): longer holds are several kernels in a row. */
     hold_ms = tap_time_bound_ms(600.0, 12000.0);
-    spin_n = spin_calibrate(&f.cl, spin_k, hold_ms < 2000.0 ? hold_ms : 2000.0, &spin_ms);
+    const double kernel_ms = hold_ms < 2000.0 ? hold_ms : 2000.0;
+    spin_n = spin_calibrate(&f.cl, spin_k, kernel_ms, &spin_ms);
     if (!(spin_ms > 0.0))
         tap_bail("the spin kernel's calibration measured no time (%.3f ms)", spin_ms);
     for (spin_launches = 1; spin_launches * spin_ms < hold_ms; spin_launches++)
         ;
-    tap_ok(spin_ms >= (hold_ms < 2000.0 ? hold_ms : 2000.0),
+    tap_ok(spin_ms >= kernel_ms,
            "the kernels that hold OpenCL's work run at least %.0f ms: %d of %u iterations, %.1f ms each", hold_ms,
            spin_launches, spin_n, spin_ms);
     release_waits_behind_user_event = driver_release_behind_gate();

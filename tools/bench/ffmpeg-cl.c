@@ -308,12 +308,6 @@ static AVFrame *vk_frame_new(struct ffcl_bench *fb, AVBufferRef *vk_frames, cons
     return f;
 }
 
-/* The mapped route's frames: clmem_av_frames_setup()'s pool, or where the
- * map refuses its frames, clmem_av_frames_setup_optimal()'s (where the
- * OpenCL device lacks the format's images, neither is tried further). On success
- * r->vk_frames, r->cl_mapped and r->vk are set and res names the way; else
- * res->no_mapped says why, and r->vk_frames and r->vk are a plain pool's
- * (or NULL when no pool could be made) for today's route. */
 /* A pool the map did not take: today's route still starts from a Vulkan
  * frame, the first pool's; a later pool's frames go. */
 static void keep_first_pool(struct ffcl_run *r, AVBufferRef *vk_frames, AVFrame *vk)
@@ -327,6 +321,12 @@ static void keep_first_pool(struct ffcl_run *r, AVBufferRef *vk_frames, AVFrame 
     }
 }
 
+/* The mapped route's frames: clmem_av_frames_setup()'s pool, or where the
+ * map refuses its frames, clmem_av_frames_setup_optimal()'s (where the
+ * OpenCL device lacks the format's images, neither is tried further). On success
+ * r->vk_frames, r->cl_mapped and r->vk are set and res names the way; else
+ * res->no_mapped says why, and r->vk_frames and r->vk are a plain pool's
+ * (or NULL when no pool could be made) for today's route. */
 static void mapped_setup(struct ffcl_bench *fb, struct ffcl_run *r, struct ffcl_result *res)
 {
     static const struct {
