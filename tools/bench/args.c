@@ -89,6 +89,7 @@ static void usage(FILE *out)
             "                     clmem-bench process consumes them; against the same frames in one\n"
             "                     process and a copy through /dev/shm\n"
             "  --ffcl-only        run only (l), FFmpeg's OpenCL filters on Vulkan frames\n"
+            "                     (the --*-only options combine: --ffcl-only --xproc-only runs both)\n"
             "  --csv FILE         where the CSV goes (default clmem-bench.csv)\n"
             "  --svg FILE         where the plot goes (default clmem-bench.svg; the batch run's and\n"
             "                     (x)'s plots go beside it, clmem-bench-batches.svg and\n"

@@ -208,7 +208,10 @@ int main(int argc, char **argv)
     results = calloc((size_t)(nsizes ? nsizes : 1), sizeof *results);
     if (!results)
         die("out of memory");
-    if (!o.scaling_only && !o.xproc_only && !o.ffcl_only) {
+    /* The --*-only options combine: each names a part to run, and with none
+     * of them every part runs. */
+    bool only = o.scaling_only || o.xproc_only || o.ffcl_only;
+    if (!only) {
         run_sizes(&b, &o, sizes, nsizes, results, &nresults);
         run_frames(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : 20);
         print_frames();
@@ -221,21 +224,21 @@ int main(int argc, char **argv)
         print_ffmpeg_frames();
         write_csv(&b, o.csv);
     }
-    if (!o.xproc_only && !o.ffcl_only) {
+    if (!only || o.scaling_only) {
         struct scale_plan plan = scale_plan_for(&b, &o);
         run_scaling(&b, &plan);
         print_scaling();
     }
-    if (!o.scaling_only && !o.xproc_only) {
+    if (!only || o.ffcl_only) {
         run_ffmpeg_cl(&b, o.quick, o.reps ? o.reps : o.quick ? 3 : b.cpu_device ? 5 : 20);
         print_ffmpeg_cl();
         write_csv(&b, o.csv);
     }
-    if (!o.scaling_only && !o.ffcl_only) {
+    if (!only || o.xproc_only) {
         run_xproc(&b, o.quick, o.frames, o.blocks);
         print_xproc(&b);
     }
-    if (o.nbatches && !o.scaling_only && !o.xproc_only && !o.ffcl_only) {
+    if (o.nbatches && !only) {
         run_batches(&b, &o, &batches);
         print_batch_table(&batches);
     }
