@@ -269,19 +269,6 @@ static clmem_status plane_of_whole(const clmem_handle *whole, const struct proto
                            "OpenCL would not make the plane a sub-buffer of the allocation's import.");
 }
 
-/* Where a sub-buffer may start on the device of the consumer's queue, in
- * bytes. */
-static clmem_status sub_buffer_alignment(cl_command_queue queue, cl_uint *out)
-{
-    cl_device_id device = NULL;
-    cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL);
-
-    if (err != CL_SUCCESS)
-        return clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clGetCommandQueueInfo(CL_QUEUE_DEVICE)", err,
-                               "The consumer's queue names no device.");
-    return clmem__cl_device_base_align(device, out);
-}
-
 /* The recorded failure, with what was being imported said first; its
  * status, native call and code kept. */
 static clmem_status import_failed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -341,8 +328,9 @@ clmem_status clmem__ipc_consumer_import(struct clmem_ipc_consumer *c)
     clmem_keepalive *anchors[CLMEM_IPC_MAX_ALLOCATIONS] = {0};
     clmem_bridge_vk_memory descs[CLMEM_IPC_MAX_ALLOCATIONS];
     uint32_t frames_in[CLMEM_IPC_MAX_ALLOCATIONS] = {0};
+    /* The bridge's device: its own range check uses the same alignment. */
     cl_uint base_align = 1;
-    clmem_status st = sub_buffer_alignment(c->queue, &base_align);
+    clmem_status st = clmem__cl_device_base_align(clmem_bridge_cl_device(c->bridge), &base_align);
 
     for (uint32_t i = 0; i < pr->allocation_count && st == CLMEM_OK; i++) {
         st = check_fd(&pr->allocs[i], i);
