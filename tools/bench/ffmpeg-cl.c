@@ -737,7 +737,8 @@ static double rep_stream(struct ffcl_bench *fb, struct ffcl_run *r, struct copie
     return (now_us() - t0) / n;
 }
 
-static void run_in_flight(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r, int reps, struct ffcl_result *res)
+static void run_in_flight(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r, int reps, const char *label,
+                          struct ffcl_result *res)
 {
     const int n = b->cpu_device ? 8 : 32;
     clmem_av_sync *sync[2] = {NULL, NULL};
@@ -760,9 +761,22 @@ static void run_in_flight(struct bench *b, struct ffcl_bench *fb, struct ffcl_ru
             rep_stream(fb, r, &c, sync[o], frames, MAX_D, MAX_D, out);
     for (int i = 0; i < reps; i++)
         for (int o = 0; o < 2; o++)
-            for (int j = 0; j < IN_FLIGHT && (o == 0 || sync[1]); j++)
+            for (int j = 0; j < IN_FLIGHT && (o == 0 || sync[1]); j++) {
+                /* Each order and D has the watchdog's whole time, and a hang
+                 * names the one it stopped in. */
+                if (i == 0) {
+                    char what[96];
+                    snprintf(what, sizeof what, "%s in flight, %s order, D = %d", label, o ? "device" : "host",
+                             in_flight_d[j]);
+                    watchdog("(l) FFmpeg's OpenCL filters", what);
+                }
                 samples[(o * IN_FLIGHT + j) * reps + i] =
                     rep_stream(fb, r, &c, sync[o], frames, in_flight_d[j], n, out);
+                if (i == 0) {
+                    printf("%s D=%d ", o ? "device" : "host", in_flight_d[j]);
+                    fflush(stdout);
+                }
+            }
     for (int o = 0; o < 2; o++)
         for (int j = 0; j < IN_FLIGHT && (o == 0 || sync[1]); j++)
             res->flight[o][j] = summarize(samples + (o * IN_FLIGHT + j) * reps, reps, n);
@@ -884,6 +898,16 @@ static void record_ffcl(struct bench *b)
     }
 }
 
+/* The median, or "-" where the route did not run. */
+static const char *cell(const struct summary *s, char *buf, size_t len)
+{
+    if (s->have)
+        snprintf(buf, len, "%.1f", s->median);
+    else
+        snprintf(buf, len, "-");
+    return buf;
+}
+
 void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
 {
     const bool small = b->cpu_device && quick;
@@ -907,7 +931,7 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
             struct ffcl_result *res = &results[nresults++];
             struct ffcl_run r;
             AVFrame *out = frame_new();
-            char label[48];
+            char label[48], c[R_COUNT][32];
 
             snprintf(label, sizeof label, "(l) %dx%d %s", sizes[s][0], sizes[s][1], format_name[f]);
             /* Progress as it goes, as (x) prints it: a run cut short still
@@ -953,10 +977,15 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
                 if (w == R_MAPPED ? !*res->no_mapped : !*res->no_today)
                     res->s[w] = summarize(samples + w * reps, reps, 1);
             run_check(b, &fb, &r, res);
-            printf("routes ");
+            /* The routes' medians now, so that a run cut short in the
+             * frames in flight still has them. */
+            printf("routes (us a frame: today %s, mapped %s, floor %s; way %s); ",
+                   cell(&res->s[R_TODAY], c[R_TODAY], sizeof c[R_TODAY]),
+                   cell(&res->s[R_MAPPED], c[R_MAPPED], sizeof c[R_MAPPED]),
+                   cell(&res->s[R_FLOOR], c[R_FLOOR], sizeof c[R_FLOOR]), res->way);
             fflush(stdout);
             if (!*res->no_mapped)
-                run_in_flight(b, &fb, &r, reps, res);
+                run_in_flight(b, &fb, &r, reps, label, res);
             printf("in flight done\n");
             av_frame_free(&out);
             run_teardown(&r);
@@ -971,16 +1000,6 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
     free(samples);
     ffcl_close(&fb);
     record_ffcl(b);
-}
-
-/* The median, or "-" where the route did not run. */
-static const char *cell(const struct summary *s, char *buf, size_t len)
-{
-    if (s->have)
-        snprintf(buf, len, "%.1f", s->median);
-    else
-        snprintf(buf, len, "-");
-    return buf;
 }
 
 void print_ffmpeg_cl(void)
