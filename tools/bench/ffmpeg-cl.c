@@ -757,15 +757,19 @@ static void run_in_flight(struct bench *b, struct ffcl_bench *fb, struct ffcl_ru
     }
     copier_setup(fb, &c, r, frames);
     for (int o = 0; o < 2; o++) /* untimed: each frame's first map imports it */
-        if (o == 0 || sync[1])
+        if (o == 0 || sync[1]) {
+            char what[128];
+            snprintf(what, sizeof what, "%s in flight, %s order, first maps", label, o ? "device" : "host");
+            watchdog("(l) FFmpeg's OpenCL filters", what);
             rep_stream(fb, r, &c, sync[o], frames, MAX_D, MAX_D, out);
+        }
     for (int i = 0; i < reps; i++)
         for (int o = 0; o < 2; o++)
             for (int j = 0; j < IN_FLIGHT && (o == 0 || sync[1]); j++) {
                 /* Each order and D has the watchdog's whole time, and a hang
                  * names the one it stopped in. */
                 if (i == 0) {
-                    char what[96];
+                    char what[128];
                     snprintf(what, sizeof what, "%s in flight, %s order, D = %d", label, o ? "device" : "host",
                              in_flight_d[j]);
                     watchdog("(l) FFmpeg's OpenCL filters", what);
