@@ -5,7 +5,7 @@
  * Build and run:
  *   cc -O1 -o /tmp/oob docs/probes/oob-image-probe.c -lOpenCL && /tmp/oob */
 /* Does an out-of-bounds write_imagef fail the context on this driver?
- * Raw OpenCL, no FFmpeg, no clmem. An image of 112x72 RGBA8 (CL_UNORM_INT8,
+ * An image of 112x72 RGBA8 (CL_UNORM_INT8,
  * as pad_opencl's output plane), a kernel that writes every work-item's
  * pixel with no bound check over 112x80 (the size rounded up to 16, as
  * ff_opencl_filter_work_size_from_image does), then an in-bounds kernel
