@@ -737,6 +737,19 @@ static double rep_stream(struct ffcl_bench *fb, struct ffcl_run *r, struct copie
     return (now_us() - t0) / n;
 }
 
+/* The watchdog for one part of the frames in flight, by its name: the
+ * order and D, or the first maps (d = 0); a hang names the part. */
+static void watch_in_flight(const char *label, int order, int d)
+{
+    char what[128];
+
+    if (d)
+        snprintf(what, sizeof what, "%s in flight, %s order, D = %d", label, order ? "device" : "host", d);
+    else
+        snprintf(what, sizeof what, "%s in flight, %s order, first maps", label, order ? "device" : "host");
+    watchdog("(l) FFmpeg's OpenCL filters", what);
+}
+
 static void run_in_flight(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r, int reps, const char *label,
                           struct ffcl_result *res)
 {
@@ -758,22 +771,15 @@ static void run_in_flight(struct bench *b, struct ffcl_bench *fb, struct ffcl_ru
     copier_setup(fb, &c, r, frames);
     for (int o = 0; o < 2; o++) /* untimed: each frame's first map imports it */
         if (o == 0 || sync[1]) {
-            char what[128];
-            snprintf(what, sizeof what, "%s in flight, %s order, first maps", label, o ? "device" : "host");
-            watchdog("(l) FFmpeg's OpenCL filters", what);
+            watch_in_flight(label, o, 0);
             rep_stream(fb, r, &c, sync[o], frames, MAX_D, MAX_D, out);
         }
     for (int i = 0; i < reps; i++)
         for (int o = 0; o < 2; o++)
             for (int j = 0; j < IN_FLIGHT && (o == 0 || sync[1]); j++) {
-                /* Each order and D has the watchdog's whole time, and a hang
-                 * names the one it stopped in. */
-                if (i == 0) {
-                    char what[128];
-                    snprintf(what, sizeof what, "%s in flight, %s order, D = %d", label, o ? "device" : "host",
-                             in_flight_d[j]);
-                    watchdog("(l) FFmpeg's OpenCL filters", what);
-                }
+                /* Each order and D has the watchdog's whole time. */
+                if (i == 0)
+                    watch_in_flight(label, o, in_flight_d[j]);
                 samples[(o * IN_FLIGHT + j) * reps + i] =
                     rep_stream(fb, r, &c, sync[o], frames, in_flight_d[j], n, out);
                 if (i == 0) {
