@@ -27,11 +27,15 @@
  *
  * Frames in flight on frames the GPU produced: D = 1, 2, 4 frames of the
  * pool carry a stream of F frames: each is written by a vkCmdCopyImage
- * from a resident Vulkan frame, submitted on FFmpeg's queue with FFmpeg's
- * semaphores (waiting at sem_value, signalling sem_value + 1, no
- * av_hwframe_transfer_data), then map, the filter, unref; host order (no
- * sync object) and device order (a sync object of CLMEM_AV_ORDER_DEVICE,
- * where it works); timed until every frame's semaphores are signalled.
+ * from a resident Vulkan frame, submitted on FFmpeg's transfer queue
+ * (its graphics queue where it has none) with FFmpeg's semaphores
+ * (waiting at sem_value, signalling sem_value + 1, no
+ * av_hwframe_transfer_data), then map, the filter, unref. The copies run
+ * D frames ahead: the copy into a pool frame is submitted as soon as its
+ * previous frame is unreferenced, so up to D copies wait or run on the
+ * GPU while OpenCL filters. Host order (no sync object) and device order
+ * (a sync object of CLMEM_AV_ORDER_DEVICE, where it works); timed until
+ * every frame's semaphores are signalled.
  *
  * Checked after the reps: the three routes' outputs, downloaded, are
  * byte-identical, and the Vulkan frame still holds its upload. Built only
@@ -81,6 +85,7 @@ struct ffcl_result {
 static struct ffcl_result results[NSIZES * NFORMATS];
 static int nresults;
 static char not_run[NOTE_MAX];
+static const char *copy_queue = "transfer"; /* which of FFmpeg's queues the frames in flight copy on */
 #define NTARGETS 6 /* within the floor: NV12 and RGBA at 1080p and 4K; 10x today and D = 4 at 1080p NV12 */
 static const struct target *targets[NTARGETS];
 
@@ -176,6 +181,8 @@ static bool ffcl_open(struct bench *b, struct ffcl_bench *fb)
         return false;
     }
     fb->vk = ((AVHWDeviceContext *)fb->device->data)->hwctx;
+    if (fb->vk->queue_family_tx_index < 0)
+        copy_queue = "graphics";
     if (clmem_av_bridge_create(fb->device, b->context, 0, &fb->bridge) != CLMEM_OK) {
         snprintf(not_run, sizeof not_run, "no bridge on FFmpeg's Vulkan device and the bench's OpenCL device: %s",
                  clmem_error_message());
@@ -666,10 +673,16 @@ static void submit_on_frames(struct ffcl_bench *fb, struct copier *c, VkCommandB
             frames[f]->sem_value[p]++;
 }
 
+/* The copies go to FFmpeg's transfer queue, as FFmpeg's own transfers do:
+ * on NVIDIA a copy there runs beside OpenCL's kernels, where one on the
+ * graphics queue waits for the GPU's switch between the two APIs
+ * (docs/driver-notes.md). Its graphics queue where it has no transfer
+ * family. */
 static void copier_setup(struct ffcl_bench *fb, struct copier *c, struct ffcl_run *r, AVFrame *const *frames)
 {
-    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                   .queueFamilyIndex = (uint32_t)fb->vk->queue_family_index};
+    const uint32_t family = (uint32_t)(fb->vk->queue_family_tx_index >= 0 ? fb->vk->queue_family_tx_index
+                                                                          : fb->vk->queue_family_index);
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = family};
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = MAX_D + 1};
@@ -680,7 +693,7 @@ static void copier_setup(struct ffcl_bench *fb, struct copier *c, struct ffcl_ru
 
     memset(c, 0, sizeof *c);
     c->planes = av_pix_fmt_count_planes(r->sw);
-    fb->get_queue(fb->vk->act_dev, (uint32_t)fb->vk->queue_family_index, 0, &c->queue);
+    fb->get_queue(fb->vk->act_dev, family, 0, &c->queue);
     check_vk(fb->create_pool(fb->vk->act_dev, &pci, NULL, &c->pool), "vkCreateCommandPool((l))");
     ai.commandPool = c->pool;
     check_vk(fb->allocate_cbs(fb->vk->act_dev, &ai, cbs), "vkAllocateCommandBuffers((l))");
@@ -713,24 +726,36 @@ static void copier_setup(struct ffcl_bench *fb, struct copier *c, struct ffcl_ru
     }
 }
 
+/* Copy the resident frame into pool frame k (command buffer k), after
+ * whatever last used it (its semaphores at sem_value). */
+static void copy_into(struct ffcl_bench *fb, struct ffcl_run *r, struct copier *c, AVFrame *f, int k)
+{
+    AVVkFrame *pair[2] = {(AVVkFrame *)r->vk->data[0], (AVVkFrame *)f->data[0]};
+
+    submit_on_frames(fb, c, c->cb[k], pair, 2);
+    for (int p = 0; p < c->planes; p++) {
+        pair[1]->layout[p] = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+        pair[1]->access[p] = VK_ACCESS_TRANSFER_WRITE_BIT;
+    }
+}
+
 /* A stream of n frames through d pool frames in the sync object's order
- * (NULL: host order); microseconds a frame. */
+ * (NULL: host order); microseconds a frame. The first d copies are
+ * submitted at once; each later one as soon as the map of the frame
+ * before it in the same pool frame is unreferenced, so it waits on the GPU
+ * for that hand-back, not on the host. */
 static double rep_stream(struct ffcl_bench *fb, struct ffcl_run *r, struct copier *c, clmem_av_sync *sync,
                          AVFrame *const *frames, int d, int n, AVFrame *out)
 {
-    AVVkFrame *src = (AVVkFrame *)r->vk->data[0];
     double t0 = now_us();
 
+    for (int k = 0; k < d && k < n; k++)
+        copy_into(fb, r, c, frames[k], k);
     for (int i = 0; i < n; i++) {
-        AVFrame *f = frames[i % d];
-        AVVkFrame *pair[2] = {src, (AVVkFrame *)f->data[0]};
-        submit_on_frames(fb, c, c->cb[i % d], pair, 2);
-        for (int p = 0; p < c->planes; p++) {
-            pair[1]->layout[p] = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-            pair[1]->access[p] = VK_ACCESS_TRANSFER_WRITE_BIT;
-        }
-        rep_mapped(fb, r, sync, f, out);
+        rep_mapped(fb, r, sync, frames[i % d], out);
         av_frame_unref(out);
+        if (i + d < n)
+            copy_into(fb, r, c, frames[i % d], i % d);
     }
     for (int k = 0; k < d && k < n; k++)
         wait_frame(fb, frames[k], c->planes);
@@ -1056,8 +1081,10 @@ void print_ffmpeg_cl(void)
 
     printf(
         "\n(l) frames in flight on frames the GPU produced: a stream of F frames through D frames of the pool, each\n"
-        "    written by a vkCmdCopyImage from a resident Vulkan frame on FFmpeg's queue with FFmpeg's semaphores,\n"
-        "    then map, the filter, unref; until every frame's semaphores are signalled\n");
+        "    written by a vkCmdCopyImage from a resident Vulkan frame on FFmpeg's %s queue with FFmpeg's\n"
+        "    semaphores, D copies ahead (the next copy into a pool frame is submitted once its map is\n"
+        "    unreferenced), then map, the filter, unref; until every frame's semaphores are signalled\n",
+        copy_queue);
     printf("%-10s %-5s %-7s %3s %5s %12s %10s %8s\n", "frame", "fmt", "sync", "D", "F", "us a frame", "fps", "vs D=1");
     for (int i = 0; i < nresults; i++) {
         const struct ffcl_result *x = &results[i];
