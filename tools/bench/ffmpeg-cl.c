@@ -680,8 +680,8 @@ static void submit_on_frames(struct ffcl_bench *fb, struct copier *c, VkCommandB
  * family. */
 static void copier_setup(struct ffcl_bench *fb, struct copier *c, struct ffcl_run *r, AVFrame *const *frames)
 {
-    const uint32_t family = (uint32_t)(fb->vk->queue_family_tx_index >= 0 ? fb->vk->queue_family_tx_index
-                                                                          : fb->vk->queue_family_index);
+    const uint32_t family =
+        (uint32_t)(fb->vk->queue_family_tx_index >= 0 ? fb->vk->queue_family_tx_index : fb->vk->queue_family_index);
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = family};
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
