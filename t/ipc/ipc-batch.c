@@ -12,6 +12,11 @@
  *    clmem_ipc_producer_next_many() hands every one out again;
  *  - a batch taken by the consumer in parts (max below the batch), one
  *    READY read a frame at a time, and max above CLMEM_IPC_MAX_FRAMES;
+ *  - every frame lent and dropped behind a gate (a user event) on the
+ *    consumer's queue: clmem_ipc_consumer_next(), which releases them
+ *    itself when the producer holds none, keeps its deadline, nothing
+ *    comes back before the gate opens, everything after; and with the gate
+ *    opened by another thread while next() waits;
  *  - bad input to each _many call (NULL, count or max 0, count above the
  *    frames, an index twice, an index not the caller's, a frame already
  *    handed over, a fence that never signals): refused with its status and
@@ -458,6 +463,105 @@ static void consumer_max_above(void)
         tap_bail("%s", clmem_error_message());
 }
 
+/* ------------------------------------------------- a release behind a gate */
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Every frame lent to the consumer and taken by it, then a gate (a user
+ * event) enqueued on the consumer's queue ahead of their release, and
+ * every handle dropped: the producer holds none, so the consumer's next()
+ * releases them itself. The gate is returned. */
+static cl_event all_lent_behind_gate(clmem_ipc_frame *fr)
+{
+    uint32_t idx[FRAMES], count = 0, got = 0;
+    cl_int err;
+    if (clmem_ipc_producer_next_many(p, 0, FRAMES, idx, &count) != CLMEM_OK || count != FRAMES ||
+        clmem_ipc_producer_ready_many(p, count, idx, VK_NULL_HANDLE, 0) != CLMEM_OK)
+        tap_bail("lending every frame: %s", clmem_error_message());
+    next_sequence += count;
+    if (clmem_ipc_consumer_next_many(c, TIMEOUT_NS, FRAMES, fr, &got, NULL) != CLMEM_OK || got != FRAMES)
+        tap_bail("taking every frame: %s", clmem_error_message());
+    cl_event gate = clCreateUserEvent(f.context, &err);
+    if (err != CL_SUCCESS || clEnqueueMarkerWithWaitList(f.queue, 1, &gate, NULL) != CL_SUCCESS ||
+        clFlush(f.queue) != CL_SUCCESS)
+        tap_bail("a gate on the consumer's queue: %d", err);
+    for (uint32_t k = 0; k < got; k++)
+        drop_frame(&fr[k]);
+    return gate;
+}
+
+struct late_gate {
+    cl_event gate;
+    clmem_status back, ready;
+    uint32_t index;
+};
+
+/* The gate opens 50 ms after the consumer began to wait; once the frames
+ * are back, the producer hands one over. */
+static void *open_gate_late(void *arg)
+{
+    struct late_gate *g = arg;
+    usleep(50000);
+    clSetUserEventStatus(g->gate, CL_COMPLETE);
+    g->back = clmem_ipc_producer_wait_all(p, TIMEOUT_NS);
+    g->ready = g->back;
+    if (g->ready == CLMEM_OK)
+        g->ready = clmem_ipc_producer_next(p, 0, &g->index);
+    if (g->ready == CLMEM_OK)
+        g->ready = clmem_ipc_producer_ready(p, g->index, VK_NULL_HANDLE, 0);
+    return NULL;
+}
+
+/* The consumer's next() does the release itself where the producer holds
+ * no frame; it still keeps its deadline, and still sends FREE only once
+ * the release completed: against a gate that opens late, on this thread
+ * and on another one. */
+static void release_behind_gate(void)
+{
+    clmem_ipc_frame fr[FRAMES], one;
+    struct timespec t0;
+
+    cl_event gate = all_lent_behind_gate(fr);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    clmem_status st = clmem_ipc_consumer_next(c, SHORT_NS, &one, NULL);
+    double waited = ms_since(&t0);
+    tap_ok(st == CLMEM_ERR_TIMEOUT && one.plane_count == 0 && waited < SHORT_NS / 1e6 + 1000,
+           "every frame dropped behind a shut gate: clmem_ipc_consumer_next(%llu ms) times out on time (%.0f ms): %s",
+           (unsigned long long)(SHORT_NS / 1000000), waited, st == CLMEM_OK ? "a frame" : clmem_error_message());
+    st = clmem_ipc_producer_wait_all(p, SHORT_NS);
+    tap_ok(st == CLMEM_ERR_TIMEOUT && clmem_ipc_producer_lent(p) == FRAMES,
+           "  ... and none comes back while the gate is shut (%u lent)", clmem_ipc_producer_lent(p));
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    st = clmem_ipc_producer_wait_all(p, TIMEOUT_NS);
+    tap_ok(st == CLMEM_OK && clmem_ipc_producer_lent(p) == 0, "  ... once it opens, all %d come back (%s)", FRAMES,
+           st == CLMEM_OK ? "none lent" : clmem_error_message());
+    clReleaseEvent(gate);
+
+    struct late_gate g = {.gate = all_lent_behind_gate(fr)};
+    uint64_t seq = next_sequence;
+    pthread_t t;
+    pthread_create(&t, NULL, open_gate_late, &g);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    st = clmem_ipc_consumer_next(c, TIMEOUT_NS, &one, NULL);
+    waited = ms_since(&t0);
+    pthread_join(t, NULL);
+    next_sequence += g.ready == CLMEM_OK;
+    tap_ok(st == CLMEM_OK && g.back == CLMEM_OK && g.ready == CLMEM_OK && one.plane_count > 0 &&
+               one.index == g.index && one.sequence == seq && waited >= 50,
+           "  ... a gate opened by another thread 50 ms in: the frames come back, and the consumer's next() hands "
+           "out the frame the producer sent then (after %.0f ms): %s",
+           waited, st != CLMEM_OK ? clmem_error_message() : g.ready != CLMEM_OK ? "the producer failed" : "ok");
+    drop_frame(&one);
+    if (clmem_ipc_producer_wait_all(p, TIMEOUT_NS) != CLMEM_OK)
+        tap_bail("%s", clmem_error_message());
+    clReleaseEvent(g.gate);
+}
+
 /* ------------------------------------------------------------ bad input */
 
 /* The consumer has nothing waiting: next_many with no wait times out. */
@@ -792,6 +896,7 @@ int main(void)
     batch(4, "a batch of 4 after them");
     taken_in_parts();
     consumer_max_above();
+    release_behind_gate();
     bad_input();
     end();
     alone_in_allocation();
