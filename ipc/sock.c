@@ -102,7 +102,9 @@ enum recv_result clmem__ipc_recv(int sock, uint64_t deadline_ns, const char *who
 
     *fd_out = -1;
     *pid_out = 0;
-    for (;;) {
+    /* With no time left, recvmsg alone says whether a message is there
+     * (EAGAIN: none); a poll first would be a second system call a message. */
+    while (time_left(deadline_ns) != 0) {
         struct pollfd pfd = {.fd = sock, .events = POLLIN};
         int r = poll(&pfd, 1, poll_ms_until(deadline_ns));
         if (r < 0 && errno == EINTR)
