@@ -89,9 +89,9 @@ static void release_complete(struct clmem_ipc_consumer *c, struct consumer_frame
     cl_int err = clWaitForEvents(1, &done);
     clReleaseEvent(done);
     if (err != CL_SUCCESS) {
-        clmem_status st = clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clWaitForEvents", err,
-                                          "The release of %u frame%s for the producer ended in an error.", n,
-                                          n == 1 ? "" : "s");
+        clmem_status st =
+            clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clWaitForEvents", err,
+                            "The release of %u frame%s for the producer ended in an error.", n, n == 1 ? "" : "s");
         clmem__ipc_send_error_and_shutdown(c->sock, st);
         connection_lost(c, CLMEM_IPC_STATE_DROPPED);
         return;
