@@ -212,6 +212,7 @@ void clmem__ipc_consumer_release_if_idle(struct clmem_ipc_consumer *c, uint64_t 
         release_done(c, n);
         return;
     }
+    clFlush(c->queue); /* polling the event does not submit it; clWaitForEvents would */
     uint64_t until = deadline_after(HELP_WAIT_NS);
     if (completes_before(done, until < deadline ? until : deadline)) {
         release_complete(c, batch, n, done);
