@@ -726,8 +726,7 @@ void clmem_ipc_producer_destroy(clmem_ipc_producer *p);
  * clmem_ipc_consumer_next() and clmem_ipc_consumer_destroy() must not run
  * concurrently; handles of its frames may be dropped on any thread. It
  * makes one thread, which sends FREE once a release completed, and joins
- * it in clmem_ipc_consumer_destroy(); clmem_ipc_consumer_next() does that
- * work itself where it would otherwise only wait (its "Blocks").
+ * it in clmem_ipc_consumer_destroy().
  * @ingroup ipc_consumer
  * @since 0.3
  */
@@ -901,13 +900,7 @@ typedef struct clmem_ipc_frame {
  * @retval CLMEM_ERR_NO_MEMORY     An allocation failed (the connection is
  *                                 dropped).
  * @par Blocks
- *      Up to timeout_ns, on the producer's next READY. Where the producer
- *      holds no frame, so that nothing can come before a FREE, and frames
- *      you dropped are still to be released, it first enqueues their
- *      release itself and spends up to 1 ms of that time waiting for it,
- *      then sends the FREE, sparing the wait for the consumer's thread to
- *      wake; a release that takes longer is left to the thread. With
- *      timeout_ns 0 the thread does it all.
+ *      Up to timeout_ns, on the producer's next READY.
  * @ingroup ipc_consumer
  * @since 0.3
  */
@@ -954,13 +947,7 @@ clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns,
  * @retval CLMEM_ERR_NO_MEMORY     An allocation failed (the connection is
  *                                 dropped).
  * @par Blocks
- *      Up to timeout_ns, on the producer's next READY. Where the producer
- *      holds no frame, so that nothing can come before a FREE, and frames
- *      you dropped are still to be released, it first enqueues their
- *      release itself and spends up to 1 ms of that time waiting for it,
- *      then sends the FREE, sparing the wait for the consumer's thread to
- *      wake; a release that takes longer is left to the thread. With
- *      timeout_ns 0 the thread does it all.
+ *      Up to timeout_ns, on the producer's next READY.
  * @ingroup ipc_consumer
  * @since 0.4
  */

@@ -13,23 +13,12 @@
  * (clWaitForEvents: an event callback came 20-36 ms late on NVIDIA, far too
  * late for a frame), and sends one FREE naming every one of them. Host
  * order on purpose: the producer's queue never waits on a signal of this
- * process.
- *
- * next() does the same work itself when it would otherwise only wait: the
- * producer holds no frame and none is pending, so nothing can come before
- * a FREE. Then the release does not wait for the thread to wake, which is
- * on the path of every frame at one frame in flight (about 11 us from the
- * last unref to the release on the CPU test machine). next() keeps its
- * deadline: it asks the release's event without blocking, for at most
- * HELP_WAIT_NS, and leaves a release that takes longer (work the caller
- * enqueued before the drop, behind a gate that opens late) to the thread,
- * which waits for it and sends the FREE. */
+ * process. */
 #include "config.h"
 #include "consumer.h"
 #include "deadline.h"
 #include "sock.h"
 
-#include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -59,39 +48,30 @@ static void connection_lost(struct clmem_ipc_consumer *c, clmem_ipc_state state)
     atomic_compare_exchange_strong(&c->state, &open, (int)state);
 }
 
-/* Release the n frames of `batch` on the consumer's queue: *done is the
- * release's event. On failure the frames stay acquired (they cannot be
- * the producer's again; their imports' teardown hands them back to Vulkan
- * at destroy) and the connection is dropped: the producer reclaims them
- * once this process is gone. */
-static bool release_enqueue(struct clmem_ipc_consumer *c, struct consumer_frame **batch, uint32_t n, cl_event *done)
+/* Release the frames of `batch` (n of them) and tell the producer. */
+static void release_batch(struct clmem_ipc_consumer *c, struct consumer_frame **batch, uint32_t n)
 {
     clmem_handle *imports[CLMEM_IPC_MAX_FRAMES * IPC_MAX_PLANES];
     cl_uint count = 0;
+    cl_event done = NULL;
+    clmem_status st;
 
-    *done = NULL;
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t p = 0; p < batch[i]->import_count; p++)
             imports[count++] = batch[i]->imports[p];
-    clmem_status st = clmem_bridge_release_many(c->bridge, count, imports, c->queue, 0, NULL, done);
-    if (st != CLMEM_OK) {
-        clmem__ipc_send_error_and_shutdown(c->sock, st);
-        connection_lost(c, CLMEM_IPC_STATE_DROPPED);
-        return false;
+    st = clmem_bridge_release_many(c->bridge, count, imports, c->queue, 0, NULL, &done);
+    if (st == CLMEM_OK) {
+        cl_int err = clWaitForEvents(1, &done);
+        if (err != CL_SUCCESS)
+            st = clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clWaitForEvents", err,
+                                 "The release of %u frame%s for the producer ended in an error.", n, n == 1 ? "" : "s");
+        clReleaseEvent(done);
     }
-    return true;
-}
-
-/* Wait for the release's event `done` (taken) on the host, then tell the
- * producer the n frames of `batch` are free: one FREE. */
-static void release_complete(struct clmem_ipc_consumer *c, struct consumer_frame **batch, uint32_t n, cl_event done)
-{
-    cl_int err = clWaitForEvents(1, &done);
-    clReleaseEvent(done);
-    if (err != CL_SUCCESS) {
-        clmem_status st =
-            clmem_error_set(CLMEM_ERR_OPENCL, CLMEM_API_OPENCL, "clWaitForEvents", err,
-                            "The release of %u frame%s for the producer ended in an error.", n, n == 1 ? "" : "s");
+    if (st != CLMEM_OK) {
+        /* The frames stay acquired: they cannot be the producer's again
+         * (their imports' teardown hands them back to Vulkan at destroy).
+         * The connection is dropped; the producer reclaims them once this
+         * process is gone. */
         clmem__ipc_send_error_and_shutdown(c->sock, st);
         connection_lost(c, CLMEM_IPC_STATE_DROPPED);
         return;
@@ -119,31 +99,6 @@ static void release_complete(struct clmem_ipc_consumer *c, struct consumer_frame
     }
 }
 
-/* The frames of `batch` no longer count as releasing: destroy() may go on. */
-static void release_done(struct clmem_ipc_consumer *c, uint32_t n)
-{
-    pthread_mutex_lock(&c->lock);
-    c->releasing -= n;
-    pthread_cond_broadcast(&c->cond);
-    pthread_mutex_unlock(&c->lock);
-}
-
-/* Take the frames dropped and not yet taken, up to a FREE's worth (under
- * c->lock); they count as releasing until release_done(). */
-static uint32_t take_released(struct clmem_ipc_consumer *c, struct consumer_frame **batch)
-{
-    uint32_t n = 0;
-
-    while (c->released && n < CLMEM_IPC_MAX_FRAMES) {
-        batch[n++] = c->released;
-        c->released = c->released->next_released;
-    }
-    if (!c->released)
-        c->released_tail = &c->released;
-    c->releasing += n;
-    return n;
-}
-
 void *clmem__ipc_consumer_release_thread(void *arg)
 {
     struct clmem_ipc_consumer *c = arg;
@@ -151,79 +106,26 @@ void *clmem__ipc_consumer_release_thread(void *arg)
 
     pthread_mutex_lock(&c->lock);
     for (;;) {
-        while (!c->released && !c->awaited.n && !c->stop)
+        while (!c->released && !c->stop)
             pthread_cond_wait(&c->cond, &c->lock);
-        if (c->awaited.n) {
-            /* A release next() enqueued and stopped waiting for. */
-            struct awaited_release a = c->awaited;
-            c->awaited.n = 0;
-            pthread_mutex_unlock(&c->lock);
-            release_complete(c, a.frames, a.n, a.done);
-            release_done(c, a.n);
-            pthread_mutex_lock(&c->lock);
-            continue;
-        }
         if (!c->released)
             break; /* stop, and nothing left */
-        uint32_t n = take_released(c, batch);
+        uint32_t n = 0;
+        while (c->released && n < CLMEM_IPC_MAX_FRAMES) {
+            batch[n++] = c->released;
+            c->released = c->released->next_released;
+        }
+        if (!c->released)
+            c->released_tail = &c->released;
+        c->releasing += n;
         pthread_mutex_unlock(&c->lock);
-        cl_event done;
-        if (release_enqueue(c, batch, n, &done))
-            release_complete(c, batch, n, done);
-        release_done(c, n);
+
+        release_batch(c, batch, n);
+
         pthread_mutex_lock(&c->lock);
+        c->releasing -= n;
+        pthread_cond_broadcast(&c->cond);
     }
     pthread_mutex_unlock(&c->lock);
     return NULL;
-}
-
-/* Whether the release's event completed (or failed: release_complete()
- * says how) before `until`, asked without blocking, yielding between. */
-static bool completes_before(cl_event done, uint64_t until)
-{
-    for (;;) {
-        cl_int status = CL_QUEUED;
-        if (clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) != CL_SUCCESS ||
-            status <= CL_COMPLETE)
-            return true;
-        if (clock_ns(CLOCK_MONOTONIC) >= until)
-            return false;
-        sched_yield();
-    }
-}
-
-void clmem__ipc_consumer_release_if_idle(struct clmem_ipc_consumer *c, uint64_t deadline)
-{
-    struct consumer_frame *batch[CLMEM_IPC_MAX_FRAMES];
-    uint32_t n = 0;
-
-    pthread_mutex_lock(&c->lock);
-    bool producer_holds_one = false;
-    for (uint32_t i = 0; i < c->proto.frame_count && !producer_holds_one; i++)
-        producer_holds_one = c->proto.frames[i].state == FRAME_HELD;
-    if (!producer_holds_one && !c->awaited.n)
-        n = take_released(c, batch);
-    pthread_mutex_unlock(&c->lock);
-    if (!n)
-        return;
-
-    cl_event done;
-    if (!release_enqueue(c, batch, n, &done)) {
-        release_done(c, n);
-        return;
-    }
-    clFlush(c->queue); /* polling the event does not submit it; clWaitForEvents would */
-    uint64_t until = deadline_after(HELP_WAIT_NS);
-    if (completes_before(done, until < deadline ? until : deadline)) {
-        release_complete(c, batch, n, done);
-        release_done(c, n);
-        return;
-    }
-    /* Longer than next() waits here: the thread finishes it. */
-    pthread_mutex_lock(&c->lock);
-    c->awaited.done = done;
-    memcpy(c->awaited.frames, batch, n * sizeof *batch);
-    c->awaited.n = n;
-    pthread_cond_broadcast(&c->cond);
-    pthread_mutex_unlock(&c->lock);
 }

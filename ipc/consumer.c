@@ -459,8 +459,6 @@ static clmem_status ipc_consumer_next_many(clmem_ipc_consumer *c, uint64_t timeo
         return clmem__invalid("max is 0; it is how many frames frames_out has room for.");
     if (c->path == CLMEM_BRIDGE_PATH_BEST)
         return clmem__ipc_not_started("consumer", state_of(c));
-    if (timeout_ns && c->pending_count == 0 && state_of(c) == CLMEM_IPC_STATE_OPEN)
-        clmem__ipc_consumer_release_if_idle(c, deadline);
     clmem_status st = wait_pending(c, timeout_ns, deadline);
     if (st != CLMEM_OK || c->pending_count == 0)
         return st; /* an error, or the end of the stream: *count_out 0 */

@@ -3,8 +3,7 @@
  *   consumer.c          creation, the handshake, next(), destroy();
  *   consumer-import.c   the producer's frames into the bridge (the paths);
  *   consumer-release.c  the last unref of a frame, and the thread that
- *                       releases it and sends FREE once that completed
- *                       (or next(), where it would only wait). */
+ *                       releases it and sends FREE once that completed. */
 #ifndef CLMEM_IPC_CONSUMER_H
 #define CLMEM_IPC_CONSUMER_H
 #include "proto.h"
@@ -31,17 +30,6 @@ struct consumer_frame {
                                              release thread's queue */
 };
 
-/* How long next() waits for a release it enqueued itself before leaving
- * it to the thread (consumer-release.c). */
-#define HELP_WAIT_NS UINT64_C(1000000)
-
-/* A release enqueued, its event, and its frames, for the FREE. */
-struct awaited_release {
-    cl_event done;
-    uint32_t n;
-    struct consumer_frame *frames[CLMEM_IPC_MAX_FRAMES];
-};
-
 struct clmem_ipc_consumer {
     clmem_bridge *bridge;
     cl_command_queue queue;
@@ -66,8 +54,7 @@ struct clmem_ipc_consumer {
     uint32_t held;                     /* frames handed out whose last handle is alive */
     struct consumer_frame *released;   /* dropped by the caller, waiting for the thread (oldest first) */
     struct consumer_frame **released_tail;
-    uint32_t releasing;                /* taken for a release, FREE not yet sent */
-    struct awaited_release awaited;    /* a release next() enqueued and left to the thread (n 0: none) */
+    uint32_t releasing;                /* taken by the thread, FREE not yet sent */
     bool stop;                         /* destroy(): the thread ends once nothing is left */
     pthread_t thread;
 };
@@ -83,12 +70,6 @@ void clmem__ipc_consumer_drop_imports(struct clmem_ipc_consumer *c);
 
 /* consumer-release.c */
 void *clmem__ipc_consumer_release_thread(void *arg);
-/* next(), before it waits for the producer with no frame pending: where
- * the producer holds no frame (so it can send nothing before a FREE),
- * release the frames dropped and not yet taken by the thread here, and
- * send their FREE once the release completed; a release that does not
- * complete within HELP_WAIT_NS or by `deadline` is left to the thread. */
-void clmem__ipc_consumer_release_if_idle(struct clmem_ipc_consumer *c, uint64_t deadline);
 /* The anchor's callback of a batch handed out (`user` its first frame,
  * the rest chained by next_released): the batch's last handle is gone. */
 void clmem__ipc_consumer_frame_dropped(void *user);

@@ -13,10 +13,10 @@
  *  - a batch taken by the consumer in parts (max below the batch), one
  *    READY read a frame at a time, and max above CLMEM_IPC_MAX_FRAMES;
  *  - every frame lent and dropped behind a gate (a user event) on the
- *    consumer's queue: clmem_ipc_consumer_next(), which releases them
- *    itself when the producer holds none, keeps its deadline, nothing
- *    comes back before the gate opens, everything after; and with the gate
- *    opened by another thread while next() waits;
+ *    consumer's queue, so that the producer holds none:
+ *    clmem_ipc_consumer_next() keeps its deadline, nothing comes back
+ *    before the gate opens, everything after; and with the gate opened by
+ *    another thread while next() waits;
  *  - bad input to each _many call (NULL, count or max 0, count above the
  *    frames, an index twice, an index not the caller's, a frame already
  *    handed over, a fence that never signals): refused with its status and
@@ -474,8 +474,8 @@ static double ms_since(const struct timespec *t0)
 
 /* Every frame lent to the consumer and taken by it, then a gate (a user
  * event) enqueued on the consumer's queue ahead of their release, and
- * every handle dropped: the producer holds none, so the consumer's next()
- * releases them itself. The gate is returned. */
+ * every handle dropped: the producer holds none, and can send nothing
+ * before their FREE. The gate is returned. */
 static cl_event all_lent_behind_gate(clmem_ipc_frame *fr)
 {
     uint32_t idx[FRAMES], count = 0, got = 0;
@@ -517,10 +517,12 @@ static void *open_gate_late(void *arg)
     return NULL;
 }
 
-/* The consumer's next() does the release itself where the producer holds
- * no frame; it still keeps its deadline, and still sends FREE only once
- * the release completed: against a gate that opens late, on this thread
- * and on another one. */
+/* With every frame dropped and their release behind a gate, the
+ * consumer's next() keeps its deadline, and FREE goes only once the
+ * release completed: against a gate that opens late, on this thread and
+ * on another one. On NVIDIA the release's enqueue itself waits behind the
+ * gate (docs/driver-notes.md), so a next() that made it would be held past
+ * its deadline. */
 static void release_behind_gate(void)
 {
     clmem_ipc_frame fr[FRAMES], one;
