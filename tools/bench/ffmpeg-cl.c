@@ -6,8 +6,9 @@
  * a CPU OpenCL device), NV12 and RGBA, one filter graph of libavfilter,
  * buffersrc -> avgblur_opencl=sizeX=3 -> buffersink, on OpenCL frames of
  * an FFmpeg OpenCL device over the bridge's context
- * (clmem_av_cl_device_create). Three routes, interleaved rep by rep, each
- * timed per frame:
+ * (clmem_av_cl_device_create). Three routes, interleaved rep by rep and
+ * each going first in turn (after WARM_UP_US of them untimed on the first
+ * frame size and format that runs), each timed per frame:
  *   today:  what users write without clmem: av_hwframe_transfer_data of
  *           the Vulkan frame into a software frame, then into a frame of
  *           an OpenCL frames context of FFmpeg's own on the same OpenCL
@@ -59,6 +60,7 @@
 #define NFORMATS 2
 #define IN_FLIGHT 3 /* D = 1, 2, 4 */
 #define MAX_D 4
+#define WARM_UP_US 250000.0 /* the first frame size's routes, untimed, before its reps */
 static const int in_flight_d[IN_FLIGHT] = {1, 2, 4};
 static const enum AVPixelFormat formats[NFORMATS] = {AV_PIX_FMT_NV12, AV_PIX_FMT_RGBA};
 static const char *const format_name[NFORMATS] = {"nv12", "rgba"};
@@ -516,6 +518,17 @@ static double rep_floor(struct ffcl_run *r, AVFrame *out)
     return now_us() - t0;
 }
 
+/* One rep of route w, timed; -1 where the route does not run here. */
+static double rep_route(struct ffcl_bench *fb, struct ffcl_run *r, enum route w, const struct ffcl_result *res,
+                        AVFrame *out)
+{
+    if (w == R_MAPPED)
+        return *res->no_mapped ? -1 : rep_mapped(fb, r, NULL, r->vk, out);
+    if (*res->no_today)
+        return -1;
+    return w == R_TODAY ? rep_today(r, out) : rep_floor(r, out);
+}
+
 /* An OpenCL frame downloaded, against `want`: the rows that differ. */
 static long rows_differ(struct ffcl_run *r, AVFrame *cl, const AVFrame *want)
 {
@@ -949,6 +962,7 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
     const int sizes[NSIZES][2] = {{small ? 320 : 1920, small ? 180 : 1080}, {small ? 640 : 3840, small ? 360 : 2160}};
     double *samples = malloc(sizeof(double) * (size_t)reps * (R_COUNT + 1));
     struct ffcl_bench fb;
+    bool warmed = false;
 
     memset(results, 0, sizeof results);
     memset(targets, 0, sizeof targets);
@@ -988,20 +1002,30 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
                 rep_mapped(&fb, &r, NULL, r.vk, out);
                 av_frame_unref(out);
             }
-            for (int i = 0; i < reps; i++) {
-                if (!*res->no_today) {
-                    samples[R_TODAY * reps + i] = rep_today(&r, out);
-                    av_frame_unref(out);
-                }
-                if (!*res->no_mapped) {
-                    samples[R_MAPPED * reps + i] = rep_mapped(&fb, &r, NULL, r.vk, out);
-                    av_frame_unref(out);
-                }
-                if (!*res->no_today) {
-                    samples[R_FLOOR * reps + i] = rep_floor(&r, out);
-                    av_frame_unref(out);
-                }
+            /* The first frame size and format that runs also warms the
+             * GPU up: its routes run untimed for WARM_UP_US first (in one
+             * H100 run of two the first one measured ran its floor at
+             * 107 us a frame, against 66-68 us in the other and later). */
+            if (!warmed && (!*res->no_today || !*res->no_mapped)) {
+                for (double t0 = now_us(); now_us() - t0 < WARM_UP_US;)
+                    for (int w = 0; w < R_COUNT; w++)
+                        if (rep_route(&fb, &r, (enum route)w, res, out) >= 0)
+                            av_frame_unref(out);
+                warmed = true;
             }
+            /* Each route takes its turn to go first: right after today's
+             * host copies a route runs slower (the map by about 8 us at
+             * 1920x1080 on the H100), which a fixed order would always
+             * charge to the route after it. */
+            for (int i = 0; i < reps; i++)
+                for (int k = 0; k < R_COUNT; k++) {
+                    enum route w = (enum route)((i + k) % R_COUNT);
+                    double us = rep_route(&fb, &r, w, res, out);
+                    if (us >= 0) {
+                        samples[w * reps + i] = us;
+                        av_frame_unref(out);
+                    }
+                }
             /* paired first: summarize() sorts the samples in place */
             if (!*res->no_today && !*res->no_mapped) {
                 res->over = summarize_paired(samples + R_MAPPED * reps, samples + R_FLOOR * reps,
