@@ -13,22 +13,12 @@
  * (clWaitForEvents: an event callback came 20-36 ms late on NVIDIA, far too
  * late for a frame), and sends one FREE naming every one of them. Host
  * order on purpose: the producer's queue never waits on a signal of this
- * process.
- *
- * A thread asleep on its condition took 14-17 us to start a release after
- * the last unref on the H100 (driver 580.159.04), on the path of every
- * frame at one frame in flight. So next() wakes it as it hands frames out,
- * and it looks for their drop without sleeping for RELEASE_SPIN_NS: a
- * caller that enqueues its work and drops the frame finds it awake. The
- * release stays on this thread: on NVIDIA the release's enqueue waits
- * behind an earlier command's user event (docs/driver-notes.md), which
- * next() must never do. */
+ * process. */
 #include "config.h"
 #include "consumer.h"
 #include "deadline.h"
 #include "sock.h"
 
-#include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -46,7 +36,6 @@ void clmem__ipc_consumer_frame_dropped(void *user)
     c->held -= n;
     *c->released_tail = first;
     c->released_tail = &last->next_released;
-    atomic_store(&c->any_released, true);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
 }
@@ -117,19 +106,8 @@ void *clmem__ipc_consumer_release_thread(void *arg)
 
     pthread_mutex_lock(&c->lock);
     for (;;) {
-        while (!c->released && !c->stop) {
-            uint64_t until = c->spin_until;
-            if (clock_ns(CLOCK_MONOTONIC) >= until) {
-                pthread_cond_wait(&c->cond, &c->lock);
-                continue;
-            }
-            /* Frames were handed out just now: look for their drop
-             * without sleeping, and without the lock the caller takes. */
-            pthread_mutex_unlock(&c->lock);
-            while (!atomic_load(&c->any_released) && clock_ns(CLOCK_MONOTONIC) < until)
-                sched_yield();
-            pthread_mutex_lock(&c->lock);
-        }
+        while (!c->released && !c->stop)
+            pthread_cond_wait(&c->cond, &c->lock);
         if (!c->released)
             break; /* stop, and nothing left */
         uint32_t n = 0;
@@ -137,10 +115,8 @@ void *clmem__ipc_consumer_release_thread(void *arg)
             batch[n++] = c->released;
             c->released = c->released->next_released;
         }
-        if (!c->released) {
+        if (!c->released)
             c->released_tail = &c->released;
-            atomic_store(&c->any_released, false);
-        }
         c->releasing += n;
         pthread_mutex_unlock(&c->lock);
 

@@ -106,7 +106,6 @@ static clmem_status ipc_consumer_create(const clmem_ipc_consumer_info *info, clm
         c->frames[i].index = i;
     }
     c->released_tail = &c->released;
-    atomic_init(&c->any_released, false);
     pthread_mutex_init(&c->lock, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -329,10 +328,6 @@ static clmem_status deliver(struct clmem_ipc_consumer *c, struct consumer_frame 
     }
     pthread_mutex_lock(&c->lock);
     c->held += n; /* the anchor's callback counts them down, whatever happens below */
-    /* Wake the release thread now, while the caller enqueues its work, so
-     * that it is awake when the frames are dropped (consumer-release.c). */
-    c->spin_until = clock_ns(CLOCK_MONOTONIC) + RELEASE_SPIN_NS;
-    pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
 
     clmem_keepalive *anchor = clmem_keepalive_new(clmem__ipc_consumer_frame_dropped, fs[0]);

@@ -54,8 +54,6 @@ struct clmem_ipc_consumer {
     uint32_t held;                     /* frames handed out whose last handle is alive */
     struct consumer_frame *released;   /* dropped by the caller, waiting for the thread (oldest first) */
     struct consumer_frame **released_tail;
-    _Atomic bool any_released;         /* released is not NULL: what the thread looks at while it spins */
-    uint64_t spin_until;               /* frames were handed out: the thread spins, not sleeps, until then */
     uint32_t releasing;                /* taken by the thread, FREE not yet sent */
     bool stop;                         /* destroy(): the thread ends once nothing is left */
     pthread_t thread;
@@ -69,10 +67,6 @@ clmem_status clmem__ipc_consumer_import(struct clmem_ipc_consumer *c);
 clmem_status clmem__ipc_consumer_choose_path(struct clmem_ipc_consumer *c, const struct ipc_hello *producer);
 /* Drop every import (destroy, or a failed start). */
 void clmem__ipc_consumer_drop_imports(struct clmem_ipc_consumer *c);
-
-/* How long the release thread looks for dropped frames without sleeping
- * once frames are handed out (consumer-release.c says why). */
-#define RELEASE_SPIN_NS UINT64_C(50000)
 
 /* consumer-release.c */
 void *clmem__ipc_consumer_release_thread(void *arg);
