@@ -547,8 +547,8 @@ static void release_behind_gate(void)
     struct late_gate g = {.gate = all_lent_behind_gate(fr)};
     uint64_t seq = next_sequence;
     pthread_t t;
+    clock_gettime(CLOCK_MONOTONIC, &t0); /* before the thread's 50 ms begin */
     pthread_create(&t, NULL, open_gate_late, &g);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     st = clmem_ipc_consumer_next(c, TIMEOUT_NS, &one, NULL);
     waited = ms_since(&t0);
     pthread_join(t, NULL);
