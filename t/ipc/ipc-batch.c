@@ -465,13 +465,6 @@ static void consumer_max_above(void)
 
 /* ------------------------------------------------- a release behind a gate */
 
-static double ms_since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 /* Every frame lent to the consumer and taken by it, then a gate (a user
  * event) enqueued on the consumer's queue ahead of their release, and
  * every handle dropped: the producer holds none, and can send nothing
@@ -526,12 +519,11 @@ static void *open_gate_late(void *arg)
 static void release_behind_gate(void)
 {
     clmem_ipc_frame fr[FRAMES], one;
-    struct timespec t0;
 
     cl_event gate = all_lent_behind_gate(fr);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long long t0 = tap_now_ns();
     clmem_status st = clmem_ipc_consumer_next(c, SHORT_NS, &one, NULL);
-    double waited = ms_since(&t0);
+    double waited = tap_ms_between(t0, tap_now_ns());
     tap_ok(st == CLMEM_ERR_TIMEOUT && one.plane_count == 0 && waited < SHORT_NS / 1e6 + 1000,
            "every frame dropped behind a shut gate: clmem_ipc_consumer_next(%llu ms) times out on time (%.0f ms): %s",
            (unsigned long long)(SHORT_NS / 1000000), waited, st == CLMEM_OK ? "a frame" : clmem_error_message());
@@ -547,10 +539,10 @@ static void release_behind_gate(void)
     struct late_gate g = {.gate = all_lent_behind_gate(fr)};
     uint64_t seq = next_sequence;
     pthread_t t;
-    clock_gettime(CLOCK_MONOTONIC, &t0); /* before the thread's 50 ms begin */
+    t0 = tap_now_ns(); /* before the thread's 50 ms begin */
     pthread_create(&t, NULL, open_gate_late, &g);
     st = clmem_ipc_consumer_next(c, TIMEOUT_NS, &one, NULL);
-    waited = ms_since(&t0);
+    waited = tap_ms_between(t0, tap_now_ns());
     pthread_join(t, NULL);
     next_sequence += g.ready == CLMEM_OK;
     tap_ok(st == CLMEM_OK && g.back == CLMEM_OK && g.ready == CLMEM_OK && one.plane_count > 0 &&
