@@ -529,6 +529,14 @@ static double rep_route(struct ffcl_bench *fb, struct ffcl_run *r, enum route w,
     return w == R_TODAY ? rep_today(r, out) : rep_floor(r, out);
 }
 
+/* One rep of every route that runs here, untimed. */
+static void reps_untimed(struct ffcl_bench *fb, struct ffcl_run *r, const struct ffcl_result *res, AVFrame *out)
+{
+    for (int w = 0; w < R_COUNT; w++)
+        if (rep_route(fb, r, (enum route)w, res, out) >= 0)
+            av_frame_unref(out);
+}
+
 /* An OpenCL frame downloaded, against `want`: the rows that differ. */
 static long rows_differ(struct ffcl_run *r, AVFrame *cl, const AVFrame *want)
 {
@@ -992,25 +1000,14 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
             run_setup(&fb, &r, res, sizes[s][0], sizes[s][1], f);
             /* Untimed: the first frame through each graph, and the map's
              * first of the frame (its import, kept per pool frame). */
-            if (!*res->no_today) {
-                rep_today(&r, out);
-                av_frame_unref(out);
-                rep_floor(&r, out);
-                av_frame_unref(out);
-            }
-            if (!*res->no_mapped) {
-                rep_mapped(&fb, &r, NULL, r.vk, out);
-                av_frame_unref(out);
-            }
+            reps_untimed(&fb, &r, res, out);
             /* The first frame size and format that runs also warms the
              * GPU up: its routes run untimed for WARM_UP_US first (in one
              * H100 run of two the first one measured ran its floor at
              * 107 us a frame, against 66-68 us in the other and later). */
             if (!warmed && (!*res->no_today || !*res->no_mapped)) {
                 for (double t0 = now_us(); now_us() - t0 < WARM_UP_US;)
-                    for (int w = 0; w < R_COUNT; w++)
-                        if (rep_route(&fb, &r, (enum route)w, res, out) >= 0)
-                            av_frame_unref(out);
+                    reps_untimed(&fb, &r, res, out);
                 warmed = true;
             }
             /* Each route takes its turn to go first: right after today's
