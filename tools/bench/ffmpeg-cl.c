@@ -106,6 +106,7 @@ struct ffcl_bench {
     PFN_vkCmdCopyImage copy_image;
     PFN_vkQueueSubmit submit;
     PFN_vkGetDeviceQueue get_queue;
+    uint32_t copy_family; /* the frames in flight's copies: FFmpeg's transfer family, else its graphics one */
 };
 
 /* One filter graph: buffersrc of OpenCL frames of `frames` -> FILTER -> buffersink. */
@@ -183,6 +184,13 @@ static bool ffcl_open(struct bench *b, struct ffcl_bench *fb)
         return false;
     }
     fb->vk = ((AVHWDeviceContext *)fb->device->data)->hwctx;
+    /* The copies go to FFmpeg's transfer queue, as FFmpeg's own transfers
+     * do: on NVIDIA a copy there runs beside OpenCL's kernels, where one
+     * on the graphics queue waits for the GPU's switch between the two
+     * APIs (docs/driver-notes.md). Its graphics queue where it has no
+     * transfer family. */
+    fb->copy_family =
+        (uint32_t)(fb->vk->queue_family_tx_index >= 0 ? fb->vk->queue_family_tx_index : fb->vk->queue_family_index);
     if (fb->vk->queue_family_tx_index < 0)
         copy_queue = "graphics";
     if (clmem_av_bridge_create(fb->device, b->context, 0, &fb->bridge) != CLMEM_OK) {
@@ -694,16 +702,10 @@ static void submit_on_frames(struct ffcl_bench *fb, struct copier *c, VkCommandB
             frames[f]->sem_value[p]++;
 }
 
-/* The copies go to FFmpeg's transfer queue, as FFmpeg's own transfers do:
- * on NVIDIA a copy there runs beside OpenCL's kernels, where one on the
- * graphics queue waits for the GPU's switch between the two APIs
- * (docs/driver-notes.md). Its graphics queue where it has no transfer
- * family. */
 static void copier_setup(struct ffcl_bench *fb, struct copier *c, struct ffcl_run *r, AVFrame *const *frames)
 {
-    const uint32_t family =
-        (uint32_t)(fb->vk->queue_family_tx_index >= 0 ? fb->vk->queue_family_tx_index : fb->vk->queue_family_index);
-    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = family};
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .queueFamilyIndex = fb->copy_family};
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = MAX_D + 1};
@@ -714,7 +716,7 @@ static void copier_setup(struct ffcl_bench *fb, struct copier *c, struct ffcl_ru
 
     memset(c, 0, sizeof *c);
     c->planes = av_pix_fmt_count_planes(r->sw);
-    fb->get_queue(fb->vk->act_dev, family, 0, &c->queue);
+    fb->get_queue(fb->vk->act_dev, fb->copy_family, 0, &c->queue);
     check_vk(fb->create_pool(fb->vk->act_dev, &pci, NULL, &c->pool), "vkCreateCommandPool((l))");
     ai.commandPool = c->pool;
     check_vk(fb->allocate_cbs(fb->vk->act_dev, &ai, cbs), "vkAllocateCommandBuffers((l))");
