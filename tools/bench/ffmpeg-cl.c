@@ -17,7 +17,11 @@
  *   mapped: clmem_av_cl_map of the Vulkan frame (host order), the filter,
  *           and av_frame_unref of the mapped frame: the hand-back;
  *   floor:  the same filter on an OpenCL frame already resident (uploaded
- *           once, untimed).
+ *           once, untimed);
+ *   raw:    where the map took the vk-image way, its handover made with
+ *           the raw calls on the map's own imports (ffmpeg-cl-raw.c), the
+ *           filter, the raw hand-back: what the map and the unmap cost at
+ *           the least on this driver.
  * The Vulkan frames context is set up with clmem_av_frames_setup(); where
  * the map refuses its frames, with clmem_av_frames_setup_optimal() (the
  * image way of a GPU whose OpenCL makes no image from a buffer). The way
@@ -45,11 +49,14 @@
 #include "bench.h"
 
 #if HAVE_LIBAVFILTER
+#include "ffmpeg-cl-raw.h"
+
 #include <clmem-av.h>
 #include <libavfilter/avfilter.h>
 #include <libavfilter/buffersink.h>
 #include <libavfilter/buffersrc.h>
 #include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_opencl.h>
 #include <libavutil/hwcontext_vulkan.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
@@ -65,8 +72,8 @@ static const int in_flight_d[IN_FLIGHT] = {1, 2, 4};
 static const enum AVPixelFormat formats[NFORMATS] = {AV_PIX_FMT_NV12, AV_PIX_FMT_RGBA};
 static const char *const format_name[NFORMATS] = {"nv12", "rgba"};
 
-enum route { R_TODAY, R_MAPPED, R_FLOOR, R_COUNT };
-static const char *const route_variant[R_COUNT] = {"baseline", "clmem", "floor"};
+enum route { R_TODAY, R_MAPPED, R_FLOOR, R_RAW, R_COUNT };
+static const char *const route_variant[R_COUNT] = {"baseline", "clmem", "floor", "raw"};
 
 /* One frame size and format. */
 struct ffcl_result {
@@ -74,12 +81,15 @@ struct ffcl_result {
     uint64_t bytes;
     struct summary s[R_COUNT];
     struct paired over;               /* mapped minus floor, paired by rep */
+    struct paired raw_over;           /* raw minus floor */
+    struct paired share;              /* mapped minus raw: the library's share */
     double ratio, ratio_lo, ratio_hi; /* today over mapped, per rep: median and 95 % interval */
     int ratio_n;
     char way[32];                        /* the image way the map took */
     char setup[40];                      /* the frames set-up the map accepted */
     char no_today[NOTE_MAX];             /* why today and the floor did not run; empty when they did */
     char no_mapped[NOTE_MAX];            /* why the mapped route did not run */
+    char no_raw[NOTE_MAX];               /* why the raw route did not run */
     struct summary flight[2][IN_FLIGHT]; /* [0] host order, [1] device order; per frame */
     char no_device[NOTE_MAX];            /* why device order did not run */
     int stream;                          /* F */
@@ -107,6 +117,7 @@ struct ffcl_bench {
     PFN_vkQueueSubmit submit;
     PFN_vkGetDeviceQueue get_queue;
     uint32_t copy_family; /* the frames in flight's copies: FFmpeg's transfer family, else its graphics one */
+    PFN_vkGetDeviceProcAddr dpa;
 };
 
 /* One filter graph: buffersrc of OpenCL frames of `frames` -> FILTER -> buffersink. */
@@ -126,6 +137,8 @@ struct ffcl_run {
     AVFrame *pattern, *sw_frame; /* the bytes; today's software frame */
     AVFrame *vk;                 /* the Vulkan frame every route starts from */
     AVFrame *resident;           /* the floor's OpenCL frame */
+    struct ffcl_raw raw;         /* the raw route's handover of vk */
+    AVFrame *raw_frame;          /* its OpenCL frame: the map's images, owned by nothing */
     int64_t pts;
 };
 
@@ -209,6 +222,7 @@ static bool ffcl_open(struct bench *b, struct ffcl_bench *fb)
     dpa = (PFN_vkGetDeviceProcAddr)fb->vk->get_proc_addr(fb->vk->inst, "vkGetDeviceProcAddr");
     if (!dpa)
         die("(l): FFmpeg's Vulkan instance returns no vkGetDeviceProcAddr");
+    fb->dpa = dpa;
 #define DEVICE_FN(field, name)                                  \
     if (!(fb->field = (PFN_##name)dpa(fb->vk->act_dev, #name))) \
         die("(l): FFmpeg's VkDevice returns no " #name);
@@ -471,8 +485,56 @@ static void run_setup(struct ffcl_bench *fb, struct ffcl_run *r, struct ffcl_res
         plain_setup(fb, r, res);
 }
 
+/* The raw frame's buffer frees nothing: the images are the raw
+ * handover's, released by ffcl_raw_close(). */
+static void raw_frame_free(void *opaque, uint8_t *data)
+{
+    (void)opaque;
+    (void)data;
+}
+
+/* The raw route: where the map took the vk-image way, its handover made
+ * with the raw calls on the images of the map's own imports of r->vk. */
+static void raw_setup(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r, struct ffcl_result *res)
+{
+    const AVOpenCLDeviceContext *oc = ((AVHWDeviceContext *)fb->cl_device->data)->hwctx;
+    AVFrame *mapped;
+    bool ok;
+
+    if (*res->no_mapped) {
+        snprintf(res->no_raw, sizeof res->no_raw, "the mapped route did not run");
+        return;
+    }
+    if (strcmp(res->way, clmem_av_cl_way_name(CLMEM_AV_CL_WAY_VK_IMAGE)) != 0) {
+        char way[sizeof res->way];
+        snprintf(way, sizeof way, "%s", res->way);
+        snprintf(res->no_raw, sizeof res->no_raw, "it mirrors the %s way's handover, and the map took the %s way",
+                 clmem_av_cl_way_name(CLMEM_AV_CL_WAY_VK_IMAGE), way);
+        return;
+    }
+    mapped = frame_new();
+    mapped->hw_frames_ctx = av_buffer_ref(r->cl_mapped);
+    check_clmem(clmem_av_cl_map(fb->bridge, NULL, mapped, r->vk, AV_HWFRAME_MAP_READ), "clmem_av_cl_map((l) raw)");
+    ok = ffcl_raw_open(&r->raw, b, fb->vk, fb->dpa, oc->command_queue, mapped, res->no_raw, sizeof res->no_raw);
+    av_frame_free(&mapped); /* the unmap: the images are released again, the library's kept imports */
+    if (!ok)
+        return;
+    r->raw_frame = frame_new();
+    r->raw_frame->format = AV_PIX_FMT_OPENCL;
+    r->raw_frame->width = r->width;
+    r->raw_frame->height = r->height;
+    for (cl_uint p = 0; p < r->raw.planes; p++)
+        r->raw_frame->data[p] = (uint8_t *)r->raw.images[p];
+    r->raw_frame->hw_frames_ctx = av_buffer_ref(r->cl_mapped);
+    r->raw_frame->buf[0] = av_buffer_create((uint8_t *)&r->raw, sizeof r->raw, raw_frame_free, NULL, 0);
+    if (!r->raw_frame->hw_frames_ctx || !r->raw_frame->buf[0])
+        die("out of memory");
+}
+
 static void run_teardown(struct ffcl_run *r)
 {
+    av_frame_free(&r->raw_frame);
+    ffcl_raw_close(&r->raw);
     avfilter_graph_free(&r->mapped_graph.g);
     avfilter_graph_free(&r->plain_graph.g);
     av_frame_free(&r->resident);
@@ -517,6 +579,18 @@ static double rep_mapped(struct ffcl_bench *fb, struct ffcl_run *r, clmem_av_syn
     return t;
 }
 
+static double rep_raw(struct ffcl_run *r, AVFrame *out)
+{
+    AVVkFrame *f = (AVVkFrame *)r->vk->data[0];
+    double t0 = now_us();
+
+    ffcl_raw_acquire(&r->raw, f);
+    r->raw_frame->pts = r->pts++;
+    filter_one(&r->mapped_graph, r->raw_frame, out, "(l) the raw route's filter");
+    ffcl_raw_release(&r->raw, f);
+    return now_us() - t0;
+}
+
 static double rep_floor(struct ffcl_run *r, AVFrame *out)
 {
     double t0 = now_us();
@@ -532,6 +606,8 @@ static double rep_route(struct ffcl_bench *fb, struct ffcl_run *r, enum route w,
 {
     if (w == R_MAPPED)
         return *res->no_mapped ? -1 : rep_mapped(fb, r, NULL, r->vk, out);
+    if (w == R_RAW)
+        return r->raw_frame ? rep_raw(r, out) : -1;
     if (*res->no_today)
         return -1;
     return w == R_TODAY ? rep_today(r, out) : rep_floor(r, out);
@@ -566,7 +642,7 @@ static long rows_differ(struct ffcl_run *r, AVFrame *cl, const AVFrame *want)
  * upload. */
 static void run_check(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r, const struct ffcl_result *res)
 {
-    AVFrame *out[R_COUNT] = {NULL, NULL, NULL}, *want = NULL, *vk_back;
+    AVFrame *out[R_COUNT] = {NULL}, *want = NULL, *vk_back;
     const char *fmt = av_get_pix_fmt_name(r->sw);
     long bad;
 
@@ -585,6 +661,12 @@ static void run_check(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r
         if (want && (bad = rows_differ(r, out[R_MAPPED], want)))
             fail(b, "(l) %dx%d %s: the mapped route's output differs from today's in %ld rows", r->width, r->height,
                  fmt, bad);
+    }
+    if (r->raw_frame) {
+        rep_raw(r, out[R_RAW]);
+        if (want && (bad = rows_differ(r, out[R_RAW], want)))
+            fail(b, "(l) %dx%d %s: the raw route's output differs from today's in %ld rows", r->width, r->height, fmt,
+                 bad);
     }
     if (r->vk) {
         vk_back = sw_new(r->sw, r->width, r->height);
@@ -900,6 +982,10 @@ static void record_ffcl(struct bench *b)
             record_row("l", r->bytes, m, route_variant[w], &r->s[w], 1, 0);
         snprintf(m, sizeof m, "ffcl_%s_%dx%d_overhead", format_name[r->format], r->width, r->height);
         record_paired_row("l", r->bytes, m, &r->over, 1);
+        snprintf(m, sizeof m, "ffcl_%s_%dx%d_raw_overhead", format_name[r->format], r->width, r->height);
+        record_paired_row("l", r->bytes, m, &r->raw_over, 1);
+        snprintf(m, sizeof m, "ffcl_%s_%dx%d_share", format_name[r->format], r->width, r->height);
+        record_paired_row("l", r->bytes, m, &r->share, 1);
         for (int o = 0; o < 2; o++)
             for (int j = 0; j < IN_FLIGHT; j++) {
                 snprintf(m, sizeof m, "ffcl_%s_%dx%d_in_flight_%s", format_name[r->format], r->width, r->height,
@@ -1000,6 +1086,7 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
             watchdog("(l) FFmpeg's OpenCL filters", label);
             memset(res, 0, sizeof *res);
             run_setup(&fb, &r, res, sizes[s][0], sizes[s][1], f);
+            raw_setup(b, &fb, &r, res);
             /* Untimed: the first frame through each graph, and the map's
              * first of the frame (its import, kept per pool frame). */
             reps_untimed(&fb, &r, res, out);
@@ -1031,8 +1118,15 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
                                              samples + R_COUNT * reps, reps);
                 ratio_interval(samples + R_TODAY * reps, samples + R_MAPPED * reps, reps, res);
             }
+            if (r.raw_frame) {
+                res->share =
+                    summarize_paired(samples + R_MAPPED * reps, samples + R_RAW * reps, samples + R_COUNT * reps, reps);
+                if (!*res->no_today)
+                    res->raw_over = summarize_paired(samples + R_RAW * reps, samples + R_FLOOR * reps,
+                                                     samples + R_COUNT * reps, reps);
+            }
             for (int w = 0; w < R_COUNT; w++)
-                if (w == R_MAPPED ? !*res->no_mapped : !*res->no_today)
+                if (w == R_MAPPED ? !*res->no_mapped : w == R_RAW ? r.raw_frame != NULL : !*res->no_today)
                     res->s[w] = summarize(samples + w * reps, reps, 1);
             run_check(b, &fb, &r, res);
             /* The routes' medians now, so that a run cut short in the
@@ -1058,6 +1152,43 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
     free(samples);
     ffcl_close(&fb);
     record_ffcl(b);
+}
+
+/* What frames in flight can give at most. Host after host, each frame
+ * still takes its own map, filter and unmap (FFmpeg's filter finishes its
+ * queue before it returns the frame); only the copies overlap. So in
+ * device order D = 4 gives at most 1 + C / R of D = 1's frames/s, C being
+ * what the copy adds at D = 1 (D = 1 minus the mapped route) and R a
+ * frame's own time: the mapped route's, or made with the raw calls, the
+ * raw route's. */
+static void print_in_flight_bound(void)
+{
+    bool header = false;
+
+    for (int i = 0; i < nresults; i++) {
+        const struct ffcl_result *x = &results[i];
+        const struct summary *d1 = &x->flight[1][0], *d4 = &x->flight[1][IN_FLIGHT - 1];
+        char name[32], raw[16] = "-", most_raw[16] = "-";
+        double copy;
+
+        if (!d1->have || !d4->have || !x->s[R_MAPPED].have)
+            continue;
+        if (!header) {
+            printf("  the most D = 4 can give over D = 1 in device order: 1 + C / R, C = what the copy adds at D = 1\n"
+                   "    (D = 1 minus mapped), R = a frame's own map, filter and unmap: mapped, or raw's\n");
+            printf("  %-10s %-5s %8s %8s %8s %9s %9s %11s\n", "frame", "fmt", "C", "mapped", "raw", "D=4 got",
+                   "at most", "raw: most");
+            header = true;
+        }
+        snprintf(name, sizeof name, "%dx%d", x->width, x->height);
+        copy = fmax(d1->median - x->s[R_MAPPED].median, 0.0);
+        if (x->s[R_RAW].have) {
+            snprintf(raw, sizeof raw, "%.1f", x->s[R_RAW].median);
+            snprintf(most_raw, sizeof most_raw, "%.2fx", 1.0 + copy / x->s[R_RAW].median);
+        }
+        printf("  %-10s %-5s %8.1f %8.1f %8s %8.2fx %8.2fx %11s\n", name, format_name[x->format], copy,
+               x->s[R_MAPPED].median, raw, d1->median / d4->median, 1.0 + copy / x->s[R_MAPPED].median, most_raw);
+    }
 }
 
 void print_ffmpeg_cl(void)
@@ -1102,6 +1233,28 @@ void print_ffmpeg_cl(void)
                    x->no_today);
     }
 
+    printf("\n(l) the map's handover made with the raw calls: raw = the vk-image way's device-order handover\n"
+           "    (Vulkan: barriers to EXTERNAL, a semaphore; OpenCL: its wait, the acquire, clFinish), the filter, and\n"
+           "    the hand-back (OpenCL: the release, a signal, clFlush; Vulkan: barriers back, FFmpeg's semaphores),\n"
+           "    each call made directly on the map's own images, in turn with the routes above\n");
+    printf("%-10s %-5s %10s %24s %24s  %s\n", "frame", "fmt", "raw", "raw-floor", "mapped-raw", "reads");
+    for (int i = 0; i < nresults; i++) {
+        const struct ffcl_result *x = &results[i];
+        char name[32], c[32], over[48] = "-", share[48] = "-";
+        snprintf(name, sizeof name, "%dx%d", x->width, x->height);
+        if (!x->s[R_RAW].have) {
+            printf("  %s %s: raw route skipped: %s\n", name, format_name[x->format], x->no_raw);
+            continue;
+        }
+        if (x->raw_over.have)
+            snprintf(over, sizeof over, "%.1f (%.1f..%.1f)", x->raw_over.median, x->raw_over.lo, x->raw_over.hi);
+        snprintf(share, sizeof share, "%.1f (%.1f..%.1f)", x->share.median, x->share.lo, x->share.hi);
+        printf("%-10s %-5s %10s %24s %24s  %s\n", name, format_name[x->format], cell(&x->s[R_RAW], c, sizeof c), over,
+               share, paired_reads(&x->share));
+    }
+    printf("    raw-floor: what the handover costs at the least, raw minus floor within each rep (95%% interval);\n"
+           "    mapped-raw: the library's share, mapped minus raw within each rep; reads: of mapped-raw\n");
+
     printf(
         "\n(l) frames in flight on frames the GPU produced: a stream of F frames through D frames of the pool, each\n"
         "    written by a vkCmdCopyImage from a resident Vulkan frame on FFmpeg's %s queue with FFmpeg's\n"
@@ -1129,6 +1282,7 @@ void print_ffmpeg_cl(void)
         "    sync: host = no sync object, device = CLMEM_AV_ORDER_DEVICE; us a frame: the stream's time / F, median\n"
         "    of the reps; fps: frames per second at that median; vs D=1: fps against D = 1 of the same order;\n"
         "    formats whose mapped route did not run have no rows\n");
+    print_in_flight_bound();
     for (int t = 0; t < NTARGETS; t++)
         if (targets[t])
             print_target_line(targets[t]);

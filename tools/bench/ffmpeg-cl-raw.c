@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/* clmem-bench (l): the map's handover of an optimal-tiling frame (the
+ * vk-image way, in device order) made with the raw calls, no library
+ * function in the timed loop: what clmem_av_cl_map() and the unmap cost
+ * at the least on this driver.
+ *
+ * The same calls as av/sync-device.c, in the same order, on the same
+ * queue of FFmpeg's transfer family:
+ *   acquire  Vulkan: wait for FFmpeg's semaphores at sem_value; barriers:
+ *                    layout GENERAL, released to VK_QUEUE_FAMILY_EXTERNAL;
+ *                    signal to_cl (a command buffer recorded per frame,
+ *                    since FFmpeg may have changed the layout)
+ *            OpenCL: wait to_cl; acquire the images; clFinish (FFmpeg's
+ *                    filters enqueue on queues of their own)
+ *   release  OpenCL: release the images; signal from_cl; clFlush
+ *            Vulkan: wait from_cl; barriers: acquired from EXTERNAL;
+ *                    signal FFmpeg's semaphores at sem_value + 1
+ * Left out, as a hand-written loop of one frame at a time can: the
+ * library's timeline of its own submissions (the host's clFinish shows the
+ * acquire's done, and the next acquire waits for the release's signal) and
+ * its checks. The images are the library's own imports of the frame (kept
+ * per pool frame, retained here), acquired only while the library has
+ * them released. */
+#include "config.h"
+
+#if HAVE_LIBAVFILTER
+#include "ffmpeg-cl-raw.h"
+
+#include "opencl/cl-compat.h"
+
+#include <string.h>
+#include <unistd.h>
+
+static VkSemaphore exportable_semaphore(struct ffcl_raw *r)
+{
+    VkExportSemaphoreCreateInfo export = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+                                          .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    VkSemaphoreCreateInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &export};
+    VkSemaphore s;
+
+    check_vk(r->create_semaphore(r->vk->act_dev, &info, NULL, &s), "vkCreateSemaphore((l) raw)");
+    return s;
+}
+
+/* OpenCL's import of semaphore s, as bridge/semaphore.c makes it. */
+static cl_semaphore_khr semaphore_import(struct ffcl_raw *r, VkSemaphore s)
+{
+    VkSemaphoreGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
+                                    .semaphore = s,
+                                    .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    cl_int err = CL_SUCCESS;
+    cl_semaphore_khr cs;
+    int fd = -1;
+
+    check_vk(r->get_semaphore_fd(r->vk->act_dev, &info, &fd), "vkGetSemaphoreFdKHR((l) raw)");
+    cl_semaphore_properties_khr props[] = {CL_SEMAPHORE_TYPE_KHR,
+                                           CL_SEMAPHORE_TYPE_BINARY_KHR,
+                                           CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR,
+                                           (cl_semaphore_properties_khr)fd,
+                                           CLMEM_CL_SEMAPHORE_DEVICE_HANDLE_LIST,
+                                           (cl_semaphore_properties_khr)(uintptr_t)r->b->device,
+                                           CLMEM_CL_DEVICE_HANDLE_LIST_END,
+                                           0};
+    cs = r->b->ext.create_semaphore(r->b->context, props, &err);
+    if (err != CL_SUCCESS || !cs) {
+        close(fd); /* the driver takes the fd only on success */
+        check_cl(err != CL_SUCCESS ? err : CL_INVALID_VALUE, "clCreateSemaphoreWithPropertiesKHR((l) raw)");
+    }
+    return cs;
+}
+
+bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceContext *vk, PFN_vkGetDeviceProcAddr dpa,
+                   cl_command_queue cq, const AVFrame *mapped, char *why, size_t len)
+{
+    const int all[5] = {vk->queue_family_index, vk->queue_family_tx_index, vk->queue_family_comp_index,
+                        vk->queue_family_encode_index, vk->queue_family_decode_index};
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT};
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 2};
+    PFN_vkGetDeviceQueue get_queue;
+    VkCommandBuffer cbs[2];
+    uint32_t families = 0;
+    cl_uint planes = 0;
+
+    memset(r, 0, sizeof *r);
+    if (vk->queue_family_tx_index < 0) {
+        snprintf(why, len, "FFmpeg's Vulkan device has no transfer queue family");
+        return false;
+    }
+    if (!b->ext.create_semaphore || !b->ext.wait_semaphores || !b->ext.signal_semaphores || !b->ext.release_semaphore ||
+        !b->ext.acquire_external || !b->ext.release_external) {
+        snprintf(why, len,
+                 "the OpenCL platform resolves no cl_khr_external_semaphore or cl_khr_external_memory "
+                 "entry points");
+        return false;
+    }
+    r->b = b;
+    r->vk = vk;
+#define DEVICE_FN(field, name)                                     \
+    if (!(r->field = (PFN_##name)dpa(vk->act_dev, #name))) {       \
+        snprintf(why, len, "FFmpeg's VkDevice returns no " #name); \
+        return false;                                              \
+    }
+    DEVICE_FN(create_semaphore, vkCreateSemaphore)
+    DEVICE_FN(destroy_semaphore, vkDestroySemaphore)
+    DEVICE_FN(get_semaphore_fd, vkGetSemaphoreFdKHR)
+    DEVICE_FN(create_pool, vkCreateCommandPool)
+    DEVICE_FN(destroy_pool, vkDestroyCommandPool)
+    DEVICE_FN(allocate_cbs, vkAllocateCommandBuffers)
+    DEVICE_FN(begin_cb, vkBeginCommandBuffer)
+    DEVICE_FN(end_cb, vkEndCommandBuffer)
+    DEVICE_FN(barrier, vkCmdPipelineBarrier)
+    DEVICE_FN(submit, vkQueueSubmit)
+    DEVICE_FN(wait_idle, vkQueueWaitIdle)
+#undef DEVICE_FN
+    if (!(get_queue = (PFN_vkGetDeviceQueue)dpa(vk->act_dev, "vkGetDeviceQueue"))) {
+        snprintf(why, len, "FFmpeg's VkDevice returns no vkGetDeviceQueue");
+        return false;
+    }
+    while (planes < RAW_MAX_PLANES && mapped->data[planes])
+        planes++;
+    for (int i = 0; i < 5; i++) {
+        bool seen = all[i] < 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = all[j] == all[i];
+        families += !seen;
+    }
+
+    /* The queue the library's sync object submits to (av/sync-device.c). */
+    get_queue(vk->act_dev, (uint32_t)vk->queue_family_tx_index,
+              vk->nb_tx_queues > 0 ? (uint32_t)vk->nb_tx_queues - 1 : 0, &r->queue);
+    r->own_family = families > 1 ? VK_QUEUE_FAMILY_IGNORED : (uint32_t)vk->queue_family_tx_index;
+    pci.queueFamilyIndex = (uint32_t)vk->queue_family_tx_index;
+    check_vk(r->create_pool(vk->act_dev, &pci, NULL, &r->pool), "vkCreateCommandPool((l) raw)");
+    ai.commandPool = r->pool;
+    check_vk(r->allocate_cbs(vk->act_dev, &ai, cbs), "vkAllocateCommandBuffers((l) raw)");
+    r->acquire_cb = cbs[0];
+    r->release_cb = cbs[1];
+    r->to_cl = exportable_semaphore(r);
+    r->from_cl = exportable_semaphore(r);
+    r->cl_to = semaphore_import(r, r->to_cl);
+    r->cl_from = semaphore_import(r, r->from_cl);
+    r->cq = cq;
+    check_cl(clRetainCommandQueue(cq), "clRetainCommandQueue((l) raw)");
+    for (cl_uint p = 0; p < planes; p++) {
+        r->images[p] = (cl_mem)mapped->data[p];
+        check_cl(clRetainMemObject(r->images[p]), "clRetainMemObject((l) raw)");
+    }
+    r->planes = planes;
+    return true;
+}
+
+/* The barriers of every plane: to OpenCL (layout GENERAL, released to
+ * EXTERNAL) or back from it (acquired from EXTERNAL). */
+static void record(struct ffcl_raw *r, VkCommandBuffer cb, const AVVkFrame *f, bool to_opencl)
+{
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    VkImageMemoryBarrier bar[RAW_MAX_PLANES];
+
+    for (cl_uint p = 0; p < r->planes; p++)
+        bar[p] = (VkImageMemoryBarrier){.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
+                                        .srcAccessMask = 0,
+                                        .dstAccessMask =
+                                            to_opencl ? 0 : VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT,
+                                        .oldLayout = to_opencl ? f->layout[p] : VK_IMAGE_LAYOUT_GENERAL,
+                                        .newLayout = VK_IMAGE_LAYOUT_GENERAL,
+                                        .srcQueueFamilyIndex = to_opencl ? r->own_family : VK_QUEUE_FAMILY_EXTERNAL,
+                                        .dstQueueFamilyIndex = to_opencl ? VK_QUEUE_FAMILY_EXTERNAL : r->own_family,
+                                        .image = f->img[p],
+                                        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
+    check_vk(r->begin_cb(cb, &begin), "vkBeginCommandBuffer((l) raw)");
+    r->barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 0, NULL,
+               r->planes, bar);
+    check_vk(r->end_cb(cb), "vkEndCommandBuffer((l) raw)");
+}
+
+void ffcl_raw_acquire(struct ffcl_raw *r, AVVkFrame *f)
+{
+    VkPipelineStageFlags stages[RAW_MAX_PLANES];
+    VkTimelineSemaphoreSubmitInfo values = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                            .waitSemaphoreValueCount = r->planes,
+                                            .pWaitSemaphoreValues = f->sem_value};
+    VkSubmitInfo info = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                         .pNext = &values,
+                         .waitSemaphoreCount = r->planes,
+                         .pWaitSemaphores = f->sem,
+                         .pWaitDstStageMask = stages,
+                         .commandBufferCount = 1,
+                         .pCommandBuffers = &r->acquire_cb,
+                         .signalSemaphoreCount = 1,
+                         .pSignalSemaphores = &r->to_cl};
+
+    for (cl_uint p = 0; p < r->planes; p++)
+        stages[p] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    record(r, r->acquire_cb, f, true);
+    check_vk(r->submit(r->queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit((l) raw acquire)");
+    check_cl(r->b->ext.wait_semaphores(r->cq, 1, &r->cl_to, NULL, 0, NULL, NULL),
+             "clEnqueueWaitSemaphoresKHR((l) raw)");
+    check_cl(r->b->ext.acquire_external(r->cq, r->planes, r->images, 0, NULL, NULL),
+             "clEnqueueAcquireExternalMemObjectsKHR((l) raw)");
+    check_cl(clFinish(r->cq), "clFinish((l) raw)");
+}
+
+void ffcl_raw_release(struct ffcl_raw *r, AVVkFrame *f)
+{
+    uint64_t zero = 0, signal_values[RAW_MAX_PLANES];
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    VkTimelineSemaphoreSubmitInfo values = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                            .waitSemaphoreValueCount = 1,
+                                            .pWaitSemaphoreValues = &zero,
+                                            .signalSemaphoreValueCount = r->planes,
+                                            .pSignalSemaphoreValues = signal_values};
+    VkSubmitInfo info = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                         .pNext = &values,
+                         .waitSemaphoreCount = 1,
+                         .pWaitSemaphores = &r->from_cl,
+                         .pWaitDstStageMask = &stage,
+                         .commandBufferCount = 1,
+                         .pCommandBuffers = &r->release_cb,
+                         .signalSemaphoreCount = r->planes,
+                         .pSignalSemaphores = f->sem};
+
+    check_cl(r->b->ext.release_external(r->cq, r->planes, r->images, 0, NULL, NULL),
+             "clEnqueueReleaseExternalMemObjectsKHR((l) raw)");
+    check_cl(r->b->ext.signal_semaphores(r->cq, 1, &r->cl_from, NULL, 0, NULL, NULL),
+             "clEnqueueSignalSemaphoresKHR((l) raw)");
+    check_cl(clFlush(r->cq), "clFlush((l) raw)");
+    for (cl_uint p = 0; p < r->planes; p++)
+        signal_values[p] = f->sem_value[p] + 1;
+    /* The previous release's command buffer is done: the acquire since
+     * waited for its signal, and the host for that acquire. */
+    record(r, r->release_cb, f, false);
+    check_vk(r->submit(r->queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit((l) raw release)");
+    for (cl_uint p = 0; p < r->planes; p++) {
+        f->sem_value[p] = signal_values[p];
+        f->layout[p] = VK_IMAGE_LAYOUT_GENERAL;
+        f->access[p] = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+    }
+}
+
+void ffcl_raw_close(struct ffcl_raw *r)
+{
+    if (!r->b)
+        return;
+    check_vk(r->wait_idle(r->queue), "vkQueueWaitIdle((l) raw)");
+    check_cl(clFinish(r->cq), "clFinish((l) raw)");
+    for (cl_uint p = 0; p < r->planes; p++)
+        clReleaseMemObject(r->images[p]);
+    r->b->ext.release_semaphore(r->cl_to);
+    r->b->ext.release_semaphore(r->cl_from);
+    r->destroy_semaphore(r->vk->act_dev, r->to_cl, NULL);
+    r->destroy_semaphore(r->vk->act_dev, r->from_cl, NULL);
+    r->destroy_pool(r->vk->act_dev, r->pool, NULL); /* frees the command buffers */
+    clReleaseCommandQueue(r->cq);
+    memset(r, 0, sizeof *r);
+}
+#endif
