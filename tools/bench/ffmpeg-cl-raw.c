@@ -22,8 +22,6 @@
  * per pool frame, retained here), acquired only while the library has
  * them released. */
 #include "config.h"
-
-#if HAVE_LIBAVFILTER
 #include "ffmpeg-cl-raw.h"
 
 #include "opencl/cl-compat.h"
@@ -38,7 +36,7 @@ static VkSemaphore exportable_semaphore(struct ffcl_raw *r)
     VkSemaphoreCreateInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &export};
     VkSemaphore s;
 
-    check_vk(r->create_semaphore(r->vk->act_dev, &info, NULL, &s), "vkCreateSemaphore((l) raw)");
+    check_vk(r->fn->create_semaphore(r->vk->act_dev, &info, NULL, &s), "vkCreateSemaphore((l) raw)");
     return s;
 }
 
@@ -52,7 +50,7 @@ static cl_semaphore_khr semaphore_import(struct ffcl_raw *r, VkSemaphore s)
     cl_semaphore_khr cs;
     int fd = -1;
 
-    check_vk(r->get_semaphore_fd(r->vk->act_dev, &info, &fd), "vkGetSemaphoreFdKHR((l) raw)");
+    check_vk(r->fn->get_semaphore_fd(r->vk->act_dev, &info, &fd), "vkGetSemaphoreFdKHR((l) raw)");
     cl_semaphore_properties_khr props[] = {CL_SEMAPHORE_TYPE_KHR,
                                            CL_SEMAPHORE_TYPE_BINARY_KHR,
                                            CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR,
@@ -69,7 +67,7 @@ static cl_semaphore_khr semaphore_import(struct ffcl_raw *r, VkSemaphore s)
     return cs;
 }
 
-bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceContext *vk, PFN_vkGetDeviceProcAddr dpa,
+bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceContext *vk, const struct ffvk *fn,
                    cl_command_queue cq, const AVFrame *mapped, char *why, size_t len)
 {
     const int all[5] = {vk->queue_family_index, vk->queue_family_tx_index, vk->queue_family_comp_index,
@@ -79,7 +77,6 @@ bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceCont
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = 2};
-    PFN_vkGetDeviceQueue get_queue;
     VkCommandBuffer cbs[2];
     uint32_t families = 0;
     cl_uint planes = 0;
@@ -96,29 +93,14 @@ bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceCont
                  "entry points");
         return false;
     }
-    r->b = b;
-    r->vk = vk;
-#define DEVICE_FN(field, name)                                     \
-    if (!(r->field = (PFN_##name)dpa(vk->act_dev, #name))) {       \
-        snprintf(why, len, "FFmpeg's VkDevice returns no " #name); \
-        return false;                                              \
-    }
-    DEVICE_FN(create_semaphore, vkCreateSemaphore)
-    DEVICE_FN(destroy_semaphore, vkDestroySemaphore)
-    DEVICE_FN(get_semaphore_fd, vkGetSemaphoreFdKHR)
-    DEVICE_FN(create_pool, vkCreateCommandPool)
-    DEVICE_FN(destroy_pool, vkDestroyCommandPool)
-    DEVICE_FN(allocate_cbs, vkAllocateCommandBuffers)
-    DEVICE_FN(begin_cb, vkBeginCommandBuffer)
-    DEVICE_FN(end_cb, vkEndCommandBuffer)
-    DEVICE_FN(barrier, vkCmdPipelineBarrier)
-    DEVICE_FN(submit, vkQueueSubmit)
-    DEVICE_FN(wait_idle, vkQueueWaitIdle)
-#undef DEVICE_FN
-    if (!(get_queue = (PFN_vkGetDeviceQueue)dpa(vk->act_dev, "vkGetDeviceQueue"))) {
-        snprintf(why, len, "FFmpeg's VkDevice returns no vkGetDeviceQueue");
+    if (!fn->get_semaphore_fd) {
+        snprintf(why, len, "FFmpeg's Vulkan device did not enable VK_KHR_external_semaphore_fd");
         return false;
     }
+    /* From here nothing fails but by dying: ffcl_raw_close() undoes it. */
+    r->b = b;
+    r->vk = vk;
+    r->fn = fn;
     while (planes < RAW_MAX_PLANES && mapped->data[planes])
         planes++;
     for (int i = 0; i < 5; i++) {
@@ -129,13 +111,13 @@ bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceCont
     }
 
     /* The queue the library's sync object submits to (av/sync-device.c). */
-    get_queue(vk->act_dev, (uint32_t)vk->queue_family_tx_index,
-              vk->nb_tx_queues > 0 ? (uint32_t)vk->nb_tx_queues - 1 : 0, &r->queue);
+    fn->get_queue(vk->act_dev, (uint32_t)vk->queue_family_tx_index,
+                  vk->nb_tx_queues > 0 ? (uint32_t)vk->nb_tx_queues - 1 : 0, &r->queue);
     r->own_family = families > 1 ? VK_QUEUE_FAMILY_IGNORED : (uint32_t)vk->queue_family_tx_index;
     pci.queueFamilyIndex = (uint32_t)vk->queue_family_tx_index;
-    check_vk(r->create_pool(vk->act_dev, &pci, NULL, &r->pool), "vkCreateCommandPool((l) raw)");
+    check_vk(r->fn->create_pool(vk->act_dev, &pci, NULL, &r->pool), "vkCreateCommandPool((l) raw)");
     ai.commandPool = r->pool;
-    check_vk(r->allocate_cbs(vk->act_dev, &ai, cbs), "vkAllocateCommandBuffers((l) raw)");
+    check_vk(r->fn->allocate_cbs(vk->act_dev, &ai, cbs), "vkAllocateCommandBuffers((l) raw)");
     r->acquire_cb = cbs[0];
     r->release_cb = cbs[1];
     r->to_cl = exportable_semaphore(r);
@@ -171,10 +153,10 @@ static void record(struct ffcl_raw *r, VkCommandBuffer cb, const AVVkFrame *f, b
                                         .dstQueueFamilyIndex = to_opencl ? VK_QUEUE_FAMILY_EXTERNAL : r->own_family,
                                         .image = f->img[p],
                                         .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
-    check_vk(r->begin_cb(cb, &begin), "vkBeginCommandBuffer((l) raw)");
-    r->barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 0, NULL,
-               r->planes, bar);
-    check_vk(r->end_cb(cb), "vkEndCommandBuffer((l) raw)");
+    check_vk(r->fn->begin_cb(cb, &begin), "vkBeginCommandBuffer((l) raw)");
+    r->fn->barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 0, NULL,
+                   r->planes, bar);
+    check_vk(r->fn->end_cb(cb), "vkEndCommandBuffer((l) raw)");
 }
 
 void ffcl_raw_acquire(struct ffcl_raw *r, AVVkFrame *f)
@@ -196,7 +178,7 @@ void ffcl_raw_acquire(struct ffcl_raw *r, AVVkFrame *f)
     for (cl_uint p = 0; p < r->planes; p++)
         stages[p] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
     record(r, r->acquire_cb, f, true);
-    check_vk(r->submit(r->queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit((l) raw acquire)");
+    check_vk(r->fn->submit(r->queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit((l) raw acquire)");
     check_cl(r->b->ext.wait_semaphores(r->cq, 1, &r->cl_to, NULL, 0, NULL, NULL),
              "clEnqueueWaitSemaphoresKHR((l) raw)");
     check_cl(r->b->ext.acquire_external(r->cq, r->planes, r->images, 0, NULL, NULL),
@@ -233,7 +215,7 @@ void ffcl_raw_release(struct ffcl_raw *r, AVVkFrame *f)
     /* The previous release's command buffer is done: the acquire since
      * waited for its signal, and the host for that acquire. */
     record(r, r->release_cb, f, false);
-    check_vk(r->submit(r->queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit((l) raw release)");
+    check_vk(r->fn->submit(r->queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit((l) raw release)");
     for (cl_uint p = 0; p < r->planes; p++) {
         f->sem_value[p] = signal_values[p];
         f->layout[p] = VK_IMAGE_LAYOUT_GENERAL;
@@ -245,16 +227,15 @@ void ffcl_raw_close(struct ffcl_raw *r)
 {
     if (!r->b)
         return;
-    check_vk(r->wait_idle(r->queue), "vkQueueWaitIdle((l) raw)");
+    check_vk(r->fn->wait_idle(r->queue), "vkQueueWaitIdle((l) raw)");
     check_cl(clFinish(r->cq), "clFinish((l) raw)");
     for (cl_uint p = 0; p < r->planes; p++)
         clReleaseMemObject(r->images[p]);
     r->b->ext.release_semaphore(r->cl_to);
     r->b->ext.release_semaphore(r->cl_from);
-    r->destroy_semaphore(r->vk->act_dev, r->to_cl, NULL);
-    r->destroy_semaphore(r->vk->act_dev, r->from_cl, NULL);
-    r->destroy_pool(r->vk->act_dev, r->pool, NULL); /* frees the command buffers */
+    r->fn->destroy_semaphore(r->vk->act_dev, r->to_cl, NULL);
+    r->fn->destroy_semaphore(r->vk->act_dev, r->from_cl, NULL);
+    r->fn->destroy_pool(r->vk->act_dev, r->pool, NULL); /* frees the command buffers */
     clReleaseCommandQueue(r->cq);
     memset(r, 0, sizeof *r);
 }
-#endif

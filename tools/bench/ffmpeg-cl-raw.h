@@ -6,6 +6,7 @@
 #define CLMEM_BENCH_FFMPEG_CL_RAW_H
 
 #include "bench.h"
+#include "ffvk.h"
 
 #include <libavutil/frame.h>
 #include <libavutil/hwcontext_vulkan.h>
@@ -19,17 +20,7 @@
 struct ffcl_raw {
     struct bench *b;
     const AVVulkanDeviceContext *vk;
-    PFN_vkCreateSemaphore create_semaphore;
-    PFN_vkDestroySemaphore destroy_semaphore;
-    PFN_vkGetSemaphoreFdKHR get_semaphore_fd;
-    PFN_vkCreateCommandPool create_pool;
-    PFN_vkDestroyCommandPool destroy_pool;
-    PFN_vkAllocateCommandBuffers allocate_cbs;
-    PFN_vkBeginCommandBuffer begin_cb;
-    PFN_vkEndCommandBuffer end_cb;
-    PFN_vkCmdPipelineBarrier barrier;
-    PFN_vkQueueSubmit submit;
-    PFN_vkQueueWaitIdle wait_idle;
+    const struct ffvk *fn;
     VkQueue queue;
     uint32_t own_family; /* the barriers' family: FFmpeg's images are CONCURRENT where it has several */
     VkCommandPool pool;
@@ -41,11 +32,11 @@ struct ffcl_raw {
     cl_uint planes;
 };
 
-/* Set up r for the frames of FFmpeg's device `vk` (`dpa` its
- * vkGetDeviceProcAddr), on OpenCL queue cq, with the images of `mapped`
+/* Set up r for the frames of FFmpeg's device `vk` (`fn` its entry
+ * points), on OpenCL queue cq, with the images of `mapped`
  * (a frame clmem_av_cl_map() mapped the vk-image way; they are retained).
  * False, with why, where the raw calls cannot be made here. */
-bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceContext *vk, PFN_vkGetDeviceProcAddr dpa,
+bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceContext *vk, const struct ffvk *fn,
                    cl_command_queue cq, const AVFrame *mapped, char *why, size_t len);
 /* The map's half: FFmpeg's frame f handed to OpenCL (after FFmpeg's work
  * on it) and acquired there, done on the host when it returns. */

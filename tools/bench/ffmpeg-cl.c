@@ -50,6 +50,7 @@
 
 #if HAVE_LIBAVFILTER
 #include "ffmpeg-cl-raw.h"
+#include "ffvk.h"
 
 #include <clmem-av.h>
 #include <libavfilter/avfilter.h>
@@ -106,18 +107,8 @@ struct ffcl_bench {
     const AVVulkanDeviceContext *vk;
     clmem_bridge *bridge;
     AVBufferRef *cl_device; /* FFmpeg's OpenCL device over the bridge's context */
-    PFN_vkWaitSemaphores wait_semaphores;
-    PFN_vkCreateCommandPool create_pool;
-    PFN_vkDestroyCommandPool destroy_pool;
-    PFN_vkAllocateCommandBuffers allocate_cbs;
-    PFN_vkBeginCommandBuffer begin_cb;
-    PFN_vkEndCommandBuffer end_cb;
-    PFN_vkCmdPipelineBarrier barrier;
-    PFN_vkCmdCopyImage copy_image;
-    PFN_vkQueueSubmit submit;
-    PFN_vkGetDeviceQueue get_queue;
+    struct ffvk fn;
     uint32_t copy_family; /* the frames in flight's copies: FFmpeg's transfer family, else its graphics one */
-    PFN_vkGetDeviceProcAddr dpa;
 };
 
 /* One filter graph: buffersrc of OpenCL frames of `frames` -> FILTER -> buffersink. */
@@ -182,12 +173,11 @@ static void wait_frame(struct ffcl_bench *fb, const AVFrame *hw, int planes)
                                 .semaphoreCount = (uint32_t)planes,
                                 .pSemaphores = f->sem,
                                 .pValues = f->sem_value};
-    check_vk(fb->wait_semaphores(fb->vk->act_dev, &info, UINT64_MAX), "vkWaitSemaphores((l))");
+    check_vk(fb->fn.wait_semaphores(fb->vk->act_dev, &info, UINT64_MAX), "vkWaitSemaphores((l))");
 }
 
 static bool ffcl_open(struct bench *b, struct ffcl_bench *fb)
 {
-    PFN_vkGetDeviceProcAddr dpa;
     int r;
 
     memset(fb, 0, sizeof *fb);
@@ -219,24 +209,11 @@ static bool ffcl_open(struct bench *b, struct ffcl_bench *fb)
         av_buffer_unref(&fb->device);
         return false;
     }
-    dpa = (PFN_vkGetDeviceProcAddr)fb->vk->get_proc_addr(fb->vk->inst, "vkGetDeviceProcAddr");
-    if (!dpa)
-        die("(l): FFmpeg's Vulkan instance returns no vkGetDeviceProcAddr");
-    fb->dpa = dpa;
-#define DEVICE_FN(field, name)                                  \
-    if (!(fb->field = (PFN_##name)dpa(fb->vk->act_dev, #name))) \
-        die("(l): FFmpeg's VkDevice returns no " #name);
-    DEVICE_FN(wait_semaphores, vkWaitSemaphores)
-    DEVICE_FN(create_pool, vkCreateCommandPool)
-    DEVICE_FN(destroy_pool, vkDestroyCommandPool)
-    DEVICE_FN(allocate_cbs, vkAllocateCommandBuffers)
-    DEVICE_FN(begin_cb, vkBeginCommandBuffer)
-    DEVICE_FN(end_cb, vkEndCommandBuffer)
-    DEVICE_FN(barrier, vkCmdPipelineBarrier)
-    DEVICE_FN(copy_image, vkCmdCopyImage)
-    DEVICE_FN(submit, vkQueueSubmit)
-    DEVICE_FN(get_queue, vkGetDeviceQueue)
-#undef DEVICE_FN
+    {
+        char why[256];
+        if (!ffvk_load(&fb->fn, fb->vk, why, sizeof why))
+            die("(l): %s", why);
+    }
     return true;
 }
 
@@ -515,7 +492,7 @@ static void raw_setup(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r
     mapped = frame_new();
     mapped->hw_frames_ctx = av_buffer_ref(r->cl_mapped);
     check_clmem(clmem_av_cl_map(fb->bridge, NULL, mapped, r->vk, AV_HWFRAME_MAP_READ), "clmem_av_cl_map((l) raw)");
-    ok = ffcl_raw_open(&r->raw, b, fb->vk, fb->dpa, oc->command_queue, mapped, res->no_raw, sizeof res->no_raw);
+    ok = ffcl_raw_open(&r->raw, b, fb->vk, &fb->fn, oc->command_queue, mapped, res->no_raw, sizeof res->no_raw);
     av_frame_free(&mapped); /* the unmap: the images are released again, the library's kept imports */
     if (!ok)
         return;
@@ -741,7 +718,7 @@ static void image_barrier(struct ffcl_bench *fb, VkCommandBuffer cb, VkImage ima
                               .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
                               .image = image,
                               .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
-    fb->barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 0, NULL, 1, &m);
+    fb->fn.barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 0, NULL, 1, &m);
 }
 
 /* Submit cb on FFmpeg's queue as FFmpeg's rules ask: wait for each frame's
@@ -777,7 +754,7 @@ static void submit_on_frames(struct ffcl_bench *fb, struct copier *c, VkCommandB
                              .pCommandBuffers = &cb,
                              .signalSemaphoreCount = n,
                              .pSignalSemaphores = sems};
-        check_vk(fb->submit(c->queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit((l) copy)");
+        check_vk(fb->fn.submit(c->queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit((l) copy)");
     }
     for (int f = 0; f < nframes; f++)
         for (int p = 0; p < c->planes; p++)
@@ -798,16 +775,16 @@ static void copier_setup(struct ffcl_bench *fb, struct copier *c, struct ffcl_ru
 
     memset(c, 0, sizeof *c);
     c->planes = av_pix_fmt_count_planes(r->sw);
-    fb->get_queue(fb->vk->act_dev, fb->copy_family, 0, &c->queue);
-    check_vk(fb->create_pool(fb->vk->act_dev, &pci, NULL, &c->pool), "vkCreateCommandPool((l))");
+    fb->fn.get_queue(fb->vk->act_dev, fb->copy_family, 0, &c->queue);
+    check_vk(fb->fn.create_pool(fb->vk->act_dev, &pci, NULL, &c->pool), "vkCreateCommandPool((l))");
     ai.commandPool = c->pool;
-    check_vk(fb->allocate_cbs(fb->vk->act_dev, &ai, cbs), "vkAllocateCommandBuffers((l))");
+    check_vk(fb->fn.allocate_cbs(fb->vk->act_dev, &ai, cbs), "vkAllocateCommandBuffers((l))");
     /* The resident frame into TRANSFER_SRC_OPTIMAL, once. */
-    check_vk(fb->begin_cb(cbs[MAX_D], &bi), "vkBeginCommandBuffer((l))");
+    check_vk(fb->fn.begin_cb(cbs[MAX_D], &bi), "vkBeginCommandBuffer((l))");
     for (int p = 0; p < c->planes; p++)
         image_barrier(fb, cbs[MAX_D], src->img[p], src->layout[p], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, src->access[p],
                       VK_ACCESS_TRANSFER_READ_BIT);
-    check_vk(fb->end_cb(cbs[MAX_D]), "vkEndCommandBuffer((l))");
+    check_vk(fb->fn.end_cb(cbs[MAX_D]), "vkEndCommandBuffer((l))");
     submit_on_frames(fb, c, cbs[MAX_D], &src, 1);
     for (int p = 0; p < c->planes; p++) {
         src->layout[p] = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
@@ -816,7 +793,7 @@ static void copier_setup(struct ffcl_bench *fb, struct copier *c, struct ffcl_ru
     for (int k = 0; k < MAX_D; k++) {
         AVVkFrame *dst = (AVVkFrame *)frames[k]->data[0];
         c->cb[k] = cbs[k];
-        check_vk(fb->begin_cb(cbs[k], &bi), "vkBeginCommandBuffer((l))");
+        check_vk(fb->fn.begin_cb(cbs[k], &bi), "vkBeginCommandBuffer((l))");
         for (int p = 0; p < c->planes; p++) {
             VkImageCopy region = {.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
                                   .dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
@@ -824,10 +801,10 @@ static void copier_setup(struct ffcl_bench *fb, struct copier *c, struct ffcl_ru
             plane_extent(r->sw, r->width, r->height, p, &region.extent.width, &region.extent.height);
             image_barrier(fb, cbs[k], dst->img[p], VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0,
                           VK_ACCESS_TRANSFER_WRITE_BIT);
-            fb->copy_image(cbs[k], src->img[p], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst->img[p],
+            fb->fn.copy_image(cbs[k], src->img[p], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst->img[p],
                            VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
         }
-        check_vk(fb->end_cb(cbs[k]), "vkEndCommandBuffer((l))");
+        check_vk(fb->fn.end_cb(cbs[k]), "vkEndCommandBuffer((l))");
     }
 }
 
@@ -942,7 +919,7 @@ static void run_in_flight(struct bench *b, struct ffcl_bench *fb, struct ffcl_ru
     /* The copies are done once the resident frame's semaphores are at the
      * value the last one signalled: the command pool can go. */
     wait_frame(fb, r->vk, c.planes);
-    fb->destroy_pool(fb->vk->act_dev, c.pool, NULL);
+    fb->fn.destroy_pool(fb->vk->act_dev, c.pool, NULL);
     for (int k = 0; k < MAX_D; k++)
         av_frame_free(&frames[k]);
     clmem_av_sync_unref(sync[1]);
