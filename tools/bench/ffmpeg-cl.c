@@ -1133,11 +1133,17 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
 
 /* What frames in flight can give at most. Host after host, each frame
  * still takes its own map, filter and unmap (FFmpeg's filter finishes its
- * queue before it returns the frame); only the copies overlap. So in
- * device order D = 4 gives at most 1 + C / R of D = 1's frames/s, C being
- * what the copy adds at D = 1 (D = 1 minus the mapped route) and R a
- * frame's own time: the mapped route's, or made with the raw calls, the
- * raw route's. */
+ * queue before it returns the frame), and the copies follow one another
+ * on their queue: only the two overlap. So in device order a frame takes
+ * at least the longer of C and R, against C + R at D = 1, C being what
+ * the copy adds at D = 1 (D = 1 minus the mapped route) and R a frame's
+ * own time: the mapped route's, or made with the raw calls, the raw
+ * route's. */
+static double most_gain(double copy, double route)
+{
+    return (copy + route) / fmax(copy, route);
+}
+
 static void print_in_flight_bound(void)
 {
     bool header = false;
@@ -1151,8 +1157,8 @@ static void print_in_flight_bound(void)
         if (!d1->have || !d4->have || !x->s[R_MAPPED].have)
             continue;
         if (!header) {
-            printf("  the most D = 4 can give over D = 1 in device order: 1 + C / R, C = what the copy adds at D = 1\n"
-                   "    (D = 1 minus mapped), R = a frame's own map, filter and unmap: mapped, or raw's\n");
+            printf("  the most D = 4 can give over D = 1 in device order: (C + R) / max(C, R), C = what the copy adds\n"
+                   "    at D = 1 (D = 1 minus mapped), R = a frame's own map, filter and unmap: mapped, or raw's\n");
             printf("  %-10s %-5s %8s %8s %8s %9s %9s %11s\n", "frame", "fmt", "C", "mapped", "raw", "D=4 got",
                    "at most", "raw: most");
             header = true;
@@ -1161,10 +1167,10 @@ static void print_in_flight_bound(void)
         copy = fmax(d1->median - x->s[R_MAPPED].median, 0.0);
         if (x->s[R_RAW].have) {
             snprintf(raw, sizeof raw, "%.1f", x->s[R_RAW].median);
-            snprintf(most_raw, sizeof most_raw, "%.2fx", 1.0 + copy / x->s[R_RAW].median);
+            snprintf(most_raw, sizeof most_raw, "%.2fx", most_gain(copy, x->s[R_RAW].median));
         }
         printf("  %-10s %-5s %8.1f %8.1f %8s %8.2fx %8.2fx %11s\n", name, format_name[x->format], copy,
-               x->s[R_MAPPED].median, raw, d1->median / d4->median, 1.0 + copy / x->s[R_MAPPED].median, most_raw);
+               x->s[R_MAPPED].median, raw, d1->median / d4->median, most_gain(copy, x->s[R_MAPPED].median), most_raw);
     }
 }
 
