@@ -718,7 +718,8 @@ static void image_barrier(struct ffcl_bench *fb, VkCommandBuffer cb, VkImage ima
                               .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
                               .image = image,
                               .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
-    fb->fn.barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 0, NULL, 1, &m);
+    fb->fn.barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, NULL, 0, NULL, 1,
+                   &m);
 }
 
 /* Submit cb on FFmpeg's queue as FFmpeg's rules ask: wait for each frame's
@@ -802,7 +803,7 @@ static void copier_setup(struct ffcl_bench *fb, struct copier *c, struct ffcl_ru
             image_barrier(fb, cbs[k], dst->img[p], VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0,
                           VK_ACCESS_TRANSFER_WRITE_BIT);
             fb->fn.copy_image(cbs[k], src->img[p], VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst->img[p],
-                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
         }
         check_vk(fb->fn.end_cb(cbs[k]), "vkEndCommandBuffer((l))");
     }
