@@ -16,6 +16,8 @@
  *   consumer.c    (i) a consumer library (CLBlast) in the pipeline
  *   ffmpeg-frames.c (j) FFmpeg's Vulkan frames through libclmem-av
  *   ffmpeg-cl.c   (l) FFmpeg's OpenCL filters on Vulkan frames (clmem_av_cl_map)
+ *   ffmpeg-cl-raw.c (l)'s raw route: the map's handover with the raw calls
+ *   ffvk.c        (l): the entry points of FFmpeg's VkDevice
  *   xproc*.c      (x) frames across processes through libclmem-ipc, and its
  *                 consumer process (clmem-bench run again: XPROC_CHILD_OPTION);
  *                 tools/bench/xproc-common.h lists its files
