@@ -15,19 +15,30 @@
  *   release  OpenCL: release the images; signal from_cl; clFlush
  *            Vulkan: wait from_cl; barriers: acquired from EXTERNAL;
  *                    signal FFmpeg's semaphores at sem_value + 1
- * Left out, as a hand-written loop of one frame at a time can: the
- * library's timeline of its own submissions (the host's clFinish shows the
- * acquire's done, and the next acquire waits for the release's signal) and
- * its checks. The images are the library's own imports of the frame (kept
- * per pool frame, retained here), acquired only while the library has
- * them released. */
+ * Each submission also signals a timeline of its own, which shows each
+ * command buffer done before it is recorded again, as the library's does.
+ * Left out: the library's checks and bookkeeping. The images are the
+ * library's own imports of the frame (kept per pool frame, retained here),
+ * acquired only while the library has them released. */
 #include "config.h"
 #include "ffmpeg-cl-raw.h"
 
 #include "opencl/cl-compat.h"
 
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+
+static VkSemaphore timeline_semaphore(struct ffcl_raw *r)
+{
+    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkSemaphoreCreateInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+    VkSemaphore s;
+
+    check_vk(r->fn->create_semaphore(r->vk->act_dev, &info, NULL, &s), "vkCreateSemaphore((l) raw timeline)");
+    return s;
+}
 
 static VkSemaphore exportable_semaphore(struct ffcl_raw *r)
 {
@@ -40,8 +51,33 @@ static VkSemaphore exportable_semaphore(struct ffcl_raw *r)
     return s;
 }
 
-/* OpenCL's import of semaphore s, as bridge/semaphore.c makes it. */
-static cl_semaphore_khr semaphore_import(struct ffcl_raw *r, VkSemaphore s)
+/* NVIDIA's driver never closes a memory fd imported at a number that a
+ * semaphore fd it took had (docs/driver-notes.md); the bridge moves its
+ * memory fds off the numbers of the semaphore fds it hands OpenCL, but
+ * cannot see these. So where the driver closed the semaphore's fd, its
+ * number is taken again (by /dev/null) until the bench exits. -1 where it
+ * is not. */
+static int keep_number_taken(int fd)
+{
+    int keep;
+
+    if (fcntl(fd, F_GETFD) != -1)
+        return -1; /* still open: the driver's to close */
+    if ((keep = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+        return -1;
+    if (keep != fd) {
+        if (dup2(keep, fd) < 0)
+            fd = -1;
+        else
+            fcntl(fd, F_SETFD, FD_CLOEXEC);
+        close(keep);
+    }
+    return fd;
+}
+
+/* OpenCL's import of semaphore s, as bridge/semaphore.c makes it; *kept
+ * the number keep_number_taken() took, or -1. */
+static cl_semaphore_khr semaphore_import(struct ffcl_raw *r, VkSemaphore s, int *kept)
 {
     VkSemaphoreGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
                                     .semaphore = s,
@@ -64,6 +100,7 @@ static cl_semaphore_khr semaphore_import(struct ffcl_raw *r, VkSemaphore s)
         close(fd); /* the driver takes the fd only on success */
         check_cl(err != CL_SUCCESS ? err : CL_INVALID_VALUE, "clCreateSemaphoreWithPropertiesKHR((l) raw)");
     }
+    *kept = keep_number_taken(fd);
     return cs;
 }
 
@@ -82,6 +119,7 @@ bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceCont
     cl_uint planes = 0;
 
     memset(r, 0, sizeof *r);
+    r->kept_fds[0] = r->kept_fds[1] = -1;
     if (vk->queue_family_tx_index < 0) {
         snprintf(why, len, "FFmpeg's Vulkan device has no transfer queue family");
         return false;
@@ -120,10 +158,11 @@ bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceCont
     check_vk(r->fn->allocate_cbs(vk->act_dev, &ai, cbs), "vkAllocateCommandBuffers((l) raw)");
     r->acquire_cb = cbs[0];
     r->release_cb = cbs[1];
+    r->progress = timeline_semaphore(r);
     r->to_cl = exportable_semaphore(r);
     r->from_cl = exportable_semaphore(r);
-    r->cl_to = semaphore_import(r, r->to_cl);
-    r->cl_from = semaphore_import(r, r->from_cl);
+    r->cl_to = semaphore_import(r, r->to_cl, &r->kept_fds[0]);
+    r->cl_from = semaphore_import(r, r->from_cl, &r->kept_fds[1]);
     r->cq = cq;
     check_cl(clRetainCommandQueue(cq), "clRetainCommandQueue((l) raw)");
     for (cl_uint p = 0; p < planes; p++) {
@@ -159,26 +198,59 @@ static void record(struct ffcl_raw *r, VkCommandBuffer cb, const AVVkFrame *f, b
     check_vk(r->fn->end_cb(cb), "vkEndCommandBuffer((l) raw)");
 }
 
-void ffcl_raw_acquire(struct ffcl_raw *r, AVVkFrame *f)
+/* Wait until the submission that last used a command buffer is done
+ * (*done on the timeline), so that it may be recorded again. */
+static void wait_done(struct ffcl_raw *r, uint64_t done)
 {
+    VkSemaphoreWaitInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                                .semaphoreCount = 1,
+                                .pSemaphores = &r->progress,
+                                .pValues = &done};
+    check_vk(r->fn->wait_semaphores(r->vk->act_dev, &info, UINT64_MAX), "vkWaitSemaphores((l) raw)");
+}
+
+/* Submit cb: waits (binary semaphores' values are ignored), signals, and
+ * the timeline at the next value, which *done gets. */
+static void submit(struct ffcl_raw *r, VkCommandBuffer cb, uint32_t nwait, const VkSemaphore *wait,
+                   const uint64_t *wait_values, uint32_t nsignal, const VkSemaphore *signal,
+                   const uint64_t *signal_values, uint64_t *done, const char *what)
+{
+    VkSemaphore signals[RAW_MAX_PLANES + 1];
+    uint64_t values[RAW_MAX_PLANES + 1];
     VkPipelineStageFlags stages[RAW_MAX_PLANES];
-    VkTimelineSemaphoreSubmitInfo values = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                            .waitSemaphoreValueCount = r->planes,
-                                            .pWaitSemaphoreValues = f->sem_value};
+    VkTimelineSemaphoreSubmitInfo timeline = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                              .waitSemaphoreValueCount = nwait,
+                                              .pWaitSemaphoreValues = wait_values,
+                                              .signalSemaphoreValueCount = nsignal + 1,
+                                              .pSignalSemaphoreValues = values};
     VkSubmitInfo info = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                         .pNext = &values,
-                         .waitSemaphoreCount = r->planes,
-                         .pWaitSemaphores = f->sem,
+                         .pNext = &timeline,
+                         .waitSemaphoreCount = nwait,
+                         .pWaitSemaphores = wait,
                          .pWaitDstStageMask = stages,
                          .commandBufferCount = 1,
-                         .pCommandBuffers = &r->acquire_cb,
-                         .signalSemaphoreCount = 1,
-                         .pSignalSemaphores = &r->to_cl};
+                         .pCommandBuffers = &cb,
+                         .signalSemaphoreCount = nsignal + 1,
+                         .pSignalSemaphores = signals};
 
-    for (cl_uint p = 0; p < r->planes; p++)
-        stages[p] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    for (uint32_t i = 0; i < nwait; i++)
+        stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    for (uint32_t i = 0; i < nsignal; i++) {
+        signals[i] = signal[i];
+        values[i] = signal_values ? signal_values[i] : 0;
+    }
+    signals[nsignal] = r->progress;
+    values[nsignal] = r->submitted + 1;
+    check_vk(r->fn->submit(r->queue, 1, &info, VK_NULL_HANDLE), what);
+    *done = ++r->submitted;
+}
+
+void ffcl_raw_acquire(struct ffcl_raw *r, AVVkFrame *f)
+{
+    wait_done(r, r->acquire_done);
     record(r, r->acquire_cb, f, true);
-    check_vk(r->fn->submit(r->queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit((l) raw acquire)");
+    submit(r, r->acquire_cb, r->planes, f->sem, f->sem_value, 1, &r->to_cl, NULL, &r->acquire_done,
+           "vkQueueSubmit((l) raw acquire)");
     check_cl(r->b->ext.wait_semaphores(r->cq, 1, &r->cl_to, NULL, 0, NULL, NULL),
              "clEnqueueWaitSemaphoresKHR((l) raw)");
     check_cl(r->b->ext.acquire_external(r->cq, r->planes, r->images, 0, NULL, NULL),
@@ -189,21 +261,6 @@ void ffcl_raw_acquire(struct ffcl_raw *r, AVVkFrame *f)
 void ffcl_raw_release(struct ffcl_raw *r, AVVkFrame *f)
 {
     uint64_t zero = 0, signal_values[RAW_MAX_PLANES];
-    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-    VkTimelineSemaphoreSubmitInfo values = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                            .waitSemaphoreValueCount = 1,
-                                            .pWaitSemaphoreValues = &zero,
-                                            .signalSemaphoreValueCount = r->planes,
-                                            .pSignalSemaphoreValues = signal_values};
-    VkSubmitInfo info = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                         .pNext = &values,
-                         .waitSemaphoreCount = 1,
-                         .pWaitSemaphores = &r->from_cl,
-                         .pWaitDstStageMask = &stage,
-                         .commandBufferCount = 1,
-                         .pCommandBuffers = &r->release_cb,
-                         .signalSemaphoreCount = r->planes,
-                         .pSignalSemaphores = f->sem};
 
     check_cl(r->b->ext.release_external(r->cq, r->planes, r->images, 0, NULL, NULL),
              "clEnqueueReleaseExternalMemObjectsKHR((l) raw)");
@@ -212,10 +269,10 @@ void ffcl_raw_release(struct ffcl_raw *r, AVVkFrame *f)
     check_cl(clFlush(r->cq), "clFlush((l) raw)");
     for (cl_uint p = 0; p < r->planes; p++)
         signal_values[p] = f->sem_value[p] + 1;
-    /* The previous release's command buffer is done: the acquire since
-     * waited for its signal, and the host for that acquire. */
+    wait_done(r, r->release_done);
     record(r, r->release_cb, f, false);
-    check_vk(r->fn->submit(r->queue, 1, &info, VK_NULL_HANDLE), "vkQueueSubmit((l) raw release)");
+    submit(r, r->release_cb, 1, &r->from_cl, &zero, r->planes, f->sem, signal_values, &r->release_done,
+           "vkQueueSubmit((l) raw release)");
     for (cl_uint p = 0; p < r->planes; p++) {
         f->sem_value[p] = signal_values[p];
         f->layout[p] = VK_IMAGE_LAYOUT_GENERAL;
@@ -235,6 +292,8 @@ void ffcl_raw_close(struct ffcl_raw *r)
     r->b->ext.release_semaphore(r->cl_from);
     r->fn->destroy_semaphore(r->vk->act_dev, r->to_cl, NULL);
     r->fn->destroy_semaphore(r->vk->act_dev, r->from_cl, NULL);
+    r->fn->destroy_semaphore(r->vk->act_dev, r->progress, NULL);
+    /* kept_fds stay taken until the bench exits (keep_number_taken()). */
     r->fn->destroy_pool(r->vk->act_dev, r->pool, NULL); /* frees the command buffers */
     clReleaseCommandQueue(r->cq);
     memset(r, 0, sizeof *r);

@@ -14,9 +14,9 @@
 #define RAW_MAX_PLANES 4
 
 /* What one pool frame's raw handover holds: the queue of FFmpeg's transfer
- * family the library submits to, a command buffer each way, two binary
- * semaphores shared with OpenCL, and the frame's OpenCL images (the
- * library's own imports, retained). */
+ * family the library submits to, a command buffer each way, a timeline of
+ * its submissions, two binary semaphores shared with OpenCL, and the
+ * frame's OpenCL images (the library's own imports, retained). */
 struct ffcl_raw {
     struct bench *b;
     const AVVulkanDeviceContext *vk;
@@ -25,7 +25,11 @@ struct ffcl_raw {
     uint32_t own_family; /* the barriers' family: FFmpeg's images are CONCURRENT where it has several */
     VkCommandPool pool;
     VkCommandBuffer acquire_cb, release_cb;
+    uint64_t acquire_done, release_done; /* progress at which each command buffer's last submission is done */
+    VkSemaphore progress;                /* timeline: signalled at ++submitted by every submission */
+    uint64_t submitted;
     VkSemaphore to_cl, from_cl;
+    int kept_fds[2]; /* the semaphore fds' numbers, kept taken (ffcl_raw_open()); -1: none */
     cl_semaphore_khr cl_to, cl_from;
     cl_command_queue cq;
     cl_mem images[RAW_MAX_PLANES];
