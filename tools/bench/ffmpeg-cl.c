@@ -1134,15 +1134,17 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
 
 /* What frames in flight can give at most. Host after host, each frame
  * still takes its own map, filter and unmap (FFmpeg's filter finishes its
- * queue before it returns the frame), and the copies follow one another
- * on their queue: only the two overlap. So in device order a frame takes
- * at least the longer of C and R, against C + R at D = 1, C being what
- * the copy adds at D = 1 (D = 1 minus the mapped route) and R a frame's
- * own time: the mapped route's, or made with the raw calls, the raw
- * route's. */
+ * queue before it returns the frame): only what the copy adds can
+ * overlap. So in device order a frame takes at least R, against C + R at
+ * D = 1, and D = 4 gives at most (C + R) / R of D = 1's frames/s (and at
+ * most 4x), C being what the copy adds at D = 1 (D = 1 minus the mapped
+ * route: the copy, and the semaphore hops around it) and R a frame's own
+ * time: the mapped route's, or made with the raw calls, the raw route's.
+ * A copy longer than R on its queue would lower it further; that time is
+ * not measured apart. */
 static double most_gain(double copy, double route)
 {
-    return (copy + route) / fmax(copy, route);
+    return fmin((copy + route) / route, (double)in_flight_d[IN_FLIGHT - 1]);
 }
 
 static void print_in_flight_bound(void)
@@ -1158,8 +1160,9 @@ static void print_in_flight_bound(void)
         if (!d1->have || !d4->have || !x->s[R_MAPPED].have)
             continue;
         if (!header) {
-            printf("  the most D = 4 can give over D = 1 in device order: (C + R) / max(C, R), C = what the copy adds\n"
-                   "    at D = 1 (D = 1 minus mapped), R = a frame's own map, filter and unmap: mapped, or raw's\n");
+            printf("  the most D = 4 can give over D = 1 in device order, each frame's map, filter and unmap\n"
+                   "    following the last on the host: (C + R) / R, at most 4x; C = what the copy adds at D = 1\n"
+                   "    (D = 1 minus mapped), R = a frame's own map, filter and unmap: mapped, or raw's\n");
             printf("  %-10s %-5s %8s %8s %8s %9s %9s %11s\n", "frame", "fmt", "C", "mapped", "raw", "D=4 got",
                    "at most", "raw: most");
             header = true;
@@ -1237,7 +1240,8 @@ void print_ffmpeg_cl(void)
                share, paired_reads(&x->share));
     }
     printf("    raw-floor: what the handover costs at the least, raw minus floor within each rep (95%% interval);\n"
-           "    mapped-raw: the library's share, mapped minus raw within each rep; reads: of mapped-raw\n");
+           "    mapped-raw: the library's share, mapped minus raw within each rep (both signal a timeline of their\n"
+           "    own submissions; raw leaves out the library's checks and bookkeeping); reads: of mapped-raw\n");
 
     printf(
         "\n(l) frames in flight on frames the GPU produced: a stream of F frames through D frames of the pool, each\n"
