@@ -219,9 +219,11 @@ fi
 # (NV12, RGBA), today's route, the mapped one and the floor, with the 10
 # columns, batch 1 and ring 0, mapped minus floor paired, and host order
 # in flight for D = 1, 2, 4 (ring D); or lines saying which route was
-# skipped and why (PoCL makes no NV12 OpenCL frames). Where FFmpeg makes
-# no Vulkan device, the line saying so. Without libavfilter, the line
-# saying clmem-bench was not built with it, and no rows.
+# skipped and why (PoCL makes no NV12 OpenCL frames); the raw route and
+# mapped minus raw, or a line saying why not (it mirrors the vk-image way
+# only). Where FFmpeg makes no Vulkan device, the line saying so. Without
+# libavfilter, the line saying clmem-bench was not built with it, and no
+# rows.
 if [ "${CLMEM_LIBAVFILTER_FOUND:-}" = yes ] && ! grep -q '^  skipped: FFmpeg cannot make a Vulkan device here' "$tmp/out"; then
     n3='[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+'
     bad_l=0 ran_l=0
@@ -237,10 +239,17 @@ if [ "${CLMEM_LIBAVFILTER_FOUND:-}" = yes ] && ! grep -q '^  skipped: FFmpeg can
                 echo "# (l) $size $fmt: $routes routes, $paired paired, $flight in flight, and no line saying why" >>"$tmp/bad"
                 bad_l=1
             fi
+            # The raw route: its row and mapped minus raw, or a line saying why not.
+            raw=$(grep -Ec "^[1-9][0-9]*,ffcl_${fmt}_$size,raw,$n3,[1-9][0-9]*,1,1,0,\$" "$tmp/rows.csv")
+            share=$(grep -Ec "^[1-9][0-9]*,ffcl_${fmt}_${size}_share,paired,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0,\$" "$tmp/rows.csv")
+            if ! { test "$raw" -eq 1 && test "$share" -eq 1; } && ! grep -Eq "^  $size $fmt: raw route skipped: ." "$tmp/out"; then
+                echo "# (l) $size $fmt: $raw raw rows, $share mapped minus raw, and no line saying why" >>"$tmp/bad"
+                bad_l=1
+            fi
         done
     done
     test "$bad_l" -eq 0 && test "$(grep -Ec '^[0-9]+x[0-9]+ +(nv12|rgba) ' "$tmp/out")" -ge 4
-    check $? "(l) FFmpeg's OpenCL filters: today, mapped and floor for each size and format, mapped minus floor and host order in flight ($ran_l ran), or lines saying why not"
+    check $? "(l) FFmpeg's OpenCL filters: today, mapped and floor for each size and format, mapped minus floor and host order in flight ($ran_l ran), the raw route, or lines saying why not"
 else
     { grep -q "^(l) FFmpeg's OpenCL filters on Vulkan frames: skipped: clmem-bench was not built with libavfilter" "$tmp/out" ||
           grep -q '^  skipped: FFmpeg cannot make a Vulkan device here' "$tmp/out"; } && ! grep -q ',ffcl_' "$tmp/rows.csv"
