@@ -491,6 +491,7 @@ void raw_watch(struct raw_import *r);
 void raw_acquire(struct bench *b, struct raw_import *r);
 void raw_release(struct bench *b, struct raw_import *r);
 void raw_teardown(struct bench *b, struct raw_import *r);
+cl_semaphore_khr raw_semaphore_from_fd(struct bench *b, int fd);
 cl_semaphore_khr raw_semaphore_import(struct bench *b, VkSemaphore s);
 void raw_semaphore_wait(struct bench *b, struct sem_set *set);
 void raw_semaphore_signal(struct bench *b, struct sem_set *set);

@@ -23,8 +23,6 @@
 #include "config.h"
 #include "ffmpeg-cl-raw.h"
 
-#include "opencl/cl-compat.h"
-
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,52 +53,33 @@ static VkSemaphore exportable_semaphore(struct ffcl_raw *r)
  * semaphore fd it took had (docs/driver-notes.md); the bridge moves its
  * memory fds off the numbers of the semaphore fds it hands OpenCL, but
  * cannot see these. So where the driver closed the semaphore's fd, its
- * number is taken again (by /dev/null) until the bench exits. -1 where it
- * is not. */
-static int keep_number_taken(int fd)
+ * number is taken again (by /dev/null) until the bench exits. */
+static void keep_number_taken(int fd)
 {
     int keep;
 
     if (fcntl(fd, F_GETFD) != -1)
-        return -1; /* still open: the driver's to close */
-    if ((keep = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
-        return -1;
-    if (keep != fd) {
-        if (dup2(keep, fd) < 0)
-            fd = -1;
-        else
-            fcntl(fd, F_SETFD, FD_CLOEXEC);
-        close(keep);
-    }
-    return fd;
+        return; /* still open: the driver's to close */
+    if ((keep = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 || keep == fd)
+        return;
+    if (dup2(keep, fd) == fd)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+    close(keep);
 }
 
-/* OpenCL's import of semaphore s, as bridge/semaphore.c makes it; *kept
- * the number keep_number_taken() took, or -1. */
-static cl_semaphore_khr semaphore_import(struct ffcl_raw *r, VkSemaphore s, int *kept)
+/* OpenCL's import of semaphore s of FFmpeg's device (raw.c's), its
+ * fd's number then kept taken. */
+static cl_semaphore_khr semaphore_import(struct ffcl_raw *r, VkSemaphore s)
 {
     VkSemaphoreGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
                                     .semaphore = s,
                                     .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
-    cl_int err = CL_SUCCESS;
     cl_semaphore_khr cs;
     int fd = -1;
 
     check_vk(r->fn->get_semaphore_fd(r->vk->act_dev, &info, &fd), "vkGetSemaphoreFdKHR((l) raw)");
-    cl_semaphore_properties_khr props[] = {CL_SEMAPHORE_TYPE_KHR,
-                                           CL_SEMAPHORE_TYPE_BINARY_KHR,
-                                           CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR,
-                                           (cl_semaphore_properties_khr)fd,
-                                           CLMEM_CL_SEMAPHORE_DEVICE_HANDLE_LIST,
-                                           (cl_semaphore_properties_khr)(uintptr_t)r->b->device,
-                                           CLMEM_CL_DEVICE_HANDLE_LIST_END,
-                                           0};
-    cs = r->b->ext.create_semaphore(r->b->context, props, &err);
-    if (err != CL_SUCCESS || !cs) {
-        close(fd); /* the driver takes the fd only on success */
-        check_cl(err != CL_SUCCESS ? err : CL_INVALID_VALUE, "clCreateSemaphoreWithPropertiesKHR((l) raw)");
-    }
-    *kept = keep_number_taken(fd);
+    cs = raw_semaphore_from_fd(r->b, fd);
+    keep_number_taken(fd);
     return cs;
 }
 
@@ -119,7 +98,6 @@ bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceCont
     cl_uint planes = 0;
 
     memset(r, 0, sizeof *r);
-    r->kept_fds[0] = r->kept_fds[1] = -1;
     if (vk->queue_family_tx_index < 0) {
         snprintf(why, len, "FFmpeg's Vulkan device has no transfer queue family");
         return false;
@@ -161,8 +139,8 @@ bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceCont
     r->progress = timeline_semaphore(r);
     r->to_cl = exportable_semaphore(r);
     r->from_cl = exportable_semaphore(r);
-    r->cl_to = semaphore_import(r, r->to_cl, &r->kept_fds[0]);
-    r->cl_from = semaphore_import(r, r->from_cl, &r->kept_fds[1]);
+    r->cl_to = semaphore_import(r, r->to_cl);
+    r->cl_from = semaphore_import(r, r->from_cl);
     r->cq = cq;
     check_cl(clRetainCommandQueue(cq), "clRetainCommandQueue((l) raw)");
     for (cl_uint p = 0; p < planes; p++) {
@@ -293,7 +271,7 @@ void ffcl_raw_close(struct ffcl_raw *r)
     r->fn->destroy_semaphore(r->vk->act_dev, r->to_cl, NULL);
     r->fn->destroy_semaphore(r->vk->act_dev, r->from_cl, NULL);
     r->fn->destroy_semaphore(r->vk->act_dev, r->progress, NULL);
-    /* kept_fds stay taken until the bench exits (keep_number_taken()). */
+    /* The semaphore fds' numbers stay taken until the bench exits (keep_number_taken()). */
     r->fn->destroy_pool(r->vk->act_dev, r->pool, NULL); /* frees the command buffers */
     clReleaseCommandQueue(r->cq);
     memset(r, 0, sizeof *r);

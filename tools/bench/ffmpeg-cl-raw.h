@@ -29,7 +29,6 @@ struct ffcl_raw {
     VkSemaphore progress;                /* timeline: signalled at ++submitted by every submission */
     uint64_t submitted;
     VkSemaphore to_cl, from_cl;
-    int kept_fds[2]; /* the semaphore fds' numbers, kept taken (ffcl_raw_open()); -1: none */
     cl_semaphore_khr cl_to, cl_from;
     cl_command_queue cq;
     cl_mem images[RAW_MAX_PLANES];

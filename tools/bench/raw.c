@@ -104,17 +104,13 @@ void raw_teardown(struct bench *b, struct raw_import *r)
     r->mem = NULL;
 }
 
-/* The raw import of one semaphore, as bridge/semaphore.c makes it. */
-cl_semaphore_khr raw_semaphore_import(struct bench *b, VkSemaphore s)
+/* OpenCL's import of a binary semaphore's opaque fd, as bridge/semaphore.c
+ * makes it: the driver takes the fd on success; on failure it is closed
+ * here, and the bench dies. */
+cl_semaphore_khr raw_semaphore_from_fd(struct bench *b, int fd)
 {
-    VkSemaphoreGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
-                                    .semaphore = s,
-                                    .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
     cl_int err = CL_SUCCESS;
-    int fd = -1;
     cl_semaphore_khr cs;
-
-    check_vk(b->get_semaphore_fd(b->vk.device, &info, &fd), "vkGetSemaphoreFdKHR");
     cl_semaphore_properties_khr props[] = {CL_SEMAPHORE_TYPE_KHR,
                                            CL_SEMAPHORE_TYPE_BINARY_KHR,
                                            CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR,
@@ -123,12 +119,26 @@ cl_semaphore_khr raw_semaphore_import(struct bench *b, VkSemaphore s)
                                            (cl_semaphore_properties_khr)(uintptr_t)b->device,
                                            CLMEM_CL_DEVICE_HANDLE_LIST_END,
                                            0};
+
     cs = b->ext.create_semaphore(b->context, props, &err);
     if (err != CL_SUCCESS || !cs) {
         close(fd); /* The driver takes (closes) the fd only on success */
         check_cl(err != CL_SUCCESS ? err : CL_INVALID_VALUE, "clCreateSemaphoreWithPropertiesKHR");
     }
     return cs;
+}
+
+/* The raw import of one semaphore of the bench's device, as
+ * bridge/semaphore.c makes it. */
+cl_semaphore_khr raw_semaphore_import(struct bench *b, VkSemaphore s)
+{
+    VkSemaphoreGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
+                                    .semaphore = s,
+                                    .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+    int fd = -1;
+
+    check_vk(b->get_semaphore_fd(b->vk.device, &info, &fd), "vkGetSemaphoreFdKHR");
+    return raw_semaphore_from_fd(b, fd);
 }
 
 /* bridge/semaphore.c's wait and signal, without the library. */
