@@ -27,22 +27,11 @@
 #include <string.h>
 #include <unistd.h>
 
-static VkSemaphore timeline_semaphore(struct ffcl_raw *r)
+/* A semaphore of FFmpeg's device, its kind given by `next` (timeline, or
+ * exportable binary). */
+static VkSemaphore semaphore_new(struct ffcl_raw *r, const void *next)
 {
-    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
-    VkSemaphoreCreateInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
-    VkSemaphore s;
-
-    check_vk(r->fn->create_semaphore(r->vk->act_dev, &info, NULL, &s), "vkCreateSemaphore((l) raw timeline)");
-    return s;
-}
-
-static VkSemaphore exportable_semaphore(struct ffcl_raw *r)
-{
-    VkExportSemaphoreCreateInfo export = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
-                                          .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
-    VkSemaphoreCreateInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &export};
+    VkSemaphoreCreateInfo info = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = next};
     VkSemaphore s;
 
     check_vk(r->fn->create_semaphore(r->vk->act_dev, &info, NULL, &s), "vkCreateSemaphore((l) raw)");
@@ -93,6 +82,10 @@ bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceCont
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = 2};
+    VkSemaphoreTypeCreateInfo timeline = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                          .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkExportSemaphoreCreateInfo exportable = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
+                                              .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
     VkCommandBuffer cbs[2];
     uint32_t families = 0;
     cl_uint planes = 0;
@@ -131,14 +124,14 @@ bool ffcl_raw_open(struct ffcl_raw *r, struct bench *b, const AVVulkanDeviceCont
                   vk->nb_tx_queues > 0 ? (uint32_t)vk->nb_tx_queues - 1 : 0, &r->queue);
     r->own_family = families > 1 ? VK_QUEUE_FAMILY_IGNORED : (uint32_t)vk->queue_family_tx_index;
     pci.queueFamilyIndex = (uint32_t)vk->queue_family_tx_index;
-    check_vk(r->fn->create_pool(vk->act_dev, &pci, NULL, &r->pool), "vkCreateCommandPool((l) raw)");
+    check_vk(fn->create_pool(vk->act_dev, &pci, NULL, &r->pool), "vkCreateCommandPool((l) raw)");
     ai.commandPool = r->pool;
-    check_vk(r->fn->allocate_cbs(vk->act_dev, &ai, cbs), "vkAllocateCommandBuffers((l) raw)");
+    check_vk(fn->allocate_cbs(vk->act_dev, &ai, cbs), "vkAllocateCommandBuffers((l) raw)");
     r->acquire_cb = cbs[0];
     r->release_cb = cbs[1];
-    r->progress = timeline_semaphore(r);
-    r->to_cl = exportable_semaphore(r);
-    r->from_cl = exportable_semaphore(r);
+    r->progress = semaphore_new(r, &timeline);
+    r->to_cl = semaphore_new(r, &exportable);
+    r->from_cl = semaphore_new(r, &exportable);
     r->cl_to = semaphore_import(r, r->to_cl);
     r->cl_from = semaphore_import(r, r->from_cl);
     r->cq = cq;
