@@ -67,6 +67,10 @@
 #define NSIZES 2
 #define NFORMATS 2
 #define IN_FLIGHT 3 /* D = 1, 2, 4 */
+/* The frames in flight's handovers: no sync object, CLMEM_AV_ORDER_DEVICE,
+ * and device order's handover made with the raw calls (ffmpeg-cl-raw.c). */
+enum order { O_HOST, O_DEVICE, O_RAW, ORDERS };
+static const char *const order_name[ORDERS] = {"host", "device", "raw"};
 #define MAX_D 4
 #define WARM_UP_US 250000.0 /* the first frame size's routes, untimed, before its reps */
 static const int in_flight_d[IN_FLIGHT] = {1, 2, 4};
@@ -91,7 +95,7 @@ struct ffcl_result {
     char no_today[NOTE_MAX];             /* why today and the floor did not run; empty when they did */
     char no_mapped[NOTE_MAX];            /* why the mapped route did not run */
     char no_raw[NOTE_MAX];               /* why the raw route did not run */
-    struct summary flight[2][IN_FLIGHT]; /* [0] host order, [1] device order; per frame */
+    struct summary flight[ORDERS][IN_FLIGHT]; /* per frame, by order (enum order) */
     char no_device[NOTE_MAX];            /* why device order did not run */
     int stream;                          /* F */
 };
@@ -470,14 +474,39 @@ static void raw_frame_free(void *opaque, uint8_t *data)
     (void)data;
 }
 
+/* The raw handover of Vulkan frame vk (raw), on the images of the map's
+ * own imports of it, and an OpenCL frame of those images for the filter
+ * (*raw_frame). False, with why, where the raw calls cannot be made. */
+static bool raw_open_frame(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r, const AVFrame *vk,
+                           struct ffcl_raw *raw, AVFrame **raw_frame, char *why, size_t len)
+{
+    const AVOpenCLDeviceContext *oc = ((AVHWDeviceContext *)fb->cl_device->data)->hwctx;
+    AVFrame *mapped = frame_new(), *f;
+    bool ok;
+
+    mapped->hw_frames_ctx = av_buffer_ref(r->cl_mapped);
+    check_clmem(clmem_av_cl_map(fb->bridge, NULL, mapped, vk, AV_HWFRAME_MAP_READ), "clmem_av_cl_map((l) raw)");
+    ok = ffcl_raw_open(raw, b, fb->vk, &fb->fn, oc->command_queue, mapped, why, len);
+    av_frame_free(&mapped); /* the unmap: the images are released again, the library's kept imports */
+    if (!ok)
+        return false;
+    f = *raw_frame = frame_new();
+    f->format = AV_PIX_FMT_OPENCL;
+    f->width = r->width;
+    f->height = r->height;
+    for (cl_uint p = 0; p < raw->planes; p++)
+        f->data[p] = (uint8_t *)raw->images[p];
+    f->hw_frames_ctx = av_buffer_ref(r->cl_mapped);
+    f->buf[0] = av_buffer_create((uint8_t *)raw, sizeof *raw, raw_frame_free, NULL, 0);
+    if (!f->hw_frames_ctx || !f->buf[0])
+        die("out of memory");
+    return true;
+}
+
 /* The raw route: where the map took the vk-image way, its handover made
  * with the raw calls on the images of the map's own imports of r->vk. */
 static void raw_setup(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r, struct ffcl_result *res)
 {
-    const AVOpenCLDeviceContext *oc = ((AVHWDeviceContext *)fb->cl_device->data)->hwctx;
-    AVFrame *mapped;
-    bool ok;
-
     if (*res->no_mapped) {
         snprintf(res->no_raw, sizeof res->no_raw, "the mapped route did not run");
         return;
@@ -489,23 +518,7 @@ static void raw_setup(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r
                  clmem_av_cl_way_name(CLMEM_AV_CL_WAY_VK_IMAGE), way);
         return;
     }
-    mapped = frame_new();
-    mapped->hw_frames_ctx = av_buffer_ref(r->cl_mapped);
-    check_clmem(clmem_av_cl_map(fb->bridge, NULL, mapped, r->vk, AV_HWFRAME_MAP_READ), "clmem_av_cl_map((l) raw)");
-    ok = ffcl_raw_open(&r->raw, b, fb->vk, &fb->fn, oc->command_queue, mapped, res->no_raw, sizeof res->no_raw);
-    av_frame_free(&mapped); /* the unmap: the images are released again, the library's kept imports */
-    if (!ok)
-        return;
-    r->raw_frame = frame_new();
-    r->raw_frame->format = AV_PIX_FMT_OPENCL;
-    r->raw_frame->width = r->width;
-    r->raw_frame->height = r->height;
-    for (cl_uint p = 0; p < r->raw.planes; p++)
-        r->raw_frame->data[p] = (uint8_t *)r->raw.images[p];
-    r->raw_frame->hw_frames_ctx = av_buffer_ref(r->cl_mapped);
-    r->raw_frame->buf[0] = av_buffer_create((uint8_t *)&r->raw, sizeof r->raw, raw_frame_free, NULL, 0);
-    if (!r->raw_frame->hw_frames_ctx || !r->raw_frame->buf[0])
-        die("out of memory");
+    raw_open_frame(b, fb, r, r->vk, &r->raw, &r->raw_frame, res->no_raw, sizeof res->no_raw);
 }
 
 static void run_teardown(struct ffcl_run *r)
@@ -822,20 +835,43 @@ static void copy_into(struct ffcl_bench *fb, struct ffcl_run *r, struct copier *
     }
 }
 
-/* A stream of n frames through d pool frames in the sync object's order
- * (NULL: host order); microseconds a frame. The first d copies are
- * submitted at once; each later one as soon as the map of the frame
- * before it in the same pool frame is unreferenced, so it waits on the GPU
- * for that hand-back, not on the host. */
+/* The raw handover of each pool frame of the stream, and its OpenCL frame
+ * for the filter (raw_open_frame()). */
+struct raw_pool {
+    struct ffcl_raw raw[MAX_D];
+    AVFrame *frame[MAX_D];
+};
+
+/* Pool frame vk through the raw handover (rp's k), the filter, and back:
+ * the raw route's calls, on a frame of the stream. */
+static void raw_frame_through(struct ffcl_run *r, struct raw_pool *rp, int k, const AVFrame *vk, AVFrame *out)
+{
+    AVVkFrame *f = (AVVkFrame *)vk->data[0];
+
+    ffcl_raw_acquire(&rp->raw[k], f);
+    rp->frame[k]->pts = r->pts++;
+    filter_one(&r->mapped_graph, rp->frame[k], out, "(l) the raw stream's filter");
+    ffcl_raw_release(&rp->raw[k], f);
+}
+
+/* A stream of n frames through d pool frames: mapped in the sync object's
+ * order (NULL: host order), or, with rp, handed over with the raw calls;
+ * microseconds a frame. The first d copies are submitted at once; each
+ * later one as soon as the map of the frame before it in the same pool
+ * frame is unreferenced, so it waits on the GPU for that hand-back, not on
+ * the host. */
 static double rep_stream(struct ffcl_bench *fb, struct ffcl_run *r, struct copier *c, clmem_av_sync *sync,
-                         AVFrame *const *frames, int d, int n, AVFrame *out)
+                         struct raw_pool *rp, AVFrame *const *frames, int d, int n, AVFrame *out)
 {
     double t0 = now_us();
 
     for (int k = 0; k < d && k < n; k++)
         copy_into(fb, r, c, frames[k], k);
     for (int i = 0; i < n; i++) {
-        rep_mapped(fb, r, sync, frames[i % d], out);
+        if (rp)
+            raw_frame_through(r, rp, i % d, frames[i % d], out);
+        else
+            rep_mapped(fb, r, sync, frames[i % d], out);
         av_frame_unref(out);
         if (i + d < n)
             copy_into(fb, r, c, frames[i % d], i % d);
@@ -852,54 +888,81 @@ static void watch_in_flight(const char *label, int order, int d)
     char what[128];
 
     if (d)
-        snprintf(what, sizeof what, "%s in flight, %s order, D = %d", label, order ? "device" : "host", d);
+        snprintf(what, sizeof what, "%s in flight, %s order, D = %d", label, order_name[order], d);
     else
-        snprintf(what, sizeof what, "%s in flight, %s order, first maps", label, order ? "device" : "host");
+        snprintf(what, sizeof what, "%s in flight, %s order, first maps", label, order_name[order]);
     watchdog("(l) FFmpeg's OpenCL filters", what);
+}
+
+/* Each pool frame's raw handover, where the raw route runs (r->raw_frame). */
+static bool raw_pool_open(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r, AVFrame *const *frames,
+                          struct raw_pool *rp)
+{
+    char why[NOTE_MAX];
+
+    memset(rp, 0, sizeof *rp);
+    if (!r->raw_frame)
+        return false;
+    for (int k = 0; k < MAX_D; k++)
+        if (!raw_open_frame(b, fb, r, frames[k], &rp->raw[k], &rp->frame[k], why, sizeof why))
+            die("(l) the raw handover of a pool frame: %s", why); /* it opened for r->vk */
+    return true;
+}
+
+static void raw_pool_close(struct raw_pool *rp)
+{
+    for (int k = 0; k < MAX_D; k++) {
+        av_frame_free(&rp->frame[k]);
+        ffcl_raw_close(&rp->raw[k]);
+    }
 }
 
 static void run_in_flight(struct bench *b, struct ffcl_bench *fb, struct ffcl_run *r, int reps, const char *label,
                           struct ffcl_result *res)
 {
     const int n = b->cpu_device ? 8 : 32;
-    clmem_av_sync *sync[2] = {NULL, NULL};
+    clmem_av_sync *sync[ORDERS] = {NULL};
+    bool runs[ORDERS] = {true, false, false};
     AVFrame *frames[MAX_D], *out = frame_new();
-    double *samples = malloc(sizeof(double) * (size_t)reps * 2 * IN_FLIGHT);
+    double *samples = malloc(sizeof(double) * (size_t)reps * ORDERS * IN_FLIGHT);
+    struct raw_pool rp;
     struct copier c;
 
     if (!samples)
         die("out of memory");
     res->stream = n;
-    if (clmem_av_sync_create(fb->bridge, fb->device, CLMEM_AV_ORDER_DEVICE, MAX_D, &sync[1]) != CLMEM_OK)
+    if (clmem_av_sync_create(fb->bridge, fb->device, CLMEM_AV_ORDER_DEVICE, MAX_D, &sync[O_DEVICE]) != CLMEM_OK)
         snprintf(res->no_device, sizeof res->no_device, "%s", clmem_error_message());
+    runs[O_DEVICE] = sync[O_DEVICE] != NULL;
     for (int k = 0; k < MAX_D; k++) {
         frames[k] = frame_new();
         av_check(av_hwframe_get_buffer(r->vk_frames, frames[k], 0), "av_hwframe_get_buffer((l) stream)");
     }
     copier_setup(fb, &c, r, frames);
-    for (int o = 0; o < 2; o++) /* untimed: each frame's first map imports it */
-        if (o == 0 || sync[1]) {
+    runs[O_RAW] = raw_pool_open(b, fb, r, frames, &rp);
+    for (int o = 0; o < ORDERS; o++) /* untimed: each frame's first map imports it */
+        if (runs[o]) {
             watch_in_flight(label, o, 0);
-            rep_stream(fb, r, &c, sync[o], frames, MAX_D, MAX_D, out);
+            rep_stream(fb, r, &c, sync[o], o == O_RAW ? &rp : NULL, frames, MAX_D, MAX_D, out);
         }
     for (int i = 0; i < reps; i++)
-        for (int o = 0; o < 2; o++)
-            for (int j = 0; j < IN_FLIGHT && (o == 0 || sync[1]); j++) {
+        for (int o = 0; o < ORDERS; o++)
+            for (int j = 0; j < IN_FLIGHT && runs[o]; j++) {
                 /* Each order and D has the watchdog's whole time. */
                 if (i == 0)
                     watch_in_flight(label, o, in_flight_d[j]);
                 samples[(o * IN_FLIGHT + j) * reps + i] =
-                    rep_stream(fb, r, &c, sync[o], frames, in_flight_d[j], n, out);
+                    rep_stream(fb, r, &c, sync[o], o == O_RAW ? &rp : NULL, frames, in_flight_d[j], n, out);
                 if (i == 0) {
-                    printf("%s D=%d ", o ? "device" : "host", in_flight_d[j]);
+                    printf("%s D=%d ", order_name[o], in_flight_d[j]);
                     fflush(stdout);
                 }
             }
-    for (int o = 0; o < 2; o++)
-        for (int j = 0; j < IN_FLIGHT && (o == 0 || sync[1]); j++)
+    for (int o = 0; o < ORDERS; o++)
+        for (int j = 0; j < IN_FLIGHT && runs[o]; j++)
             res->flight[o][j] = summarize(samples + (o * IN_FLIGHT + j) * reps, reps, n);
-    if (sync[1])
-        check_clmem(clmem_av_sync_finish(sync[1], FINISH_TIMEOUT_NS), "clmem_av_sync_finish((l))");
+    if (sync[O_DEVICE])
+        check_clmem(clmem_av_sync_finish(sync[O_DEVICE], FINISH_TIMEOUT_NS), "clmem_av_sync_finish((l))");
     /* Each pool frame holds the resident frame's bytes, which are the
      * pattern: FFmpeg's download of the last one shows the copies landed. */
     {
@@ -921,9 +984,11 @@ static void run_in_flight(struct bench *b, struct ffcl_bench *fb, struct ffcl_ru
      * value the last one signalled: the command pool can go. */
     wait_frame(fb, r->vk, c.planes);
     fb->fn.destroy_pool(fb->vk->act_dev, c.pool, NULL);
+    if (runs[O_RAW])
+        raw_pool_close(&rp);
     for (int k = 0; k < MAX_D; k++)
         av_frame_free(&frames[k]);
-    clmem_av_sync_unref(sync[1]);
+    clmem_av_sync_unref(sync[O_DEVICE]);
     av_frame_free(&out);
     free(samples);
 }
@@ -964,11 +1029,12 @@ static void record_ffcl(struct bench *b)
         record_paired_row("l", r->bytes, m, &r->raw_over, 1);
         snprintf(m, sizeof m, "ffcl_%s_%dx%d_share", format_name[r->format], r->width, r->height);
         record_paired_row("l", r->bytes, m, &r->share, 1);
-        for (int o = 0; o < 2; o++)
+        for (int o = 0; o < ORDERS; o++)
             for (int j = 0; j < IN_FLIGHT; j++) {
+                /* The raw handover is device order's, made with the raw calls: its variant "raw". */
                 snprintf(m, sizeof m, "ffcl_%s_%dx%d_in_flight_%s", format_name[r->format], r->width, r->height,
-                         o ? "device" : "host");
-                record_row("l", r->bytes, m, "clmem", &r->flight[o][j], 1, in_flight_d[j]);
+                         order_name[o == O_HOST ? O_HOST : O_DEVICE]);
+                record_row("l", r->bytes, m, o == O_RAW ? "raw" : "clmem", &r->flight[o][j], 1, in_flight_d[j]);
             }
     }
     for (int t = 0; t < NTARGETS; t++) {
@@ -996,7 +1062,7 @@ static void record_ffcl(struct bench *b)
             snprintf(why[t], sizeof why[t], "the mapped route did not run here");
         else if (t != 5 && *at->no_today)
             snprintf(why[t], sizeof why[t], "today's route and the floor did not run here");
-        else if (t == 5 && !at->flight[1][IN_FLIGHT - 1].have)
+        else if (t == 5 && !at->flight[O_DEVICE][IN_FLIGHT - 1].have)
             snprintf(why[t], sizeof why[t], "device order did not run here");
         else
             why[t][0] = '\0';
@@ -1013,8 +1079,8 @@ static void record_ffcl(struct bench *b)
                                                    : VERDICT_UNCLEAR;
             targets[nt++] = record_target(b, &spec, true, NULL, at->ratio_n, at->ratio, v);
         } else {
-            double gain = at->flight[1][0].median / at->flight[1][IN_FLIGHT - 1].median;
-            targets[nt++] = record_target(b, &spec, true, NULL, at->flight[1][IN_FLIGHT - 1].reps, gain,
+            double gain = at->flight[O_DEVICE][0].median / at->flight[O_DEVICE][IN_FLIGHT - 1].median;
+            targets[nt++] = record_target(b, &spec, true, NULL, at->flight[O_DEVICE][IN_FLIGHT - 1].reps, gain,
                                           gain >= 1.5 ? VERDICT_MET : VERDICT_MISSED);
         }
     }
@@ -1153,8 +1219,9 @@ static void print_in_flight_bound(void)
 
     for (int i = 0; i < nresults; i++) {
         const struct ffcl_result *x = &results[i];
-        const struct summary *d1 = &x->flight[1][0], *d4 = &x->flight[1][IN_FLIGHT - 1];
-        char name[32], raw[16] = "-", most_raw[16] = "-";
+        const struct summary *d1 = &x->flight[O_DEVICE][0], *d4 = &x->flight[O_DEVICE][IN_FLIGHT - 1];
+        const struct summary *raw1 = &x->flight[O_RAW][0], *raw4 = &x->flight[O_RAW][IN_FLIGHT - 1];
+        char name[32], raw[16] = "-", most_raw[16] = "-", got_raw[16] = "-";
         double copy;
 
         if (!d1->have || !d4->have || !x->s[R_MAPPED].have)
@@ -1162,9 +1229,10 @@ static void print_in_flight_bound(void)
         if (!header) {
             printf("  the most D = 4 can give over D = 1 in device order, each frame's map, filter and unmap\n"
                    "    following the last on the host: (C + R) / R, at most 4x; C = what the copy adds at D = 1\n"
-                   "    (D = 1 minus mapped), R = a frame's own map, filter and unmap: mapped, or raw's\n");
-            printf("  %-10s %-5s %8s %8s %8s %9s %9s %11s\n", "frame", "fmt", "C", "mapped", "raw", "D=4 got",
-                   "at most", "raw: most");
+                   "    (D = 1 minus mapped), R = a frame's own map, filter and unmap: mapped, or raw's; raw: got =\n"
+                   "    what D = 4 gave over D = 1 with the raw calls' handover (sync raw above)\n");
+            printf("  %-10s %-5s %8s %8s %8s %9s %9s %11s %10s\n", "frame", "fmt", "C", "mapped", "raw", "D=4 got",
+                   "at most", "raw: most", "raw: got");
             header = true;
         }
         snprintf(name, sizeof name, "%dx%d", x->width, x->height);
@@ -1173,8 +1241,11 @@ static void print_in_flight_bound(void)
             snprintf(raw, sizeof raw, "%.1f", x->s[R_RAW].median);
             snprintf(most_raw, sizeof most_raw, "%.2fx", most_gain(copy, x->s[R_RAW].median));
         }
-        printf("  %-10s %-5s %8.1f %8.1f %8s %8.2fx %8.2fx %11s\n", name, format_name[x->format], copy,
-               x->s[R_MAPPED].median, raw, d1->median / d4->median, most_gain(copy, x->s[R_MAPPED].median), most_raw);
+        if (raw1->have && raw4->have)
+            snprintf(got_raw, sizeof got_raw, "%.2fx", raw1->median / raw4->median);
+        printf("  %-10s %-5s %8.1f %8.1f %8s %8.2fx %8.2fx %11s %10s\n", name, format_name[x->format], copy,
+               x->s[R_MAPPED].median, raw, d1->median / d4->median, most_gain(copy, x->s[R_MAPPED].median), most_raw,
+               got_raw);
     }
 }
 
@@ -1254,22 +1325,24 @@ void print_ffmpeg_cl(void)
         const struct ffcl_result *x = &results[i];
         char name[32];
         snprintf(name, sizeof name, "%dx%d", x->width, x->height);
-        for (int o = 0; o < 2; o++)
+        for (int o = 0; o < ORDERS; o++)
             for (int j = 0; j < IN_FLIGHT; j++) {
                 const struct summary *y = &x->flight[o][j];
                 if (!y->have)
                     continue;
                 printf("%-10s %-5s %-7s %3d %5d %12.1f %10.1f %7.2fx\n", name, format_name[x->format],
-                       o ? "device" : "host", in_flight_d[j], x->stream, y->median, 1e6 / y->median,
+                       order_name[o], in_flight_d[j], x->stream, y->median, 1e6 / y->median,
                        x->flight[o][0].median / y->median);
             }
         if (!*x->no_mapped && *x->no_device)
             printf("  %s %s: device order skipped: %s\n", name, format_name[x->format], x->no_device);
     }
     printf(
-        "    sync: host = no sync object, device = CLMEM_AV_ORDER_DEVICE; us a frame: the stream's time / F, median\n"
-        "    of the reps; fps: frames per second at that median; vs D=1: fps against D = 1 of the same order;\n"
-        "    formats whose mapped route did not run have no rows\n");
+        "    sync: host = no sync object, device = CLMEM_AV_ORDER_DEVICE, raw = device order's handover made with\n"
+        "    the raw calls (as the raw route above, each pool frame's own; no map); us a frame: the stream's time /\n"
+        "    F, median of the reps; fps: frames per second at that median; vs D=1: fps against D = 1 of the same\n"
+        "    sync; formats whose mapped route did not run have no rows, and raw has rows only where the raw route\n"
+        "    ran\n");
     print_in_flight_bound();
     for (int t = 0; t < NTARGETS; t++)
         if (targets[t])
