@@ -221,9 +221,9 @@ fi
 # in flight for D = 1, 2, 4 (ring D); or lines saying which route was
 # skipped and why (PoCL makes no NV12 OpenCL frames); the raw route and
 # mapped minus raw, or a line saying why not (it mirrors the vk-image way
-# only). Where FFmpeg makes no Vulkan device, the line saying so. Without
-# libavfilter, the line saying clmem-bench was not built with it, and no
-# rows.
+# only), and where it ran, frames in flight through its handover. Where
+# FFmpeg makes no Vulkan device, the line saying so. Without libavfilter,
+# the line saying clmem-bench was not built with it, and no rows.
 if [ "${CLMEM_LIBAVFILTER_FOUND:-}" = yes ] && ! grep -q '^  skipped: FFmpeg cannot make a Vulkan device here' "$tmp/out"; then
     n3='[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+'
     bad_l=0 ran_l=0
@@ -244,6 +244,12 @@ if [ "${CLMEM_LIBAVFILTER_FOUND:-}" = yes ] && ! grep -q '^  skipped: FFmpeg can
             share=$(grep -Ec "^[1-9][0-9]*,ffcl_${fmt}_${size}_share,paired,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,-?[0-9]+\.[0-9]+,[1-9][0-9]*,1,1,0,\$" "$tmp/rows.csv")
             if ! { test "$raw" -eq 1 && test "$share" -eq 1; } && ! grep -Eq "^  $size $fmt: raw route skipped: ." "$tmp/out"; then
                 echo "# (l) $size $fmt: $raw raw rows, $share mapped minus raw, and no line saying why" >>"$tmp/bad"
+                bad_l=1
+            fi
+            # Where the raw route ran, the stream through its handover too.
+            raw_flight=$(grep -Ec "^[1-9][0-9]*,ffcl_${fmt}_${size}_in_flight_device,raw,$n3,[1-9][0-9]*,[1-9][0-9]*,1,(1|2|4),\$" "$tmp/rows.csv")
+            if test "$raw" -eq 1 && test "$raw_flight" -ne 3; then
+                echo "# (l) $size $fmt: the raw route ran, and $raw_flight raw in-flight rows" >>"$tmp/bad"
                 bad_l=1
             fi
         done
