@@ -67,15 +67,16 @@ test "$(head -n 1 "$tmp/rows.csv" 2>/dev/null)" = "size_bytes,measure,variant,me
 check $? "the CSV has its header"
 
 # Every size that ran has all nine (measure, variant) rows, each with
-# numbers in every column (any numbers: nothing about their size; the
-# paired import overhead and its interval may be negative). Every
+# numbers in every column (any numbers: nothing about their size; a
+# paired row, a difference such as the import overhead or (l)'s mapped
+# minus raw, and its interval may be negative). Every
 # row, the (g) frames' and the batch run's too, has the 11 columns, the
 # last (CPU time a frame) empty except in (x)'s rows; the
 # frames' rows, like the per-frame measures, batch 1 and ring 0. The batch
 # run's rows (ring_*, batch_staged_copy) and which frames ran are checked below.
 awk -F, 'NR > 1 {
         if (NF != 11 || $1 !~ /^[0-9]+$/ || $7 !~ /^[1-9][0-9]*$/ || $9 !~ /^[0-9]+$/ || $10 !~ /^[0-9]+$/) bad++
-        num = $2 ~ /overhead/ ? "^-?[0-9]+[.][0-9]+$" : "^[0-9]+[.][0-9]+$"
+        num = $3 == "paired" ? "^-?[0-9]+[.][0-9]+$" : "^[0-9]+[.][0-9]+$"
         for (i = 4; i <= 6; i++) if ($i !~ num) bad++
         if ($2 ~ /^xproc_/ ? $11 !~ /^([0-9]+[.][0-9]+)?$/ : $11 != "") bad++
         if ($2 ~ /^(ring_|batch_|scaling_|unref_|xproc_)/ || $2 ~ /_(in_flight_|upload_alone)/) next
