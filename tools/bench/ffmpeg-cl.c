@@ -90,14 +90,14 @@ struct ffcl_result {
     struct paired share;              /* mapped minus raw: the library's share */
     double ratio, ratio_lo, ratio_hi; /* today over mapped, per rep: median and 95 % interval */
     int ratio_n;
-    char way[32];                        /* the image way the map took */
-    char setup[40];                      /* the frames set-up the map accepted */
-    char no_today[NOTE_MAX];             /* why today and the floor did not run; empty when they did */
-    char no_mapped[NOTE_MAX];            /* why the mapped route did not run */
-    char no_raw[NOTE_MAX];               /* why the raw route did not run */
+    char way[32];                             /* the image way the map took */
+    char setup[40];                           /* the frames set-up the map accepted */
+    char no_today[NOTE_MAX];                  /* why today and the floor did not run; empty when they did */
+    char no_mapped[NOTE_MAX];                 /* why the mapped route did not run */
+    char no_raw[NOTE_MAX];                    /* why the raw route did not run */
     struct summary flight[ORDERS][IN_FLIGHT]; /* per frame, by order (enum order) */
-    char no_device[NOTE_MAX];            /* why device order did not run */
-    int stream;                          /* F */
+    char no_device[NOTE_MAX];                 /* why device order did not run */
+    int stream;                               /* F */
 };
 static struct ffcl_result results[NSIZES * NFORMATS];
 static int nresults;
@@ -1330,9 +1330,8 @@ void print_ffmpeg_cl(void)
                 const struct summary *y = &x->flight[o][j];
                 if (!y->have)
                     continue;
-                printf("%-10s %-5s %-7s %3d %5d %12.1f %10.1f %7.2fx\n", name, format_name[x->format],
-                       order_name[o], in_flight_d[j], x->stream, y->median, 1e6 / y->median,
-                       x->flight[o][0].median / y->median);
+                printf("%-10s %-5s %-7s %3d %5d %12.1f %10.1f %7.2fx\n", name, format_name[x->format], order_name[o],
+                       in_flight_d[j], x->stream, y->median, 1e6 / y->median, x->flight[o][0].median / y->median);
             }
         if (!*x->no_mapped && *x->no_device)
             printf("  %s %s: device order skipped: %s\n", name, format_name[x->format], x->no_device);
