@@ -38,11 +38,14 @@
  * av_hwframe_transfer_data), then map, the filter, unref. The copies run
  * D frames ahead: the copy into a pool frame is submitted as soon as its
  * previous frame is unreferenced, so up to D copies wait or run on the
- * GPU while OpenCL filters. Host order (no sync object) and device order
- * (a sync object of CLMEM_AV_ORDER_DEVICE, where it works); timed until
- * every frame's semaphores are signalled.
+ * GPU while OpenCL filters. Host order (no sync object), device order
+ * (a sync object of CLMEM_AV_ORDER_DEVICE, where it works) and, where the
+ * raw route runs, the raw route's handover in place of the map (each pool
+ * frame with a handover of its own): whether D frames in flight gain what
+ * the target asks is then shown for the library and for the raw calls in
+ * the same run. Timed until every frame's semaphores are signalled.
  *
- * Checked after the reps: the three routes' outputs, downloaded, are
+ * Checked after the reps: the routes' outputs, downloaded, are
  * byte-identical, and the Vulkan frame still holds its upload. Built only
  * where configure found libavfilter (HAVE_LIBAVFILTER); otherwise one line
  * says so. */
