@@ -6,9 +6,11 @@
  * a CPU OpenCL device), NV12 and RGBA, one filter graph of libavfilter,
  * buffersrc -> avgblur_opencl=sizeX=3 -> buffersink, on OpenCL frames of
  * an FFmpeg OpenCL device over the bridge's context
- * (clmem_av_cl_device_create). Three routes, interleaved rep by rep and
- * each going first in turn (after WARM_UP_US of them untimed on the first
- * frame size and format that runs), each timed per frame:
+ * (clmem_av_cl_device_create). Four routes, interleaved rep by rep in
+ * the order of a Williams square (in every four reps each goes first once
+ * and follows each other once within a rep; after WARM_UP_US of them
+ * untimed on the first frame size and format that runs), each timed per
+ * frame:
  *   today:  what users write without clmem: av_hwframe_transfer_data of
  *           the Vulkan frame into a software frame, then into a frame of
  *           an OpenCL frames context of FFmpeg's own on the same OpenCL
@@ -82,6 +84,9 @@ static const char *const format_name[NFORMATS] = {"nv12", "rgba"};
 
 enum route { R_TODAY, R_MAPPED, R_FLOOR, R_RAW, R_COUNT };
 static const char *const route_variant[R_COUNT] = {"baseline", "clmem", "floor", "raw"};
+/* Rep i runs route (i + williams[k]) % R_COUNT k-th: the rows of a 4x4
+ * Williams square (0, +1, -1, +2). */
+static const int williams[R_COUNT] = {0, 1, R_COUNT - 1, 2};
 
 /* One frame size and format. */
 struct ffcl_result {
@@ -1146,13 +1151,15 @@ void run_ffmpeg_cl(struct bench *b, bool quick, int reps)
                     reps_untimed(&fb, &r, res, out);
                 warmed = true;
             }
-            /* Each route takes its turn to go first: right after today's
-             * host copies a route runs slower (the map by about 8 us at
-             * 1920x1080 on the H100), which a fixed order would always
-             * charge to the route after it. */
+            /* Right after today's host copies a route runs slower (the map
+             * by about 8 us at 1920x1080 on the H100): the order is a
+             * Williams square, so that in every four reps each route goes
+             * first once and follows each other route once within a rep.
+             * Turning (i + k) alone kept the mapped route right after
+             * today's in three reps of four, and the raw route in none. */
             for (int i = 0; i < reps; i++)
                 for (int k = 0; k < R_COUNT; k++) {
-                    enum route w = (enum route)((i + k) % R_COUNT);
+                    enum route w = (enum route)((i + williams[k]) % R_COUNT);
                     double us = rep_route(&fb, &r, w, res, out);
                     if (us >= 0) {
                         samples[w * reps + i] = us;
