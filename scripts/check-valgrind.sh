@@ -45,13 +45,13 @@ without_libavfilter=
 if pkg-config --exists libavfilter 2>/dev/null; then
     # It calls libavfilter, so that the linker keeps it (--as-needed).
     printf '#include <libavfilter/avfilter.h>\nint main(void) { return avfilter_version() == 0; }\n' \
-        >"$build/libavfilter-probe.c"
-    if ${CC:-cc} -o "$build/libavfilter-probe" "$build/libavfilter-probe.c" \
+        >"$build/libavfilter-start.c"
+    if ${CC:-cc} -o "$build/libavfilter-start" "$build/libavfilter-start.c" \
         $(pkg-config --cflags --libs libavfilter) 2>/dev/null &&
-        ! valgrind --quiet --error-exitcode=99 "$build/libavfilter-probe" >"$build/libavfilter-probe.log" 2>&1 &&
-        grep -Eq 'Unrecognised instruction|Illegal opcode' "$build/libavfilter-probe.log"; then
+        ! valgrind --quiet --error-exitcode=99 "$build/libavfilter-start" >"$build/libavfilter-start.log" 2>&1 &&
+        grep -Eq 'Unrecognised instruction|Illegal opcode' "$build/libavfilter-start.log"; then
         echo "valgrind cannot start a program linked with libavfilter on this CPU:" \
-            "$(grep -m1 -A1 -E 'Unrecognised instruction|Illegal opcode' "$build/libavfilter-probe.log" | tail -n 1 | sed 's/^==[0-9]*== *//');" \
+            "$(grep -m1 -A1 -E 'Unrecognised instruction|Illegal opcode' "$build/libavfilter-start.log" | tail -n 1 | sed 's/^==[0-9]*== *//');" \
             "this build is configured --without-libavfilter"
         without_libavfilter=--without-libavfilter
     fi
