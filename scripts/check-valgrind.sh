@@ -35,29 +35,28 @@ mkdir -p "$build"
 . "$top/scripts/build-dir.sh"
 source_dir "$build"
 
-# Can valgrind start a program linked with libavfilter here? Debian's
-# pulls in libhwy (through libjxl), whose start-up code runs RDTSCP, which
-# valgrind 3.19 decodes only where the CPU reports it. A virtual AMD EPYC
-# that does not (no rdtscp in /proc/cpuinfo) runs it natively, but under
-# valgrind such a program dies of SIGILL before main. Then the libavfilter
-# tests are left out of this build, saying why; they run in the others.
-without_libavfilter=
-if pkg-config --exists libavfilter 2>/dev/null; then
-    # It calls libavfilter, so that the linker keeps it (--as-needed).
-    printf '#include <libavfilter/avfilter.h>\nint main(void) { return avfilter_version() == 0; }\n' \
-        >"$build/libavfilter-start.c"
-    if ${CC:-cc} -o "$build/libavfilter-start" "$build/libavfilter-start.c" \
-        $(pkg-config --cflags --libs libavfilter) 2>/dev/null &&
-        ! valgrind --quiet --error-exitcode=99 "$build/libavfilter-start" >"$build/libavfilter-start.log" 2>&1 &&
-        grep -Eq 'Unrecognised instruction|Illegal opcode' "$build/libavfilter-start.log"; then
-        echo "valgrind cannot start a program linked with libavfilter on this CPU:" \
-            "$(grep -m1 -A1 -E 'Unrecognised instruction|Illegal opcode' "$build/libavfilter-start.log" | tail -n 1 | sed 's/^==[0-9]*== *//');" \
-            "this build is configured --without-libavfilter"
-        without_libavfilter=--without-libavfilter
-    fi
-fi
-
 if ! test -f "$build/Makefile"; then
+    # Can valgrind start a program linked with libavfilter here? Debian's
+    # pulls in libhwy (through libjxl), whose start-up code runs RDTSCP, which
+    # valgrind 3.19 decodes only where the CPU reports it. A virtual AMD EPYC
+    # that does not (no rdtscp in /proc/cpuinfo) runs it natively, but under
+    # valgrind such a program dies of SIGILL before main. Then the libavfilter
+    # tests are left out of this build, saying why; they run in the others.
+    without_libavfilter=
+    if pkg-config --exists libavfilter 2>/dev/null; then
+        # It calls libavfilter, so that the linker keeps it (--as-needed).
+        printf '#include <libavfilter/avfilter.h>\nint main(void) { return avfilter_version() == 0; }\n' \
+            >"$build/libavfilter-start.c"
+        if ${CC:-cc} -o "$build/libavfilter-start" "$build/libavfilter-start.c" \
+            $(pkg-config --cflags --libs libavfilter) 2>/dev/null &&
+            ! valgrind --quiet --error-exitcode=99 "$build/libavfilter-start" >"$build/libavfilter-start.log" 2>&1 &&
+            grep -Eq 'Unrecognised instruction|Illegal opcode' "$build/libavfilter-start.log"; then
+            echo "valgrind cannot start a program linked with libavfilter on this CPU:" \
+                "$(grep -m1 -A1 -E 'Unrecognised instruction|Illegal opcode' "$build/libavfilter-start.log" | tail -n 1 | sed 's/^==[0-9]*== *//');" \
+                "this build is configured --without-libavfilter"
+            without_libavfilter=--without-libavfilter
+        fi
+    fi
     # The default -g -O2: valgrind's stacks are readable with it (and -O1
     # trips a false -Wformat-truncation in lib/error.c under -Werror).
     # Without CLBlast and clFFT: under valgrind PoCL compiles their kernels
