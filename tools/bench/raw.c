@@ -119,7 +119,6 @@ cl_semaphore_khr raw_semaphore_from_fd(struct bench *b, int fd)
                                            (cl_semaphore_properties_khr)(uintptr_t)b->device,
                                            CLMEM_CL_DEVICE_HANDLE_LIST_END,
                                            0};
-
     cs = b->ext.create_semaphore(b->context, props, &err);
     if (err != CL_SUCCESS || !cs) {
         close(fd); /* The driver takes (closes) the fd only on success */
