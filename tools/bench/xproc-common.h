@@ -5,8 +5,7 @@
  *   xproc.c           the top: the frames measured, the run of every measure,
  *                     the rows, the targets and the report
  *   xproc-child.c     the consumer process's main: its devices set up, then
- *                     the consumer role its mode names (libclmem-ipc's and
- *                     the raw protocol's side by side, a thread each)
+ *                     the consumer role its mode names
  *   xproc-ipc.c       through libclmem-ipc, both sides; it takes turns with
  *                     the raw protocol frame by frame
  *   xproc-raw.c       the same protocol made with the raw calls, both sides
@@ -130,16 +129,11 @@ int xproc_msg_recv(int sock, struct xproc_msg *m, int *fds, int max);
 
 /* ------------------------------------------------------------ the consumer process */
 
-/* xproc-spawn.c: the consumer process, clmem-bench run again in `mode`
- * ("ipc", "ipc-batch" or "shm": one socket; "ipc+raw": two, libclmem-ipc's
- * and the raw protocol's) with one end of each of nsocks socketpairs;
- * socks_out gets this process's ends. Reaped: its exit status (why says
- * what it was when not 0), -1 when a signal ended it. */
-pid_t xproc_spawn_consumer(const char *mode, int nsocks, int *socks_out);
-int xproc_reap(pid_t pid, char *why, size_t len);
-/* The "ipc+raw" consumer process's exit status: these bits, or 0. */
-#define XPROC_EXIT_IPC_FAILED 1 /* libclmem-ipc's consumer role failed */
-#define XPROC_EXIT_RAW_FAILED 4 /* the raw protocol's consumer role failed */
+/* xproc-spawn.c: the consumer process, clmem-bench run again with one end
+ * of a socketpair, in `mode` ("ipc", "ipc-batch", "shm" or "raw"); *sock_out is this
+ * process's end. Reaped: true when it exited 0 (why says otherwise). */
+pid_t xproc_spawn_consumer(const char *mode, int *sock_out);
+bool xproc_reap(pid_t pid, char *why, size_t len);
 
 /* xproc-consumer.c: the consumer process's devices: its own Vulkan device,
  * the OpenCL device paired with it, and the bump kernel. */
@@ -154,19 +148,13 @@ struct consumer_devices {
 };
 bool xproc_consumer_open(struct consumer_devices *c);
 void xproc_consumer_close(struct consumer_devices *c);
-/* A second consumer role's devices in the same process, beside c's: the
- * same Vulkan device, OpenCL device and context, a queue and a kernel of
- * its own (c's stay c's: one thread a role). Closed before c. */
-bool xproc_consumer_open_beside(const struct consumer_devices *c, struct consumer_devices *beside);
-void xproc_consumer_close_beside(struct consumer_devices *beside);
 /* Says on stderr what failed, with clmem_error_message(); returns 1, the
  * consumer process's exit status. */
 int xproc_consumer_fail(const char *what);
 
-/* The consumer roles, which xproc_child_main (xproc-child.c) hands a
- * socket to; each returns 0, or 1 when it failed (its stderr says why).
- * The ipc one takes the socket; the others leave it to the caller to
- * close. */
+/* The consumer roles, which xproc_child_main (xproc-child.c) hands the
+ * socket to; each returns the consumer process's exit status. The ipc one
+ * takes the socket; the others leave it to the caller to close. */
 int xproc_consume_ipc(struct consumer_devices *c, int sock, bool batched);
 int xproc_consume_shm(struct consumer_devices *c, int sock);
 int xproc_consume_raw(struct consumer_devices *c, int sock);
@@ -183,16 +171,16 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
 /* xproc-shm.c: the copy through /dev/shm with `slots` frames in flight. */
 void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure m, int frames);
 
-/* xproc-raw.c: the producer's end of the raw protocol, on the raw
- * socket of an "ipc+raw" consumer process. Open hands slot's memory over
- * on sock, which it takes (false, why says, on failure: the socket is
- * closed); frame hands one frame over and times it until its FREE (false
- * on failure); close closes the socket, which ends the consumer's role. */
+/* xproc-raw.c: the producer's end of the raw protocol with one consumer
+ * process. Open starts the consumer process and hands it slot's memory
+ * (false, why says, on failure); frame hands one frame over and times it
+ * until its FREE (false on failure); close ends the consumer and reaps it. */
 struct raw_producer {
+    pid_t pid;
     int sock;
     int slot; /* the frame it hands over */
 };
-bool xproc_raw_open(struct xrun *r, struct raw_producer *x, int sock, int slot, char *why, size_t len);
+bool xproc_raw_open(struct xrun *r, struct raw_producer *x, int slot, char *why, size_t len);
 bool xproc_raw_frame(struct xrun *r, struct raw_producer *x, double *us);
-void xproc_raw_close(struct raw_producer *x);
+bool xproc_raw_close(struct raw_producer *x, char *why, size_t len);
 #endif

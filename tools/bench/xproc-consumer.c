@@ -3,8 +3,7 @@
  * Its own Vulkan device (CLMEM_VK_DEVICE, like the producer's), the OpenCL
  * device paired with it (or the first one, where none pairs), and the
  * bench's one-work-item kernel that every consumer role runs on each frame:
- * p[0] += 1, p[1] += the value seen. A second role beside the first shares
- * them all but its queue and kernel. */
+ * p[0] += 1, p[1] += the value seen. */
 #include "xproc-common.h"
 
 static const char bump_kernel[] = "__kernel void bump(__global uint *p) {\n"
@@ -47,26 +46,4 @@ void xproc_consumer_close(struct consumer_devices *c)
     clReleaseCommandQueue(c->queue);
     clReleaseContext(c->context);
     vkctx_close(&c->vk);
-}
-
-bool xproc_consumer_open_beside(const struct consumer_devices *c, struct consumer_devices *beside)
-{
-    cl_int err;
-    *beside = *c;
-    beside->bump = NULL;
-    beside->queue = clCreateCommandQueueWithProperties(c->context, c->device, NULL, &err);
-    if (err != CL_SUCCESS) {
-        beside->queue = NULL;
-        return false;
-    }
-    beside->bump = clCreateKernel(c->program, "bump", &err); /* a kernel's arguments are one thread's */
-    return err == CL_SUCCESS;
-}
-
-void xproc_consumer_close_beside(struct consumer_devices *beside)
-{
-    if (beside->bump)
-        clReleaseKernel(beside->bump);
-    if (beside->queue)
-        clReleaseCommandQueue(beside->queue);
 }

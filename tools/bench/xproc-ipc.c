@@ -50,9 +50,8 @@ static bool ipc_frame(struct xrun *r, clmem_ipc_producer *p, uint32_t *i, double
 /* D frames in flight through libclmem-ipc. D=1: the round trip of each
  * frame, from the fill's submission to the frame back from next(), taking
  * turns frame by frame with the same protocol made with the raw calls
- * (xproc-raw.c, on slot 1, served by a thread of the same consumer
- * process), each going first in every other pair; the library's share is
- * the paired difference. D=4:
+ * (xproc-raw.c, on slot 1, its own consumer process), each going first in
+ * every other pair; the library's share is the paired difference. D=4:
  * blocks of K frames, each ended by clmem_ipc_producer_wait_all(), K frames
  * / K; batched (XM_IPC_BATCH_D4), the same blocks with every free frame
  * handed over in one READY. CPU time: both processes' CPU clocks over the
@@ -61,11 +60,9 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
 {
     struct bench *b = r->b;
     char *why = res->why[m];
-    int socks[2], sock, done = 0;
+    int sock, done = 0;
     bool batched = m == XM_IPC_BATCH_D4;
-    /* D=1 with the raw protocol beside it in the one consumer process */
-    pid_t pid = xproc_spawn_consumer(slots == 1 ? "ipc+raw" : batched ? "ipc-batch" : "ipc", slots == 1 ? 2 : 1, socks);
-    sock = socks[0];
+    pid_t pid = xproc_spawn_consumer(batched ? "ipc-batch" : "ipc", &sock);
     clmem_ipc_producer_info info = {.size = sizeof info, .instance = b->vk.instance,
                                     .get_instance_proc_addr = b->vk.get_instance_proc_addr,
                                     .physical_device = b->vk.physical_device, .device = b->vk.device,
@@ -86,10 +83,7 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
         raw_samples = calloc((size_t)r->frames + 1, sizeof *raw_samples);
         if (!raw_samples)
             die("out of memory");
-        if (ok)
-            raw_ok = xproc_raw_open(r, &raw, socks[1], 1, res->why[XM_RAW_D1], sizeof res->why[0]);
-        else
-            close(socks[1]);
+        raw_ok = ok && xproc_raw_open(r, &raw, 1, res->why[XM_RAW_D1], sizeof res->why[0]);
         ok = ok && clmem_ipc_producer_next(p, 0, &i) == CLMEM_OK; /* the one frame */
         for (int f = 0; ok && f < r->warmup + r->frames; f++) {
             bool timed = f >= r->warmup;
@@ -98,14 +92,14 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
                 bool lib_now = (turn == 0) == (f % 2 == 0); /* the library first in even frames */
                 if (!lib_now && !raw_ok)
                     continue;
-                double c0 = xproc_cpu_us(pid);
+                double c0 = xproc_cpu_us(lib_now ? pid : raw.pid);
                 if (lib_now)
                     ok = ipc_frame(r, p, &i, &lib_us);
                 else if (!xproc_raw_frame(r, &raw, &raw_us)) {
                     raw_ok = false;
                     snprintf(res->why[XM_RAW_D1], sizeof res->why[0], "the raw protocol's consumer stopped answering");
                 }
-                double c1 = xproc_cpu_us(pid);
+                double c1 = xproc_cpu_us(lib_now ? pid : raw.pid);
                 if (timed)
                     *(lib_now ? &cpu_lib : &cpu_raw) += c1 - c0;
             }
@@ -166,16 +160,17 @@ void xproc_run_ipc(struct xrun *r, struct xresult *res, int slots, enum xmeasure
     }
     if (!ok)
         snprintf(why, sizeof res->why[0], "%s", clmem_error_message());
-    clmem_ipc_producer_destroy(p); /* BYE: the consumer's libclmem-ipc role ends */
-    xproc_raw_close(&raw);           /* EOF: its raw role ends */
+    clmem_ipc_producer_destroy(p); /* BYE: the consumer ends */
     char child[256] = "";
-    int exit_status = xproc_reap(pid, child, sizeof child);
-    bool child_ok = exit_status == 0 || (slots == 1 && exit_status == XPROC_EXIT_RAW_FAILED);
+    bool child_ok = xproc_reap(pid, child, sizeof child);
     if (ok && !child_ok)
         snprintf(why, sizeof res->why[0], "%s", child);
-    if (slots == 1 && (exit_status < 0 || (exit_status & XPROC_EXIT_RAW_FAILED)) && raw_ok) {
-        raw_ok = false;
-        snprintf(res->why[XM_RAW_D1], sizeof res->why[0], "%s", child);
+    if (raw.pid > 0) {
+        char raw_child[256] = "";
+        if (!xproc_raw_close(&raw, raw_child, sizeof raw_child) && raw_ok) {
+            raw_ok = false;
+            snprintf(res->why[XM_RAW_D1], sizeof res->why[0], "%s", raw_child);
+        }
     }
     if (ok && child_ok) {
         int frames = slots == 1 ? done : done * r->frames;

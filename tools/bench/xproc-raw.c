@@ -32,7 +32,7 @@ static uint32_t memory_type_of(struct bench *b, VkMemoryPropertyFlags flags)
     return UINT32_MAX;
 }
 
-bool xproc_raw_open(struct xrun *r, struct raw_producer *x, int sock, int slot, char *why, size_t len)
+bool xproc_raw_open(struct xrun *r, struct raw_producer *x, int slot, char *why, size_t len)
 {
     struct bench *b = r->b;
     const clmem_bridge_vk_memory *m = &r->f[slot].buf.mem;
@@ -50,17 +50,19 @@ bool xproc_raw_open(struct xrun *r, struct raw_producer *x, int sock, int slot, 
     bool sent;
 
     x->slot = slot;
-    x->sock = sock;
+    x->pid = xproc_spawn_consumer("raw", &x->sock);
     if (b->get_memory_fd(m->device, &info, &fd) != VK_SUCCESS) {
         snprintf(why, len, "vkGetMemoryFdKHR failed on the raw protocol's frame");
-        xproc_raw_close(x); /* the consumer's role ends at EOF */
+        close(x->sock); /* the consumer ends at EOF */
+        x->sock = -1;
         return false;
     }
     sent = xproc_msg_send(x->sock, &hello, &fd, 1);
     close(fd); /* the consumer has its own copy */
     if (!sent || xproc_msg_recv(x->sock, &accept, NULL, 0) != 0 || accept.type != XMSG_ACCEPT) {
         snprintf(why, len, "the raw protocol's consumer did not accept the frame (its stderr says why)");
-        xproc_raw_close(x);
+        close(x->sock);
+        x->sock = -1;
         return false;
     }
     return true;
@@ -82,11 +84,12 @@ bool xproc_raw_frame(struct xrun *r, struct raw_producer *x, double *us)
     return true;
 }
 
-void xproc_raw_close(struct raw_producer *x)
+bool xproc_raw_close(struct raw_producer *x, char *why, size_t len)
 {
     if (x->sock >= 0)
-        close(x->sock); /* EOF: the consumer's role tears down and ends */
+        close(x->sock); /* EOF: the consumer tears down and exits */
     x->sock = -1;
+    return xproc_reap(x->pid, why, len);
 }
 
 /* ------------------------------------------------------------ the consumer */
@@ -206,9 +209,7 @@ static void CL_CALLBACK raw_destroyed(cl_mem mem, void *user)
 }
 
 /* The raw protocol's consumer: HELLO's memory imported, ACCEPT, then a
- * frame consumed for each READY and FREE said, until EOF. It runs on a
- * thread of its own beside libclmem-ipc's consumer (xproc-child.c), with
- * its own queue and kernel in c. */
+ * frame consumed for each READY and FREE said, until EOF. */
 int xproc_consume_raw(struct consumer_devices *c, int sock)
 {
     struct raw_consumer rc = {0};

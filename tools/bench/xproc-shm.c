@@ -51,7 +51,7 @@ void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure
         vkCmdCopyBuffer(copy[s], r->f[s].buf.buffer, staging[s].buffer, 1, &region);
         end_commands(copy[s]);
     }
-    pid_t pid = xproc_spawn_consumer("shm", 1, &sock);
+    pid_t pid = xproc_spawn_consumer("shm", &sock);
     struct xproc_msg hello = {.type = XMSG_HELLO, .bytes = bytes, .slots = (uint32_t)slots};
     ok = xproc_msg_send(sock, &hello, fds, slots);
     for (int s = 0; s < slots; s++)
@@ -98,7 +98,7 @@ void xproc_run_shm(struct xrun *r, struct xresult *res, int slots, enum xmeasure
         snprintf(why, sizeof res->why[0], "the /dev/shm consumer stopped answering");
     close(sock); /* the consumer ends at EOF */
     char child[256] = "";
-    if (xproc_reap(pid, child, sizeof child) != 0 && ok) {
+    if (!xproc_reap(pid, child, sizeof child) && ok) {
         ok = false;
         snprintf(why, sizeof res->why[0], "%s (it checks word 0 of every frame)", child);
     }

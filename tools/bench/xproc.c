@@ -24,9 +24,8 @@
  *  - xproc D=1: the round trip through libclmem-ipc with one frame, from the
  *    fill's submission to the frame back in clmem_ipc_producer_next();
  *  - raw D=1: the same protocol made with the raw calls (xproc-raw.c), frame
- *    by frame in turn with xproc D=1, on a thread of the same consumer
- *    process, and the library's share: xproc D=1 minus raw D=1, paired,
- *    with its 95 % interval;
+ *    by frame in turn with xproc D=1, and the library's share: xproc D=1
+ *    minus raw D=1, paired, with its 95 % interval;
  *  - in-process ring D=4: clmem_bridge_ring of 4 frames, batch 1, in the
  *    handoff's semaphore mode, K frames / K;
  *  - xproc D=4: four frames in flight through libclmem-ipc, each handed
@@ -273,12 +272,11 @@ void print_xproc(const struct bench *b)
            "    above the median, more than one core is busy; zero-copy's against the copy's is the copy's cost in "
            "cores;\n"
            "  in-process (e): one process, the bridge's handoff with two semaphores; xproc D=1: libclmem-ipc, one\n"
-           "    frame at a time; raw D=1: the same protocol with the raw calls, in turn with xproc D=1 and in the\n"
-           "    same consumer process; in-proc ring D=4: clmem_bridge_ring of 4 frames; xproc D=4: libclmem-ipc, 4\n"
-           "    frames in flight, each handed over and given back on its own; xproc batch D=4: the same 4, every\n"
-           "    frame free handed over in one batch (one fence wait, one READY) and taken and given back as one (one\n"
-           "    acquire, one release, one FREE); /dev/shm: a copy out of Vulkan into shared memory and into OpenCL,\n"
-           "    as programs do without sharing\n");
+           "    frame at a time; raw D=1: the same protocol with the raw calls, in turn with xproc D=1; in-proc ring\n"
+           "    D=4: clmem_bridge_ring of 4 frames; xproc D=4: libclmem-ipc, 4 frames in flight, each handed over and\n"
+           "    given back on its own; xproc batch D=4: the same 4, every frame free handed over in one batch (one\n"
+           "    fence wait, one READY) and taken and given back as one (one acquire, one release, one FREE);\n"
+           "    /dev/shm: a copy out of Vulkan into shared memory and into OpenCL, as programs do without sharing\n");
     if (b->cpu_device)
         printf(
             "  On a CPU OpenCL device one process can come out slower than two: Vulkan's and OpenCL's work are\n"
