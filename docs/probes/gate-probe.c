@@ -12,6 +12,8 @@
  * (or the kernel completed), then a clFinish.
  *
  *   release:  acquired before; clEnqueueReleaseExternalMemObjectsKHR
+ *   release-q2: acquired before; a marker on the queue, then the release
+ *             on a second queue of the context, waiting on that marker
  *   acquire:  clEnqueueAcquireExternalMemObjectsKHR
  *   signal:   clEnqueueSignalSemaphoresKHR + clFlush, then vkQueueSubmit
  *             waiting on the semaphore (timed separately)
@@ -46,7 +48,7 @@ static const char *KSRC =
 
 static VkInstance inst; static VkPhysicalDevice pd; static VkDevice vdev; static VkQueue vq; static uint8_t uuid[16];
 static VkFence fence;
-static cl_platform_id plat; static cl_device_id dev; static cl_context ctx; static cl_command_queue q;
+static cl_platform_id plat; static cl_device_id dev; static cl_context ctx; static cl_command_queue q, q2;
 static cl_kernel k_bump, k_spin;
 static clEnqueueAcquireExternalMemObjectsKHR_fn acquire; static clEnqueueReleaseExternalMemObjectsKHR_fn release;
 static clCreateSemaphoreWithPropertiesKHR_fn create_sem; static clEnqueueSignalSemaphoresKHR_fn signal_sem;
@@ -93,6 +95,7 @@ static void cl_open(void) {
     cl_int e; cl_context_properties cp[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0};
     ctx = clCreateContext(cp, 1, &dev, NULL, NULL, &e); CL(e);
     q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &e); CL(e);
+    q2 = clCreateCommandQueueWithProperties(ctx, dev, NULL, &e); CL(e);
 #define EXT(var, type, name) var = (type)clGetExtensionFunctionAddressForPlatform(plat, name); if (!var) { printf("missing %s\n", name); _exit(1); }
     EXT(acquire, clEnqueueAcquireExternalMemObjectsKHR_fn, "clEnqueueAcquireExternalMemObjectsKHR");
     EXT(release, clEnqueueReleaseExternalMemObjectsKHR_fn, "clEnqueueReleaseExternalMemObjectsKHR");
@@ -179,7 +182,7 @@ static void report(const char *call, int gated, double ms, int returned_before, 
 }
 
 static void finish(int gated, struct gate *g, cl_event k) {
-    CL(clFinish(q));
+    CL(clFinish(q)); CL(clFinish(q2));
     if (gated) { pthread_join(g->t, NULL); clReleaseEvent(g->ev); }
     clReleaseEvent(k);
 }
@@ -194,6 +197,12 @@ static void one_case(const char *what, int gated, int ms) {
     t0 = now_ms();
     if (!strcmp(what, "release")) {
         CL(release(q, 1, &mem, 0, NULL, &ev)); acquired = 0;
+    } else if (!strcmp(what, "release-q2")) {
+        cl_event m;
+        CL(clEnqueueMarkerWithWaitList(q, 0, NULL, &m));
+        CL(release(q2, 1, &mem, 1, &m, &ev)); acquired = 0;
+        CL(clFlush(q2));
+        clReleaseEvent(m);
     } else if (!strcmp(what, "acquire")) {
         CL(acquire(q, 1, &mem, 0, NULL, &ev)); acquired = 1; /* the held kernel ran on unacquired memory: only its timing matters */
     } else if (!strcmp(what, "signal")) {
@@ -249,7 +258,7 @@ int main(int argc, char **argv) {
         printf("spin kernel: %u iterations, %.1f ms alone\n", spin_n, now_ms() - t0);
         CL(release(q, 1, &mem, 0, NULL, NULL)); CL(clFinish(q));
     }
-    const char *cases[] = {"marker", "kernel", "signal", "acquire", "release"};
+    const char *cases[] = {"marker", "kernel", "signal", "acquire", "release", "release-q2"};
     for (int r = 0; r < 2; r++)
         for (int gated = 1; gated >= 0; gated--)
             for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
