@@ -900,7 +900,10 @@ typedef struct clmem_ipc_frame {
  * @retval CLMEM_ERR_NO_MEMORY     An allocation failed (the connection is
  *                                 dropped).
  * @par Blocks
- *      Up to timeout_ns, on the producer's next READY.
+ *      Up to timeout_ns, on the producer's next READY. The acquire's
+ *      enqueue itself may block (@ref threads_blocks): NVIDIA's waits
+ *      while an earlier command on the queue waits on a user event that is
+ *      not complete.
  * @ingroup ipc_consumer
  * @since 0.3
  */
@@ -947,7 +950,10 @@ clmem_status clmem_ipc_consumer_next(clmem_ipc_consumer *c, uint64_t timeout_ns,
  * @retval CLMEM_ERR_NO_MEMORY     An allocation failed (the connection is
  *                                 dropped).
  * @par Blocks
- *      Up to timeout_ns, on the producer's next READY.
+ *      Up to timeout_ns, on the producer's next READY. The acquire's
+ *      enqueue itself may block (@ref threads_blocks): NVIDIA's waits
+ *      while an earlier command on the queue waits on a user event that is
+ *      not complete.
  * @ingroup ipc_consumer
  * @since 0.4
  */
