@@ -43,6 +43,7 @@ if ! test -f "$build/Makefile"; then
     # valgrind such a program dies of SIGILL before main. Then the libavfilter
     # tests are left out of this build, saying why; they run in the others.
     without_libavfilter=
+    undecoded='Unrecognised instruction|Illegal opcode' # what valgrind says of such an instruction
     if pkg-config --exists libavfilter 2>/dev/null; then
         # It calls libavfilter, so that the linker keeps it (--as-needed).
         printf '#include <libavfilter/avfilter.h>\nint main(void) { return avfilter_version() == 0; }\n' \
@@ -50,9 +51,9 @@ if ! test -f "$build/Makefile"; then
         if ${CC:-cc} -o "$build/libavfilter-start" "$build/libavfilter-start.c" \
             $(pkg-config --cflags --libs libavfilter) 2>/dev/null &&
             ! valgrind --quiet --error-exitcode=99 "$build/libavfilter-start" >"$build/libavfilter-start.log" 2>&1 &&
-            grep -Eq 'Unrecognised instruction|Illegal opcode' "$build/libavfilter-start.log"; then
+            grep -Eq "$undecoded" "$build/libavfilter-start.log"; then
             echo "valgrind cannot start a program linked with libavfilter on this CPU:" \
-                "$(grep -m1 -A1 -E 'Unrecognised instruction|Illegal opcode' "$build/libavfilter-start.log" | tail -n 1 | sed 's/^==[0-9]*== *//');" \
+                "$(grep -m1 -A1 -E "$undecoded" "$build/libavfilter-start.log" | tail -n 1 | sed 's/^==[0-9]*== *//');" \
                 "this build is configured --without-libavfilter"
             without_libavfilter=--without-libavfilter
         fi
