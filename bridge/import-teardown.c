@@ -26,6 +26,7 @@
 #include "fault.h"
 #include "handoff.h"
 #include "import-teardown.h"
+#include "refcount.h"
 #include "teardown-worker.h"
 
 #include <stdlib.h>
@@ -373,34 +374,24 @@ void clmem__import_start_teardown(struct bridge_import *rec)
     marker_done(rec);
 }
 
-/* A reference for the poller, unless the count already reached zero.
- * Not clmem__import_get: a record stays listed until record_free takes
- * the bridge's lock to unlist it, so the poller, holding that lock, can
- * find one whose last reference went on a driver thread between its
- * check of cl_released and here (a callback's release_cl and put, while
- * the poller was preempted). Taking a reference then brought the count
- * back from zero and freed the record twice (t/bridge/fakefd-bridge-opaque-fd,
- * one run in about 100 on a loaded 2-core machine: a use after free in
- * record_free). Such a record is left to the thread that is freeing it;
- * until that thread has the lock, it is still there to read. */
-static bool import_get_unless_zero(struct bridge_import *rec)
-{
-    unsigned n = atomic_load_explicit(&rec->refs, memory_order_relaxed);
-
-    while (n != 0)
-        if (atomic_compare_exchange_weak_explicit(&rec->refs, &n, n + 1, memory_order_relaxed, memory_order_relaxed))
-            return true;
-    return false;
-}
-
 void clmem__import_poll_dying(clmem_bridge *b)
 {
     struct bridge_import *batch[16];
     unsigned n = 0;
 
+    /* A reference for each, unless its count already reached zero. A
+     * record stays listed until record_free takes this lock to unlist it,
+     * so one whose last reference went on a driver thread between the
+     * check of cl_released and here (a callback's release_cl and put,
+     * while this thread was preempted) is found here at zero. Taking a
+     * reference then brought the count back from zero and freed the
+     * record twice (t/bridge/fakefd-bridge-opaque-fd on a loaded 2-core
+     * machine: a use after free in record_free). Such a record is left to
+     * the thread that is freeing it; until that thread has this lock, it
+     * is still there to read. */
     pthread_mutex_lock(&b->lock);
     for (struct bridge_import *r = b->dying; r && n < 16; r = r->next_dying)
-        if (!atomic_load(&r->cl_released) && import_get_unless_zero(r))
+        if (!atomic_load(&r->cl_released) && refcount_get_unless_zero(&r->refs))
             batch[n++] = r;
     pthread_mutex_unlock(&b->lock);
     for (unsigned i = 0; i < n; i++) {
